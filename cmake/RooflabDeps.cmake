@@ -1,0 +1,78 @@
+# Dependency discovery. Required: OpenMP, hwloc, Google Benchmark, nlohmann_json.
+# Optional back ends are found here and reported in one summary; each sets
+# ROOFLAB_HAVE_<NAME> (CMake var + compile definition on rooflab_deps).
+include(FindPkgConfig)
+find_package(OpenMP REQUIRED)
+find_package(benchmark REQUIRED)
+find_package(nlohmann_json 3.9 REQUIRED)
+pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
+
+add_library(rooflab_deps INTERFACE)
+target_link_libraries(rooflab_deps INTERFACE OpenMP::OpenMP_CXX PkgConfig::HWLOC
+                      nlohmann_json::nlohmann_json)
+
+set(ROOFLAB_DEP_SUMMARY "")
+macro(rooflab_dep name found detail)
+  if(${found})
+    set(ROOFLAB_HAVE_${name} ON)
+    target_compile_definitions(rooflab_deps INTERFACE ROOFLAB_HAVE_${name}=1)
+    string(APPEND ROOFLAB_DEP_SUMMARY "  ${name}: found ${detail}\n")
+  else()
+    set(ROOFLAB_HAVE_${name} OFF)
+    string(APPEND ROOFLAB_DEP_SUMMARY "  ${name}: not found (optional: ${detail})\n")
+  endif()
+endmacro()
+
+option(ROOFLAB_WITH_PAPI "Use PAPI when found" ON)
+option(ROOFLAB_WITH_LIKWID "Use the likwid marker API when found" ON)
+option(ROOFLAB_WITH_MPI "Build MPI back ends when found" ON)
+option(ROOFLAB_WITH_CUDA "Build CUDA back ends when nvcc is found" ON)
+
+if(ROOFLAB_WITH_PAPI)
+  pkg_check_modules(PAPI IMPORTED_TARGET papi)
+endif()
+rooflab_dep(PAPI "${PAPI_FOUND}" "${PAPI_VERSION}")
+if(PAPI_FOUND)
+  target_link_libraries(rooflab_deps INTERFACE PkgConfig::PAPI)
+endif()
+
+if(ROOFLAB_WITH_LIKWID)
+  find_path(LIKWID_INCLUDE_DIR likwid-marker.h)
+  find_library(LIKWID_LIBRARY likwid)
+endif()
+if(LIKWID_INCLUDE_DIR AND LIKWID_LIBRARY)
+  rooflab_dep(LIKWID ON "${LIKWID_LIBRARY}")
+  add_library(rooflab_likwid INTERFACE)
+  target_include_directories(rooflab_likwid INTERFACE ${LIKWID_INCLUDE_DIR})
+  target_link_libraries(rooflab_likwid INTERFACE ${LIKWID_LIBRARY})
+  target_compile_definitions(rooflab_likwid INTERFACE LIKWID_PERFMON)
+else()
+  rooflab_dep(LIKWID OFF "apt-get install likwid")
+endif()
+
+find_program(LIKWID_BENCH_EXECUTABLE likwid-bench)
+find_program(VALGRIND_EXECUTABLE valgrind)
+find_path(VALGRIND_INCLUDE_DIR valgrind/callgrind.h)
+rooflab_dep(VALGRIND "${VALGRIND_EXECUTABLE}" "${VALGRIND_EXECUTABLE}")
+
+if(ROOFLAB_WITH_MPI)
+  find_package(MPI QUIET COMPONENTS CXX)
+endif()
+rooflab_dep(MPI "${MPI_CXX_FOUND}" "${MPI_CXX_VERSION}")
+
+pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET openblas)
+rooflab_dep(OPENBLAS "${OPENBLAS_FOUND}" "${OPENBLAS_VERSION}")
+pkg_check_modules(BLIS QUIET IMPORTED_TARGET blis)
+rooflab_dep(BLIS "${BLIS_FOUND}" "${BLIS_VERSION}")
+find_package(dnnl QUIET CONFIG)
+rooflab_dep(DNNL "${dnnl_FOUND}" "${dnnl_VERSION}")
+pkg_check_modules(LIBXSMM QUIET IMPORTED_TARGET libxsmm)
+rooflab_dep(LIBXSMM "${LIBXSMM_FOUND}" "${LIBXSMM_VERSION}")
+
+if(ROOFLAB_WITH_CUDA)
+  include(CheckLanguage)
+  check_language(CUDA)
+endif()
+rooflab_dep(CUDA "${CMAKE_CUDA_COMPILER}" "${CMAKE_CUDA_COMPILER}")
+
+message(STATUS "rooflab dependencies:\n${ROOFLAB_DEP_SUMMARY}")

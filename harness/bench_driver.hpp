@@ -1,0 +1,41 @@
+#pragma once
+// `rooflab bench`: registers the selected cases with Google Benchmark, verifies each variant
+// before timing it, times it, and writes bench.json (Google Benchmark's schema + rooflab's
+// fields, docs/json.md).
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/registry.hpp"
+#include "roofline/machine.hpp"
+
+namespace rooflab {
+
+struct BenchOptions {
+  std::string profile = "quick";
+  std::string filter;                       // ECMAScript regex on the case name
+  std::vector<std::string> cases;           // explicit names (added to the profile's selection)
+  std::filesystem::path out_dir = ".";      // bench.json goes here
+  std::filesystem::path machine;            // machine.json for predictions (optional)
+  std::vector<std::string> benchmark_args;  // --benchmark_* flags passed to Google Benchmark
+};
+
+// Exit codes: 0 all verified and timed, 3 some variant failed verification or errored
+// (reported in bench.json, never timed). Throws Error for bad options.
+int run_bench(const BenchOptions& opt);
+
+// The cases a bench run selects (profile + filter + explicit names), validated for naming.
+std::vector<Case> select_cases(const std::string& profile, const std::string& filter,
+                               const std::vector<std::string>& names);
+
+// rooflab's per-case fields (model, prediction or why there is none) as stored in bench.json.
+nlohmann::json case_fields(const Case& c, const roofline::Machine* machine, std::string* why_no_prediction);
+
+// Google Benchmark appends "/manual_time" to the names of manually timed benchmarks; the
+// canonical rooflab name has no such suffix.
+std::string canonical_name(const std::string& gbench_name);
+
+}  // namespace rooflab

@@ -1,0 +1,11 @@
+// The list of kernel families, in registry order. A new family adds one line here and one
+// add_subdirectory in kernels/CMakeLists.txt.
+#include "harness/registry.hpp"
+#include "kernels/sinkhorn/sinkhorn.hpp"
+
+namespace rooflab {
+const std::vector<Family>& families() {
+  static const std::vector<Family> all = {sinkhorn_family()};
+  return all;
+}
+}  // namespace rooflab

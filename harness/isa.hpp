@@ -1,0 +1,16 @@
+#pragma once
+// Runtime ISA selection: kernels ship scalar, AVX2 and AVX-512 translation units and the
+// harness asks the CPU (CPUID + OS XSAVE support) which of them may run.
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace rooflab {
+enum class Isa { none, scalar, avx2, avx512 };
+
+std::string_view to_string(Isa);
+std::optional<Isa> parse_isa(std::string_view);
+bool isa_supported(Isa);      // none/scalar: always true
+Isa best_isa();               // widest supported of avx512 > avx2 > scalar
+std::vector<Isa> supported_isas(const std::vector<Isa>& wanted);
+}  // namespace rooflab

@@ -1,0 +1,78 @@
+#include "roofline/machine.hpp"
+
+#include <cmath>
+
+#include "harness/error.hpp"
+#include "harness/json_io.hpp"
+
+namespace rooflab::roofline {
+namespace {
+// Per-thread-count tables are objects keyed by the thread count as a string.
+double lookup_threads(const nlohmann::json& table, int threads, const std::string& what) {
+  if (!table.is_object() || table.empty()) throw Error("machine.json has no values for " + what);
+  int best = -1;
+  double value = 0;
+  for (auto it = table.begin(); it != table.end(); ++it) {
+    int t = std::stoi(it.key());
+    if (t <= threads && t > best && it.value().is_number() && it.value().get<double>() > 0) {
+      best = t;
+      value = it.value();
+    }
+  }
+  if (best < 0) throw Error("machine.json has no positive value for " + what + " at <= " +
+                            std::to_string(threads) + " threads");
+  return value;
+}
+}  // namespace
+
+Machine machine_from_json(const nlohmann::json& j, const std::filesystem::path& path) {
+  require_schema(j, "rooflab.machine", 1, path.empty() ? "machine.json" : path);
+  Machine m;
+  m.raw = j;
+  m.path = path;
+  const auto& caches = j.value("caches", nlohmann::json::object());
+  for (const char* lvl : {"L1", "L2", "L3"}) {
+    for (const char* src : {"measured", "reported"}) {
+      if (caches.contains(src) && caches[src].contains(lvl) && caches[src][lvl].is_number() &&
+          caches[src][lvl].get<double>() > 0) {
+        m.caches.push_back({lvl, caches[src][lvl].get<double>(), src});
+        break;
+      }
+    }
+  }
+  if (!j.contains("bandwidth") || !j["bandwidth"].contains("levels"))
+    throw Error((path.empty() ? std::string("machine.json") : path.string()) +
+                ": no bandwidth.levels; re-run `rooflab characterize`");
+  return m;
+}
+
+Machine load_machine(const std::filesystem::path& path) {
+  if (!std::filesystem::exists(path))
+    throw Error("machine model " + path.string() +
+                " not found; run `rooflab characterize --out DIR` first");
+  return machine_from_json(read_json_file(path), path);
+}
+
+double Machine::compute(const std::string& key, int threads) const {
+  const auto& c = raw.value("compute", nlohmann::json::object()).value("ceilings", nlohmann::json::object());
+  if (!c.contains(key)) throw Error("machine.json has no compute ceiling '" + key + "'");
+  return lookup_threads(c[key], threads, "compute ceiling " + key);
+}
+
+double Machine::bandwidth(const std::string& level, const std::string& kernel, int threads) const {
+  const auto& lv = raw["bandwidth"]["levels"];
+  if (!lv.contains(level)) throw Error("machine.json has no bandwidth for level " + level);
+  if (!lv[level].contains(kernel))
+    throw Error("machine.json has no '" + kernel + "' bandwidth at " + level);
+  return lookup_threads(lv[level][kernel], threads, kernel + " bandwidth at " + level);
+}
+
+std::string Machine::level_for(double bytes, int threads) const {
+  const auto& lv = raw["bandwidth"]["levels"];
+  for (const auto& c : caches) {
+    const double cap = (c.name == "L3") ? c.bytes : c.bytes * std::max(threads, 1);
+    if (bytes <= cap && lv.contains(c.name)) return c.name;
+  }
+  return "DRAM";
+}
+}  // namespace rooflab::roofline

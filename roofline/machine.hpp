@@ -1,0 +1,37 @@
+#pragma once
+// The machine model: the ceilings measured by `rooflab characterize`, read from machine.json.
+// The model reads only this file (docs/json.md), so the same predictions can be evaluated
+// against another machine's file.
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace rooflab::roofline {
+
+struct Machine {
+  nlohmann::json raw;
+  std::filesystem::path path;
+  // Capacities used to place a working set: measured where detected, else reported.
+  // In order L1, L2, L3 (those present). `source` says which.
+  struct Level { std::string name; double bytes; std::string source; };
+  std::vector<Level> caches;
+
+  // GFLOP/s of a compute ceiling ("fma_f64", "add_f32", "addmin_f32", ...) at `threads`
+  // (the largest measured thread count <= threads). Throws Error when absent.
+  double compute(const std::string& key, int threads) const;
+  // GB/s of a bandwidth kernel at a level ("L1".."DRAM"), same thread rule. Throws Error.
+  double bandwidth(const std::string& level, const std::string& kernel, int threads) const;
+  // The level a working set of `bytes` lives in with `threads` threads: L1 and L2 are taken
+  // as private (aggregate = threads x capacity), L3 as shared; DRAM when it fits nowhere.
+  std::string level_for(double bytes, int threads) const;
+};
+
+// Loads and validates machine.json; throws Error naming the file and the command that
+// produces it (`rooflab characterize`).
+Machine load_machine(const std::filesystem::path& path);
+Machine machine_from_json(const nlohmann::json& j, const std::filesystem::path& path = {});
+
+}  // namespace rooflab::roofline

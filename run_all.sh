@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# rooflab end to end: dependencies, build, machine characterization, every registered
+# benchmark of a profile, the roofline model, cache-miss counters, plots and the HTML report.
+set -uo pipefail
+cd "$(dirname "$0")"
+ROOT=$(pwd)
+
+usage() {
+  cat <<'TXT'
+usage: ./run_all.sh [options]
+
+  (no option)          the quick profile end to end; prints the report path at the end
+  --profile P          quick (default; minutes) or paper (the papers' sizes; hours)
+  --filter REGEX       only benchmarks whose name matches (e.g. 'sinkhorn/c2r/.*')
+  --out DIR            run directory (default results/<host>/<timestamp>)
+  --skip-deps          do not check/install Debian packages and the Python venv
+  --machine FILE       reuse a machine.json instead of characterizing again
+  --test               build and run the whole test suite (release + ASan/UBSan unit tests)
+  -h, --help           this text
+
+Steps: deps, build (cmake --preset release), characterize, bench, model, counters, report.
+Benchmark names: <family>/<variant>[/<isa>]/<dtype>/<dims>[/<key>:<value>]*/threads:<T>
+TXT
+}
+
+profile=quick; filter=""; out=""; skip_deps=0; machine=""; mode=run
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --profile) profile=${2:?--profile needs a value}; shift 2 ;;
+    --profile=*) profile=${1#*=}; shift ;;
+    --filter) filter=${2?--filter needs a value}; shift 2 ;;
+    --filter=*) filter=${1#*=}; shift ;;
+    --out) out=${2:?--out needs a value}; shift 2 ;;
+    --out=*) out=${1#*=}; shift ;;
+    --machine) machine=${2:?--machine needs a value}; shift 2 ;;
+    --skip-deps) skip_deps=1; shift ;;
+    --test) mode=test; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "run_all.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+case "$profile" in quick|paper) ;; *) echo "run_all.sh: unknown profile '$profile' (quick or paper)" >&2; exit 2 ;; esac
+
+T0=$(date +%s)
+fmt() { local s=$1; printf '%dm%02ds' $((s / 60)) $((s % 60)); }
+step_i=0
+step() {  # step "<what>"  — progress with elapsed time
+  step_i=$((step_i + 1))
+  echo "==> [step $step_i/$NSTEPS] $1  (elapsed $(fmt $(( $(date +%s) - T0 ))))"
+}
+die() { echo "run_all.sh: $*" >&2; exit 1; }
+
+deps() {
+  [ "$skip_deps" = 1 ] && { echo "(skipping dependency checks)"; return 0; }
+  scripts/install_deps.sh "$@" || die "dependencies missing (see above)"
+}
+build() {  # build <preset>
+  mkdir -p build; cmake --preset "$1" >"build/$1-configure.log" 2>&1 || { tail -40 "build/$1-configure.log"; die "configure ($1) failed; full log: build/$1-configure.log"; }
+  grep -A20 "rooflab dependencies" "build/$1-configure.log" | sed -n '1,16p'
+  cmake --build --preset "$1" 2>&1 | grep -E 'error|warning: unused|Error' | head -40
+  [ "${PIPESTATUS[0]}" = 0 ] || die "build ($1) failed"
+}
+
+if [ "$mode" = test ]; then
+  NSTEPS=5
+  step "dependencies"; deps --with-test-tools
+  step "build (release)"; build release
+  step "tests (release: unit + integration)"
+  ctest --preset release || die "release tests failed"
+  step "build (asan: AddressSanitizer + UBSan)"; build asan
+  step "unit tests under ASan+UBSan"
+  ctest --preset asan || die "ASan/UBSan unit tests failed"
+  echo "all tests passed in $(fmt $(( $(date +%s) - T0 )))"
+  exit 0
+fi
+
+NSTEPS=7
+[ -n "$out" ] || out="results/$(hostname)/$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || die "output directory '$out' cannot be created or is not writable"
+out=$(cd "$out" && pwd)
+RL="$ROOT/build/release/harness/cli/rooflab"
+
+step "dependencies"; deps
+step "build (release)"; build release
+"$RL" list --profile "$profile" ${filter:+--filter "$filter"} >/dev/null || die "no benchmark matches filter '$filter'"
+
+step "characterize the machine -> $out/machine.json"
+if [ -n "$machine" ]; then
+  cp "$machine" "$out/machine.json" || die "cannot read $machine"
+else
+  "$RL" characterize --profile "$profile" --out "$out" >/dev/null || die "characterize failed"
+fi
+
+step "benchmarks ($profile profile) -> $out/bench.json"
+"$RL" bench --profile "$profile" ${filter:+--filter "$filter"} --out "$out" --machine "$out/machine.json"
+bench_rc=$?
+[ $bench_rc = 0 ] || [ $bench_rc = 3 ] || die "bench failed (exit $bench_rc)"
+
+step "roofline model -> $out/model.json"
+"$RL" model --run "$out" || die "model failed"
+
+step "cache-miss counters -> $out/counters.json"
+# Simulated counters are ~50x slower than native runs: the quick profile counts the
+# Sinkhorn column passes at 1024x1024 (COFFEE Fig. 11); paper counts every col part.
+if [ "$profile" = quick ]; then cfilter='/f64/1024x1024/.*part:col'; else cfilter='part:col'; fi
+[ -n "$filter" ] && cfilter="$filter"
+"$RL" counters --profile "$profile" --filter "$cfilter" --backend all --machine "$out/machine.json" --out "$out" \
+  || echo "warning: counters step failed; the report shows what is available"
+
+step "plots and report"
+"$RL" report --run "$out" || die "report failed"
+ln -sfn "$out" "$ROOT/results/latest" 2>/dev/null || true
+echo "total $(fmt $(( $(date +%s) - T0 )))"
+[ $bench_rc = 0 ] || echo "NOTE: some variants failed verification (see the report); exit 3" >&2
+echo "report: $out/report/index.html"
+exit $bench_rc

@@ -1,0 +1,36 @@
+# The CLI's bad-input behaviour: one clear message, a non-zero exit, never a crash.
+set(RL $<TARGET_FILE:rooflab>)
+set(EXPECT ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect.sh)
+set(TMPD ${CMAKE_CURRENT_BINARY_DIR}/cli_tmp)
+function(rooflab_cli_test name code regex)
+  add_test(NAME cli_${name} COMMAND ${EXPECT} ${code} ${regex} -- ${ARGN})
+  set_tests_properties(cli_${name} PROPERTIES LABELS integration)
+endfunction()
+
+rooflab_cli_test(no_args 2 "usage: rooflab" ${RL})
+rooflab_cli_test(help 0 "commands:" ${RL} help)
+rooflab_cli_test(unknown_command 2 "unknown command 'frobnicate'" ${RL} frobnicate)
+rooflab_cli_test(unknown_option 2 "unknown option '--bogus'" ${RL} list --bogus)
+rooflab_cli_test(unknown_profile 2 "unknown profile 'huge'" ${RL} list --profile huge)
+rooflab_cli_test(list_filter_nomatch 1 "0 benchmarks" ${RL} list --filter no-such-thing)
+rooflab_cli_test(list_ok 0 "sinkhorn/c2r/f64/4096x4096/part:col/threads:1" ${RL} list)
+rooflab_cli_test(bad_regex 1 "bad filter regex" ${RL} list --filter "(unclosed")
+rooflab_cli_test(bench_nomatch 1 "matches no benchmark" ${RL} bench --filter no-such-thing --out ${TMPD})
+rooflab_cli_test(bench_bad_name 1 "bad benchmark name" ${RL} bench --case sinkhorn/c2r --out ${TMPD})
+rooflab_cli_test(bench_unwritable_out 1 "cannot create output directory|not writable"
+                 ${RL} bench --filter c2r --out /proc/rooflab-no)
+rooflab_cli_test(bench_negative_size 1 "sizes must be positive"
+                 ${RL} bench --case sinkhorn/c2r/f64/-5x4/part:iter/threads:1 --out ${TMPD})
+rooflab_cli_test(bench_too_big 1 "memory"
+                 ${RL} bench --case sinkhorn/c2r/f64/3000000x3000000/part:iter/threads:1 --out ${TMPD})
+rooflab_cli_test(model_missing_bench 1 "not found; run `rooflab bench" ${RL} model --bench ${TMPD}/none.json)
+rooflab_cli_test(model_missing_machine 1 "run `rooflab characterize`"
+                 ${RL} model --bench ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/run_small/bench.json
+                 --machine ${TMPD}/none.json --out ${TMPD}/m.json)
+rooflab_cli_test(threads_not_int 2 "must be an integer" ${RL} characterize --threads two --out ${TMPD})
+rooflab_cli_test(report_missing_dir 1 "does not exist" ${RL} report --run ${TMPD}/nope)
+
+# End to end on a tiny case: bench (verified, timed) -> model against the fixture machine.
+add_test(NAME cli_bench_model_small COMMAND sh -c
+  "${RL} bench --case sinkhorn/c2r/f64/37x53/part:iter/threads:1 --out ${TMPD}/e2e --benchmark_repetitions=2 --benchmark_min_time=0.01 && ${RL} model --bench ${TMPD}/e2e/bench.json --machine ${CMAKE_CURRENT_SOURCE_DIR}/core/fixture_machine.json --out ${TMPD}/e2e/model.json && grep -q '\"status\": \"ok\"' ${TMPD}/e2e/model.json && grep -q '\"efficiency\"' ${TMPD}/e2e/model.json")
+set_tests_properties(cli_bench_model_small PROPERTIES LABELS integration)
