@@ -19,14 +19,6 @@ namespace rooflab {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-std::string canonical_name(const std::string& n) {
-  for (const char* suffix : {"/manual_time", "/real_time"}) {
-    auto pos = n.find(suffix);
-    if (pos != std::string::npos) return n.substr(0, pos) + n.substr(pos + std::string(suffix).size());
-  }
-  return n;
-}
-
 std::vector<Case> select_cases(const std::string& profile, const std::string& filter,
                                const std::vector<std::string>& names) {
   std::vector<Case> cases;
@@ -143,6 +135,18 @@ void run_case(benchmark::State& state, RunState& rs, size_t idx) {
   }
 }
 
+// Reporters that print and write the canonical rooflab name (Google Benchmark would append
+// "/manual_time" to manually timed benchmarks).
+template <class Base>
+struct CanonicalNames : Base {
+  using Base::Base;
+  void ReportRuns(const std::vector<benchmark::BenchmarkReporter::Run>& runs) override {
+    auto copy = runs;
+    for (auto& r : copy) r.run_name.time_type.clear();
+    Base::ReportRuns(copy);
+  }
+};
+
 std::vector<char*> make_argv(std::vector<std::string>& storage) {
   std::vector<char*> argv;
   for (auto& s : storage) argv.push_back(s.data());
@@ -205,7 +209,11 @@ int run_bench(const BenchOptions& opt) {
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
-  benchmark::RunSpecifiedBenchmarks();
+  CanonicalNames<benchmark::ConsoleReporter> display(
+      isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
+                            : benchmark::ConsoleReporter::OO_Tabular);
+  CanonicalNames<benchmark::JSONReporter> file;
+  benchmark::RunSpecifiedBenchmarks(&display, &file);
   benchmark::Shutdown();
   rs.instance.reset();
   rs.progress->done(std::to_string(rs.cases.size() - rs.errors.size()) + " timed, " +
@@ -224,9 +232,7 @@ int run_bench(const BenchOptions& opt) {
   std::map<std::string, size_t> by_name;
   for (size_t i = 0; i < rs.cases.size(); ++i) by_name[rs.cases[i].name()] = i;
   for (auto& b : out["benchmarks"]) {
-    const std::string name = canonical_name(b.value("run_name", b.value("name", "")));
-    b["name"] = canonical_name(b["name"].get<std::string>());
-    b["run_name"] = name;
+    const std::string name = b.value("run_name", b.value("name", ""));
     auto it = by_name.find(name);
     if (it == by_name.end()) continue;
     json f = rs.fields[it->second];

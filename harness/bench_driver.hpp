@@ -34,8 +34,4 @@ std::vector<Case> select_cases(const std::string& profile, const std::string& fi
 // rooflab's per-case fields (model, prediction or why there is none) as stored in bench.json.
 nlohmann::json case_fields(const Case& c, const roofline::Machine* machine, std::string* why_no_prediction);
 
-// Google Benchmark appends "/manual_time" to the names of manually timed benchmarks; the
-// canonical rooflab name has no such suffix.
-std::string canonical_name(const std::string& gbench_name);
-
 }  // namespace rooflab

@@ -1,0 +1,325 @@
+"""Loading and validation of a rooflab run directory (the JSON contract in docs/json.md).
+
+Every figure and the report go through this module, so the checks live in one place: a file
+that is missing names the `rooflab` command that writes it, an unknown schema major version
+is refused, and a documented key that is missing or has the wrong type is reported with its
+path inside the file. Only documented keys are read; extra keys are tolerated so a newer
+minor version of a file still loads.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+# kind -> (file name, schema name, supported major version, command that writes it)
+FILES = {
+    "machine": ("machine.json", "rooflab.machine", 1, "rooflab characterize"),
+    "bench": ("bench.json", "rooflab.bench", 1, "rooflab bench"),
+    "model": ("model.json", "rooflab.model", 1, "rooflab model"),
+    "counters": ("counters.json", "rooflab.counters", 1, "rooflab counters"),
+}
+LEVELS = ("L1", "L2", "L3", "DRAM")
+CACHE_LEVELS = ("L1", "L2", "L3")
+STATUSES = ("ok", "failed", "skipped")
+
+
+class RooflabDataError(Exception):
+    """Bad or missing input; the message says what and how to fix it."""
+
+
+# ----------------------------------------------------------------------------- raw JSON
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+class _Checker:
+    """Typed access to a parsed JSON document that names file and key path on error."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def fail(self, where: str, what: str) -> RooflabDataError:
+        return RooflabDataError(f"{self.path}: {where}: {what}")
+
+    def get(self, obj: dict, key: str, where: str, types: tuple, nullable: bool = False):
+        if not isinstance(obj, dict):
+            raise self.fail(where, "expected an object")
+        if key not in obj:
+            raise self.fail(where, f'missing key "{key}"')
+        v = obj[key]
+        if v is None and nullable:
+            return None
+        if float in types and _number(v):
+            return float(v)
+        if isinstance(v, bool) and bool not in types:
+            raise self.fail(f"{where}.{key}", f"expected {_typenames(types)}, got {v!r}")
+        if not isinstance(v, types) or (float in types and isinstance(v, (int, float)) and not _number(v)):
+            raise self.fail(f"{where}.{key}", f"expected {_typenames(types)}, got {type(v).__name__}")
+        return v
+
+
+def _typenames(types: tuple) -> str:
+    names = {dict: "object", list: "array", str: "string", float: "number", int: "integer", bool: "boolean"}
+    return " or ".join(names.get(t, t.__name__) for t in types)
+
+
+def read_json(run_dir: str | Path, kind: str) -> dict:
+    """Parses <run_dir>/<kind>.json and checks its schema; raises RooflabDataError otherwise."""
+    fname, schema, major, command = FILES[kind]
+    run = Path(run_dir)
+    if not run.is_dir():
+        raise RooflabDataError(f"run directory {run} does not exist (create one with `rooflab characterize --out {run}`)")
+    path = run / fname
+    if not path.is_file():
+        raise RooflabDataError(f"{path} not found: run `{command}` to produce it")
+    try:
+        with path.open(encoding="utf-8") as f:
+            data = json.load(f)
+    except json.JSONDecodeError as e:
+        raise RooflabDataError(f"{path}: not valid JSON ({e})") from e
+    if not isinstance(data, dict) or not isinstance(data.get("schema"), str):
+        raise RooflabDataError(f'{path}: no "schema" key; expected "{schema}/{major}"')
+    name, _, ver = data["schema"].partition("/")
+    if name != schema:
+        raise RooflabDataError(f'{path}: schema is "{data["schema"]}", expected "{schema}/{major}"')
+    got_major = ver.split(".")[0]
+    if not got_major.isdigit() or int(got_major) != major:
+        raise RooflabDataError(
+            f'{path}: unsupported schema version "{data["schema"]}" (this plots/ reads major version {major}); '
+            f"regenerate it with `{command}` from the matching rooflab build")
+    return data
+
+
+# ----------------------------------------------------------------------------- tables
+
+def _threads_table(ck: _Checker, obj: Any, where: str) -> dict[int, float]:
+    """{"1": 39.0, "2": 78.0} -> {1: 39.0, 2: 78.0}; an empty object means "not measured"."""
+    if not isinstance(obj, dict):
+        raise ck.fail(where, "expected an object of thread count -> value")
+    out = {}
+    for t, v in obj.items():
+        if not str(t).isdigit() or int(t) < 1:
+            raise ck.fail(where, f'thread count key "{t}" is not a positive integer')
+        if not _number(v):
+            raise ck.fail(f"{where}.{t}", f"expected a number, got {v!r}")
+        out[int(t)] = float(v)
+    return out
+
+
+def machine_frames(machine: dict, path: Path) -> dict[str, pd.DataFrame]:
+    """machine.json -> DataFrames: caches, curves, levels, compute."""
+    ck = _Checker(path)
+    caches = ck.get(machine, "caches", "$", (dict,))
+    reported = ck.get(caches, "reported", "$.caches", (dict,))
+    measured = ck.get(caches, "measured", "$.caches", (dict,))
+    cache_rows = []
+    for lv in CACHE_LEVELS:
+        r = reported.get(lv)
+        m = measured.get(lv)
+        for side, v in (("reported", r), ("measured", m)):
+            if v is not None and (not _number(v) or v <= 0):
+                raise ck.fail(f"$.caches.{side}.{lv}", f"expected a positive size in bytes, got {v!r}")
+        if r is not None or m is not None:
+            cache_rows.append({"level": lv, "reported": r, "measured": m})
+    caches_df = pd.DataFrame(cache_rows, columns=["level", "reported", "measured"])
+
+    bw = ck.get(machine, "bandwidth", "$", (dict,))
+    curve_rows = []
+    for i, c in enumerate(ck.get(bw, "curves", "$.bandwidth", (list,))):
+        where = f"$.bandwidth.curves[{i}]"
+        kernel = ck.get(c, "kernel", where, (str,))
+        threads = ck.get(c, "threads", where, (int,))
+        nt = ck.get(c, "nontemporal", where, (bool,))
+        for j, p in enumerate(ck.get(c, "points", where, (list,))):
+            pw = f"{where}.points[{j}]"
+            curve_rows.append({"kernel": kernel, "threads": threads, "nontemporal": nt,
+                               "bytes": ck.get(p, "bytes", pw, (float,)),
+                               "gbps": ck.get(p, "gbps", pw, (float,))})
+    curves_df = pd.DataFrame(curve_rows, columns=["kernel", "threads", "nontemporal", "bytes", "gbps"])
+
+    level_rows = []
+    levels = ck.get(bw, "levels", "$.bandwidth", (dict,))
+    for lv, kernels in levels.items():
+        if lv not in LEVELS:
+            raise ck.fail("$.bandwidth.levels", f'unknown level "{lv}" (expected one of {", ".join(LEVELS)})')
+        if not isinstance(kernels, dict):
+            raise ck.fail(f"$.bandwidth.levels.{lv}", "expected an object of kernel -> threads -> GB/s")
+        for kernel, per_t in kernels.items():
+            for t, v in _threads_table(ck, per_t, f"$.bandwidth.levels.{lv}.{kernel}").items():
+                level_rows.append({"level": lv, "kernel": kernel, "threads": t, "gbps": v})
+    levels_df = pd.DataFrame(level_rows, columns=["level", "kernel", "threads", "gbps"])
+
+    comp = ck.get(machine, "compute", "$", (dict,))
+    compute_rows = []
+    for key, per_t in ck.get(comp, "ceilings", "$.compute", (dict,)).items():
+        for t, v in _threads_table(ck, per_t, f"$.compute.ceilings.{key}").items():
+            compute_rows.append({"key": key, "threads": t, "gflops": v})
+    compute_df = pd.DataFrame(compute_rows, columns=["key", "threads", "gflops"])
+    return {"caches": caches_df, "curves": curves_df, "levels": levels_df, "compute": compute_df}
+
+
+MODEL_COLUMNS = ["name", "family", "variant", "isa", "dtype", "dims", "params", "threads", "status",
+                 "message", "median_s", "cv", "repetitions", "flops", "bytes", "intensity", "gflops",
+                 "gbps", "predicted_s", "bound", "level", "ceiling_gflops", "ceiling_gbps", "efficiency"]
+# Measured fields: required numbers on an "ok" row, null (or absent) otherwise.
+_MEASURED = ("median_s", "gflops", "gbps")
+# Prediction fields: null when no machine.json was available to `rooflab bench`.
+_PREDICTED = ("predicted_s", "ceiling_gflops", "ceiling_gbps", "efficiency")
+
+
+def model_frame(model: dict, path: Path) -> pd.DataFrame:
+    """model.json rows -> DataFrame with MODEL_COLUMNS (missing numbers are NaN)."""
+    ck = _Checker(path)
+    rows = []
+    for i, r in enumerate(ck.get(model, "rows", "$", (list,))):
+        w = f"$.rows[{i}]"
+        status = ck.get(r, "status", w, (str,))
+        if status not in STATUSES:
+            raise ck.fail(f"{w}.status", f'"{status}" is not one of {", ".join(STATUSES)}')
+        ok = status == "ok"
+        row = {
+            "name": ck.get(r, "name", w, (str,)),
+            "family": ck.get(r, "family", w, (str,)),
+            "variant": ck.get(r, "variant", w, (str,)),
+            "isa": ck.get(r, "isa", w, (str,), nullable=True),
+            "dtype": ck.get(r, "dtype", w, (str,)),
+            "dims": ck.get(r, "dims", w, (list,)),
+            "params": ck.get(r, "params", w, (dict,)),
+            "threads": ck.get(r, "threads", w, (int,)),
+            "status": status,
+            "message": ck.get(r, "message", w, (str,)),
+            "flops": ck.get(r, "flops", w, (float,)),
+            "bytes": ck.get(r, "bytes", w, (float,)),
+            "intensity": ck.get(r, "intensity", w, (float,)),
+        }
+        for k in _MEASURED + ("cv",):
+            row[k] = (ck.get(r, k, w, (float,), nullable=(k == "cv")) if ok
+                      else ck.get(r, k, w, (float,), nullable=True) if k in r else None)
+        row["repetitions"] = ck.get(r, "repetitions", w, (int,)) if ok else r.get("repetitions")
+        for k in _PREDICTED:
+            row[k] = ck.get(r, k, w, (float,), nullable=True) if (ok or k in r) else None
+        for k in ("bound", "level"):
+            row[k] = ck.get(r, k, w, (str,), nullable=True) if (ok or k in r) else None
+        if ok and row["median_s"] <= 0:
+            raise ck.fail(f"{w}.median_s", f"an ok row needs a positive median time, got {row['median_s']}")
+        rows.append(row)
+    df = pd.DataFrame(rows, columns=MODEL_COLUMNS)
+    for k in _MEASURED + _PREDICTED + ("cv", "flops", "bytes", "intensity"):
+        df[k] = pd.to_numeric(df[k], errors="coerce").astype(float)
+    return df
+
+
+def counters_frames(counters: dict, path: Path) -> dict[str, pd.DataFrame]:
+    """counters.json -> DataFrames: backends (name, available, reason) and rows (one per
+    case and back end, events and derived values as columns, NaN where a back end lacks them)."""
+    ck = _Checker(path)
+    backends = []
+    for i, b in enumerate(ck.get(counters, "backends", "$", (list,))):
+        w = f"$.backends[{i}]"
+        backends.append({"name": ck.get(b, "name", w, (str,)),
+                         "available": ck.get(b, "available", w, (bool,)),
+                         "reason": ck.get(b, "reason", w, (str,)),
+                         "config": b.get("config") if isinstance(b.get("config"), dict) else {}})
+    backends_df = pd.DataFrame(backends, columns=["name", "available", "reason", "config"])
+    available = {b["name"] for b in backends if b["available"]}
+    rows, event_keys, derived_keys = [], [], []
+    for i, r in enumerate(ck.get(counters, "rows", "$", (list,))):
+        w = f"$.rows[{i}]"
+        backend = ck.get(r, "backend", w, (str,))
+        if backend not in available:
+            # An unavailable back end must not contribute numbers (they would be fake zeros).
+            raise ck.fail(f"{w}.backend", f'back end "{backend}" is not listed as available in "backends"')
+        row = {"name": ck.get(r, "name", w, (str,)), "backend": backend,
+               "runs": ck.get(r, "runs", w, (int,))}
+        for group, keys in (("events", event_keys), ("derived", derived_keys)):
+            for k, v in ck.get(r, group, w, (dict,)).items():
+                if not _number(v):
+                    raise ck.fail(f"{w}.{group}.{k}", f"expected a number, got {v!r}")
+                if k not in keys:
+                    keys.append(k)
+                row[(group, k)] = float(v)
+        rows.append(row)
+    cols = ["name", "backend", "runs"] + [("events", k) for k in event_keys] + [("derived", k) for k in derived_keys]
+    rows_df = pd.DataFrame(rows, columns=cols)
+    rows_df.attrs["event_keys"] = event_keys
+    rows_df.attrs["derived_keys"] = derived_keys
+    return {"backends": backends_df, "rows": rows_df}
+
+
+def bench_frame(bench: dict, path: Path) -> pd.DataFrame:
+    """bench.json benchmarks -> one row per entry (iterations and aggregates) with the
+    rooflab identity fields; the figures use model.json, this serves the report's context."""
+    ck = _Checker(path)
+    rows = []
+    for i, b in enumerate(ck.get(bench, "benchmarks", "$", (list,))):
+        w = f"$.benchmarks[{i}]"
+        rl = ck.get(b, "rooflab", w, (dict,))
+        rows.append({"name": ck.get(b, "name", w, (str,)),
+                     "run_type": b.get("run_type"), "aggregate_name": b.get("aggregate_name"),
+                     "error_occurred": bool(b.get("error_occurred", False)),
+                     "error_message": b.get("error_message", ""),
+                     "family": ck.get(rl, "family", f"{w}.rooflab", (str,)),
+                     "variant": ck.get(rl, "variant", f"{w}.rooflab", (str,)),
+                     "threads": ck.get(rl, "threads", f"{w}.rooflab", (int,)),
+                     "flops": ck.get(rl, "flops", f"{w}.rooflab", (float,)),
+                     "bytes": ck.get(rl, "bytes", f"{w}.rooflab", (float,))})
+    return pd.DataFrame(rows, columns=["name", "run_type", "aggregate_name", "error_occurred",
+                                       "error_message", "family", "variant", "threads", "flops", "bytes"])
+
+
+# ----------------------------------------------------------------------------- the run
+
+@dataclass
+class Run:
+    """A loaded run directory. Raw documents are None where the file is absent; the
+    *_frames / frame attributes are None in the same cases."""
+    run_dir: Path
+    machine: dict | None
+    bench: dict | None
+    model: dict | None
+    counters: dict | None
+    machine_df: dict[str, pd.DataFrame] | None
+    model_df: pd.DataFrame | None
+    counters_df: dict[str, pd.DataFrame] | None
+    bench_df: pd.DataFrame | None
+    missing: dict[str, str]  # kind -> message naming the command that writes it
+
+    def require(self, *kinds: str) -> None:
+        """Raises with the commands to run when any of the named files is absent."""
+        msgs = [self.missing[k] for k in kinds if k in self.missing]
+        if msgs:
+            raise RooflabDataError("; ".join(msgs))
+
+
+def load_run(run_dir: str | Path, required: tuple[str, ...] = ()) -> Run:
+    """Loads every file present in run_dir; files in `required` must exist. A present file
+    that is malformed always raises, whether it is required or not."""
+    run = Path(run_dir)
+    if not run.is_dir():
+        raise RooflabDataError(f"run directory {run} does not exist or is not a directory "
+                               f"(produce one with `rooflab characterize --out {run}`, then `rooflab bench`, "
+                               f"`rooflab model`, `rooflab counters`)")
+    docs: dict[str, dict | None] = {}
+    missing: dict[str, str] = {}
+    for kind, (fname, _, _, command) in FILES.items():
+        if (run / fname).is_file():
+            docs[kind] = read_json(run, kind)
+        else:
+            docs[kind] = None
+            missing[kind] = f"{run / fname} not found: run `{command}` to produce it"
+    path = lambda kind: run / FILES[kind][0]
+    r = Run(run_dir=run, machine=docs["machine"], bench=docs["bench"], model=docs["model"],
+            counters=docs["counters"],
+            machine_df=machine_frames(docs["machine"], path("machine")) if docs["machine"] else None,
+            model_df=model_frame(docs["model"], path("model")) if docs["model"] else None,
+            counters_df=counters_frames(docs["counters"], path("counters")) if docs["counters"] else None,
+            bench_df=bench_frame(docs["bench"], path("bench")) if docs["bench"] else None,
+            missing=missing)
+    r.require(*required)
+    return r

@@ -1,0 +1,37 @@
+# plots/ tests: pytest on the fixture run (tests/fixtures/run_small) and a headless-Chromium
+# screenshot of its report. They need a Python with numpy, pandas, matplotlib and pytest:
+# ROOFLAB_PYTHON, by default the project's .venv (made from plots/requirements.txt), else the
+# interpreter CMake finds. Without the packages (or without Chromium) they report "skipped".
+set(_rooflab_py_default "")
+if(EXISTS "${PROJECT_SOURCE_DIR}/.venv/bin/python")
+  set(_rooflab_py_default "${PROJECT_SOURCE_DIR}/.venv/bin/python")
+else()
+  find_package(Python3 COMPONENTS Interpreter)
+  if(Python3_Interpreter_FOUND)
+    set(_rooflab_py_default "${Python3_EXECUTABLE}")
+  endif()
+endif()
+set(ROOFLAB_PYTHON "${_rooflab_py_default}" CACHE FILEPATH
+    "Python interpreter for plots/ and its tests (needs plots/requirements.txt)")
+
+if(NOT ROOFLAB_PYTHON)
+  message(STATUS "plots tests: no Python interpreter found; set -DROOFLAB_PYTHON=... to enable them")
+  return()
+endif()
+message(STATUS "plots tests: using ${ROOFLAB_PYTHON}")
+
+set(_plots_env MPLBACKEND=Agg PYTHONDONTWRITEBYTECODE=1)
+foreach(_suite rooflab_data figures report)
+  add_test(NAME plots.${_suite}
+           COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/run_pytest.py
+                   ${CMAKE_CURRENT_SOURCE_DIR}/plots/test_${_suite}.py -q -p no:cacheprovider
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(plots.${_suite} PROPERTIES LABELS integration SKIP_RETURN_CODE 77
+                       TIMEOUT 300 ENVIRONMENT "${_plots_env}")
+endforeach()
+
+add_test(NAME plots.render_report
+         COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/render_check.py
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(plots.render_report PROPERTIES LABELS integration SKIP_RETURN_CODE 77
+                     TIMEOUT 300 ENVIRONMENT "${_plots_env}")

@@ -1,0 +1,106 @@
+"""report.py: the HTML report of the fixture run, its notes for missing parts, its errors."""
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from conftest import assert_png, load, run_script, save
+
+
+def make_report(run, out):
+    p = run_script("report.py", "--run", str(run), "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    index = out / "index.html"
+    assert p.stdout.strip().splitlines()[-1] == str(index)  # the path is the last line
+    return index.read_text(encoding="utf-8")
+
+
+def row_of(page: str, name: str) -> str:
+    """The <tr> of the results table whose first cell is `name` (escaped)."""
+    m = re.search(r'<tr( class="\w+")?><td>' + re.escape(html.escape(name)) + r"</td>.*?</tr>", page, re.S)
+    assert m, f"no table row for {name}"
+    return m.group(0)
+
+
+def test_report_of_fixture_run(run_small, tmp_path):
+    out = tmp_path / "report"
+    page = make_report(run_small, out)
+    assert page.startswith("<!DOCTYPE html>")
+    for fig in ("roofline.png", "attained_vs_predicted.png", "bandwidth.png", "cache_misses.png"):
+        assert f'<img src="{fig}"' in page
+        assert_png(out / fig)
+    # every model row is in the results table with its status
+    for r in load(run_small, "model.json")["rows"]:
+        assert f"<td>{r['status']}</td>" in row_of(page, r["name"])
+    failed = row_of(page, "sinkhorn/blocked/f64/1000x777/threads:1")
+    assert failed.startswith('<tr class="failed">')
+    # the failed row's message, escaped (it holds <, > and &)
+    assert "max_err 3.2e-03 &gt; tol 1e-11 at &lt;row 999, col 776&gt; &amp; 14 more" in failed
+    assert "<row 999" not in page
+    ok = row_of(page, "sinkhorn/c2r/f64/1024x1024/part:col/threads:2")
+    assert "431 µs" in ok and "276 µs" in ok and "memory/L3" in ok and "0.64" in ok
+    # machine summary: host, ISA, VM, capacity warning, bandwidth and compute tables
+    assert "bench-vm-01" in page and "scalar, avx2" in page and "yes (KVM)" in page
+    assert "warning: L3: reported 256 MiB, measured 32 MiB" in page
+    assert "<th>read 2T</th>" in page and '<td class="num">18.92</td>' in page
+    assert "<td>addmin_f32</td>" in page and '<td class="num">188.4</td>' in page
+    # counters: back ends with their reasons and the cachegrind rows
+    assert "PAPI_TOT_CYC reads 0: no PMU in this VM" in page
+    assert "<th>D1mr</th>" in page and "<td>floyd_warshall/blocked/f32/512/threads:1</td><td>cachegrind</td>" in page
+    # provenance
+    assert "<code>rooflab bench</code>" in page and "profile: quick" in page
+
+
+def test_strings_from_json_are_escaped(run_copy, tmp_path):
+    doc = load(run_copy, "machine.json")
+    doc["host"]["hostname"] = '<script>alert("x")</script>'
+    doc["caches"]["warnings"] = ["L2 & L3 <differ>"]
+    save(run_copy, "machine.json", doc)
+    page = make_report(run_copy, tmp_path / "r")
+    assert "<script>" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert "L2 &amp; L3 &lt;differ&gt;" in page
+
+
+def test_missing_optional_parts_get_visible_notes(run_copy, tmp_path):
+    (run_copy / "counters.json").unlink()
+    (run_copy / "machine.json").unlink()
+    page = make_report(run_copy, tmp_path / "r")
+    assert "run `rooflab counters` to produce it" in page
+    assert "run `rooflab characterize` to produce it" in page
+    assert '<img src="cache_misses.png"' not in page and '<img src="roofline.png"' not in page
+    assert '<img src="attained_vs_predicted.png"' in page  # needs model.json only
+    assert not (tmp_path / "r" / "roofline.png").exists()
+
+
+def test_report_without_counter_backends(run_copy, tmp_path):
+    doc = load(run_copy, "counters.json")
+    doc["backends"] = [{"name": "papi", "available": False, "reason": "no PMU"}]
+    doc["rows"] = []
+    save(run_copy, "counters.json", doc)
+    page = make_report(run_copy, tmp_path / "r")
+    assert "no counter rows: no back end was available" in page
+    assert_png(tmp_path / "r" / "cache_misses.png", min_bytes=5_000)
+
+
+@pytest.mark.parametrize("case", ["missing_dir", "wrong_schema", "empty_dir", "broken_json"])
+def test_report_bad_input_fails_clearly(run_copy, tmp_path, case):
+    run = run_copy
+    expect = {"missing_dir": "does not exist", "wrong_schema": "unsupported schema version",
+              "empty_dir": "holds none of", "broken_json": "not valid JSON"}[case]
+    if case == "missing_dir":
+        run = tmp_path / "nope"
+    elif case == "empty_dir":
+        run = tmp_path / "empty"
+        run.mkdir()
+    elif case == "wrong_schema":
+        doc = load(run, "bench.json")
+        doc["schema"] = "rooflab.bench/2"
+        save(run, "bench.json", doc)
+    else:
+        (run / "model.json").write_text('{"schema": "rooflab.model/1", "rows": [')
+    p = run_script("report.py", "--run", str(run), "--out", str(tmp_path / "out"))
+    assert p.returncode == 2
+    assert expect in p.stderr and "Traceback" not in p.stderr
+    assert not (tmp_path / "out" / "index.html").exists()

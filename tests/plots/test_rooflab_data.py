@@ -1,0 +1,122 @@
+"""rooflab_data: loading the documented JSON files and refusing bad ones clearly."""
+from __future__ import annotations
+
+import pytest
+from conftest import load, save
+
+from rooflab_data import FILES, RooflabDataError, load_run
+
+
+def test_fixture_loads_into_frames(run_small):
+    run = load_run(run_small, required=tuple(FILES))
+    assert run.missing == {}
+    model = run.model_df
+    raw = load(run_small, "model.json")["rows"]
+    assert list(model.name) == [r["name"] for r in raw]
+    assert model.status.value_counts().to_dict() == {"ok": 7, "failed": 1, "skipped": 1}
+    failed = model[model.status == "failed"].iloc[0]
+    assert failed.message.startswith("verification failed")
+    assert failed.median_s != failed.median_s  # NaN: a failed row has no time, not a zero
+
+    levels = run.machine_df["levels"]
+    dram = levels[(levels.level == "DRAM") & (levels.kernel == "read") & (levels.threads == 2)]
+    assert dram.gbps.tolist() == [load(run_small, "machine.json")["bandwidth"]["levels"]["DRAM"]["read"]["2"]]
+    assert set(run.machine_df["compute"].key) == {"fma_f64", "fma_f32", "add_f64", "add_f32",
+                                                   "addmin_f32", "addmin_f64"}
+    caches = run.machine_df["caches"].set_index("level")
+    assert caches.loc["L3", "reported"] == 256 * 2**20 and caches.loc["L3", "measured"] == 32 * 2**20
+
+    counters = run.counters_df
+    assert counters["backends"].available.tolist() == [False, False, True]
+    assert len(counters["rows"]) == 5 and set(counters["rows"].backend) == {"cachegrind"}
+    assert ("events", "D1mr") in counters["rows"].columns
+    assert (run.bench_df.error_occurred).sum() == 1
+
+
+@pytest.mark.parametrize("kind", list(FILES))
+def test_missing_file_names_the_command(run_copy, kind):
+    fname, _, _, command = FILES[kind]
+    (run_copy / fname).unlink()
+    run = load_run(run_copy)  # optional: loads without it
+    assert command in run.missing[kind]
+    with pytest.raises(RooflabDataError, match=f"{fname} not found: run `{command}`"):
+        load_run(run_copy, required=(kind,))
+
+
+def test_missing_directory(tmp_path):
+    with pytest.raises(RooflabDataError, match="does not exist"):
+        load_run(tmp_path / "nope")
+
+
+@pytest.mark.parametrize("schema,pattern", [
+    ("rooflab.model/2", "unsupported schema version \"rooflab.model/2\""),
+    ("rooflab.bench/1", "expected \"rooflab.model/1\""),
+])
+def test_wrong_schema_is_refused(run_copy, schema, pattern):
+    doc = load(run_copy, "model.json")
+    doc["schema"] = schema
+    save(run_copy, "model.json", doc)
+    with pytest.raises(RooflabDataError, match=pattern):
+        load_run(run_copy)
+
+
+def test_minor_version_and_extra_keys_are_accepted(run_copy):
+    doc = load(run_copy, "machine.json")
+    doc["schema"] = "rooflab.machine/1.3"
+    doc["future_field"] = {"x": 1}
+    save(run_copy, "machine.json", doc)
+    assert load_run(run_copy).machine_df is not None
+
+
+def test_missing_schema_and_bad_json(run_copy):
+    doc = load(run_copy, "counters.json")
+    del doc["schema"]
+    save(run_copy, "counters.json", doc)
+    with pytest.raises(RooflabDataError, match="no \"schema\" key"):
+        load_run(run_copy)
+    (run_copy / "counters.json").write_text("{ not json")
+    with pytest.raises(RooflabDataError, match="not valid JSON"):
+        load_run(run_copy)
+
+
+def test_ok_row_without_time_names_the_key(run_copy):
+    doc = load(run_copy, "model.json")
+    del doc["rows"][2]["median_s"]
+    save(run_copy, "model.json", doc)
+    with pytest.raises(RooflabDataError, match=r"\$\.rows\[2\]: missing key \"median_s\""):
+        load_run(run_copy)
+
+
+def test_wrong_type_is_refused(run_copy):
+    doc = load(run_copy, "machine.json")
+    doc["bandwidth"]["levels"]["DRAM"]["read"]["2"] = "fast"
+    save(run_copy, "machine.json", doc)
+    with pytest.raises(RooflabDataError, match=r"levels\.DRAM\.read\.2.*expected a number"):
+        load_run(run_copy)
+
+
+def test_unknown_status_is_refused(run_copy):
+    doc = load(run_copy, "model.json")
+    doc["rows"][0]["status"] = "great"
+    save(run_copy, "model.json", doc)
+    with pytest.raises(RooflabDataError, match="not one of ok, failed, skipped"):
+        load_run(run_copy)
+
+
+def test_rows_from_an_unavailable_backend_are_refused(run_copy):
+    # An unavailable back end contributes no rows: numbers from it would be fake zeros.
+    doc = load(run_copy, "counters.json")
+    doc["rows"][0]["backend"] = "papi"
+    save(run_copy, "counters.json", doc)
+    with pytest.raises(RooflabDataError, match="not listed as available"):
+        load_run(run_copy)
+
+
+def test_prediction_may_be_null(run_copy):
+    doc = load(run_copy, "model.json")
+    for k in ("predicted_s", "ceiling_gflops", "ceiling_gbps", "efficiency", "bound", "level"):
+        doc["rows"][0][k] = None
+    save(run_copy, "model.json", doc)
+    model = load_run(run_copy).model_df
+    assert model.predicted_s.isna().tolist() == [True] + [False] * (len(model) - 1)
+    assert model.efficiency.isna()[0] and model.bound[0] is None
