@@ -1,0 +1,66 @@
+// Pieces every variant shares: column factors, the portable row pass, lookup by name, the
+// error bound used by verification.
+#include <string>
+
+#include "harness/error.hpp"
+#include "kernels/sinkhorn/detail.hpp"
+
+namespace rooflab::sinkhorn {
+
+template <class T>
+void col_factors(T* work, const T* c, int64_t n, T fi) {
+  for (int64_t j = 0; j < n; ++j) work[j] = sk_factor(c[j], work[j], fi);
+}
+
+namespace detail {
+template <class T>
+void portable_row_rescale(const SkArgs<T>& a) {
+  for (int64_t i = 0; i < a.M; ++i) {
+    T* __restrict row = a.A + i * a.lda;
+    T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t j = 0;
+    for (; j + 4 <= a.N; j += 4) {
+      s0 += row[j];
+      s1 += row[j + 1];
+      s2 += row[j + 2];
+      s3 += row[j + 3];
+    }
+    for (; j < a.N; ++j) s0 += row[j];
+    const T f = sk_factor(a.r[i], (s0 + s1) + (s2 + s3), a.fi);
+    for (j = 0; j < a.N; ++j) row[j] *= f;
+  }
+}
+template void portable_row_rescale<float>(const SkArgs<float>&);
+template void portable_row_rescale<double>(const SkArgs<double>&);
+}  // namespace detail
+
+template <class T>
+SkKernels<T> kernels_for(std::string_view variant, Isa isa) {
+  const bool isa_given = isa != Isa::none;
+  if (variant == "microkernel") {
+    if (!isa_given) throw Error("sinkhorn/microkernel needs an ISA (scalar, avx2 or avx512)");
+    return microkernel_kernels<T>(isa);
+  }
+  if (isa_given)
+    throw Error("sinkhorn/" + std::string(variant) + " is not ISA-specific (got isa " +
+                std::string(to_string(isa)) + ")");
+  if (variant == "typical") return typical_kernels<T>();
+  if (variant == "c2r") return c2r_kernels<T>();
+  if (variant == "blocked") return blocked_kernels<T>();
+  throw Error("unknown sinkhorn variant '" + std::string(variant) +
+              "' (known: typical, c2r, blocked, microkernel)");
+}
+
+double sk_error_bound(const std::vector<int64_t>& lengths, double eps) {
+  const double u = eps / 2;
+  double d = 0;
+  for (int64_t k : lengths) d = 2 * d + double(k + 1) * u;
+  return d;
+}
+
+template void col_factors<float>(float*, const float*, int64_t, float);
+template void col_factors<double>(double*, const double*, int64_t, double);
+template SkKernels<float> kernels_for<float>(std::string_view, Isa);
+template SkKernels<double> kernels_for<double>(std::string_view, Isa);
+
+}  // namespace rooflab::sinkhorn
