@@ -23,7 +23,7 @@ rooflab_cli_test(bench_negative_size 1 "sizes must be positive"
                  ${RL} bench --case sinkhorn/c2r/f64/-5x4/part:iter/threads:1 --out ${TMPD})
 rooflab_cli_test(bench_too_big 1 "memory"
                  ${RL} bench --case sinkhorn/c2r/f64/3000000x3000000/part:iter/threads:1 --out ${TMPD})
-rooflab_cli_test(model_missing_bench 1 "not found; run `rooflab bench" ${RL} model --bench ${TMPD}/none.json)
+rooflab_cli_test(model_missing_bench 1 "not found. run .rooflab bench" ${RL} model --bench ${TMPD}/none.json)
 rooflab_cli_test(model_missing_machine 1 "run `rooflab characterize`"
                  ${RL} model --bench ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/run_small/bench.json
                  --machine ${TMPD}/none.json --out ${TMPD}/m.json)
