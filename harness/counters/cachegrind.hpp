@@ -1,0 +1,101 @@
+#pragma once
+// The "cachegrind" back end: valgrind's cache simulator (the one cachegrind uses), driven
+// through callgrind so that only the kernel region is counted.
+//
+// Why callgrind and not cachegrind: valgrind 3.19's cachegrind counts the whole program and
+// cannot be restricted to a region. Callgrind runs the same simulator and honours client
+// requests: region_begin() zeroes the costs (CALLGRIND_ZERO_STATS) and region_end() dumps
+// them (CALLGRIND_DUMP_STATS_AT "rooflab-region:<case>") into a file of their own. The
+// simulator runs from program start, so the counted runs see the cache state the timed
+// benchmark sees (data touched by verification and a warm-up run), and every thread is
+// counted (callgrind's collection toggles are per thread, its dumps are not).
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/counters/counters.hpp"
+#include "harness/registry.hpp"
+
+namespace rooflab::counters {
+
+// One simulated cache as valgrind's --D1/--LL take it: "size,assoc,line".
+struct CacheGeometry {
+  int64_t size = 0;
+  int assoc = 0;
+  int line = 0;
+  std::string arg() const;  // "32768,8,64"
+  bool operator==(const CacheGeometry&) const = default;
+};
+
+// Valgrind simulates only caches whose set count (size / (assoc * line)) is a power of two,
+// with a power-of-two line of at least 16 bytes. Returns the valid geometry nearest to the
+// request: the size closest to `size` (exact when possible), then the associativity closest
+// to `assoc` (e.g. 24 MiB 16-way -> 24 MiB 12-way; 20 MiB 16-way -> 20 MiB 20-way).
+// Throws rooflab::Error when no cache of that size can be simulated (size < 2 lines).
+CacheGeometry valgrind_geometry(int64_t size, int assoc, int line);
+
+// Which caches to simulate, and where each number came from.
+struct SimulatedCaches {
+  std::optional<CacheGeometry> d1, ll;  // nullopt: valgrind's default (host CPUID)
+  std::string d1_source, ll_source;     // e.g. "machine.json caches.measured.L1 (path)"
+  int64_t d1_requested = 0, ll_requested = 0;  // bytes asked for, before rounding
+  std::string ll_level;                 // "L2" or "L3"
+};
+// `machine` may be null (no machine.json). `ll_level` is "L2", "L3" or "" (= L3 when the
+// machine has one, else L2). Associativity and line size come from this machine's sysfs
+// (/sys/devices/system/cpu/cpu0/cache) when it lists the level, else 8/64 (L1, L2), 16/64 (L3).
+SimulatedCaches simulated_caches(const nlohmann::json* machine, const std::string& machine_path,
+                                 const std::string& ll_level);
+
+// One callgrind output file: its dump trigger and its total cost per event.
+struct CallgrindDump {
+  std::string trigger;                  // "Client Request: rooflab-region:<case>", ...
+  std::map<std::string, double> totals; // from `totals:` (or `summary:`) by `events:` names
+};
+// Throws rooflab::Error naming the file when it cannot be read or has no events/totals.
+CallgrindDump parse_callgrind_file(const std::filesystem::path& file);
+
+std::string region_dump_tag(const std::string& region);  // "rooflab-region:<region>"
+
+// Sums the dumps among `files` whose trigger is the region's tag; `count` is how many.
+struct RegionTotals {
+  std::map<std::string, double> events;
+  int count = 0;
+};
+RegionTotals sum_region_dumps(const std::vector<std::filesystem::path>& files,
+                              const std::string& region);
+
+// L1_miss_rate = (D1mr + D1mw) / (Dr + Dw), LL_miss_rate = (DLmr + DLmw) / (Dr + Dw);
+// empty when the events are missing or there were no data accesses (never a fake 0).
+std::map<std::string, double> cachegrind_derived(const std::map<std::string, double>& events);
+
+// True in ASan/TSan/MSan builds, whose runtimes refuse to start under valgrind.
+bool sanitizer_refuses_valgrind();
+
+// Runs cases under valgrind, one child process each.
+class CachegrindRunner {
+ public:
+  CachegrindRunner(SimulatedCaches caches, double timeout_s);
+  // Finds valgrind ($ROOFLAB_VALGRIND, else PATH) and asks its version.
+  Availability probe();
+  nlohmann::json config() const;  // the counters.json "config" of this back end
+  // The counters.json row for `c`: status "ok" with per-run events, or "failed" + message.
+  nlohmann::json run(const Case& c, int runs);
+  // The valgrind command line run() uses (for the message of a failed row and for tests).
+  std::vector<std::string> command(const Case& c, int runs,
+                                   const std::filesystem::path& out_file,
+                                   const std::filesystem::path& log_file) const;
+
+ private:
+  SimulatedCaches caches_;
+  double timeout_s_;
+  std::string valgrind_;  // path, after probe()
+  std::string version_;
+};
+
+}  // namespace rooflab::counters

@@ -1,0 +1,42 @@
+# Counter back ends: unit tests, and CLI tests of `rooflab counters` / `rooflab run-case`.
+rooflab_unit_test(test_counters SOURCES counters/test_counters.cpp LIBS rooflab_counters)
+target_compile_definitions(test_counters PRIVATE
+  ROOFLAB_COUNTERS_FIXTURES="${CMAKE_CURRENT_SOURCE_DIR}/counters")
+
+if(TARGET rooflab)
+  set(_cnt_dir ${CMAKE_CURRENT_BINARY_DIR}/counters_out)
+  set(_cnt_check ${CMAKE_CURRENT_SOURCE_DIR}/counters/check_counters.py)
+  find_package(Python3 REQUIRED COMPONENTS Interpreter)
+
+  # run-case: verify + count; bad names are errors, not crashes.
+  add_test(NAME counters.run_case_ok
+           COMMAND rooflab run-case sinkhorn/c2r/f64/64x48/part:col/threads:1 --runs 1)
+  add_test(NAME counters.run_case_bad_name COMMAND rooflab run-case sinkhorn/nope/f64/8x8/threads:1)
+  set_tests_properties(counters.run_case_bad_name PROPERTIES
+                       PASS_REGULAR_EXPRESSION "unknown variant 'nope'")
+  add_test(NAME counters.run_case_bad_backend
+           COMMAND rooflab run-case sinkhorn/c2r/f64/64x48/part:col/threads:1 --backend cachegrind)
+  set_tests_properties(counters.run_case_bad_backend PROPERTIES
+                       PASS_REGULAR_EXPRESSION "--backend must be none, papi or likwid")
+
+  # PAPI / likwid: either they count (rows with events) or it is listed unavailable with a reason.
+  add_test(NAME counters.inprocess_reports
+           COMMAND ${Python3_EXECUTABLE} ${_cnt_check} inprocess $<TARGET_FILE:rooflab> ${_cnt_dir}/inprocess)
+
+  # cachegrind end to end (valgrind, a few seconds; not in sanitizer builds, whose runtimes
+  # refuse to run under valgrind): two runs into one directory (merging), then
+  # the simulator's deterministic answer: column-wise access of a 1024-row matrix (typical)
+  # misses L1 far more often than the row-wise c2r column pass.
+  if(ROOFLAB_HAVE_VALGRIND AND VALGRIND_INCLUDE_DIR AND NOT ROOFLAB_SANITIZE)
+    add_test(NAME counters.cachegrind_e2e
+             COMMAND ${Python3_EXECUTABLE} ${_cnt_check} cachegrind $<TARGET_FILE:rooflab>
+                     ${_cnt_dir}/cachegrind ${CMAKE_CURRENT_SOURCE_DIR}/counters/machine.json)
+    set_tests_properties(counters.cachegrind_e2e PROPERTIES TIMEOUT 900)
+  endif()
+  set_tests_properties(counters.run_case_ok counters.run_case_bad_name
+                       counters.run_case_bad_backend counters.inprocess_reports
+                       PROPERTIES LABELS integration)
+  if(TEST counters.cachegrind_e2e)
+    set_tests_properties(counters.cachegrind_e2e PROPERTIES LABELS integration)
+  endif()
+endif()
