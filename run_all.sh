@@ -54,10 +54,10 @@ deps() {
   [ "$skip_deps" = 1 ] && { echo "(skipping dependency checks)"; return 0; }
   scripts/install_deps.sh "$@" || die "dependencies missing (see above)"
 }
-build() {  # build <preset>
+build() {  # build <preset> [target]
   mkdir -p build; cmake --preset "$1" >"build/$1-configure.log" 2>&1 || { tail -40 "build/$1-configure.log"; die "configure ($1) failed; full log: build/$1-configure.log"; }
   grep -A20 "rooflab dependencies" "build/$1-configure.log" | sed -n '1,16p'
-  cmake --build --preset "$1" 2>&1 | grep -E 'error|warning: unused|Error' | head -40
+  cmake --build --preset "$1" ${2:+--target "$2"} 2>&1 | grep -E 'error|warning: unused|Error' | head -40
   [ "${PIPESTATUS[0]}" = 0 ] || die "build ($1) failed"
 }
 
@@ -81,7 +81,7 @@ out=$(cd "$out" && pwd)
 RL="$ROOT/build/release/harness/cli/rooflab"
 
 step "dependencies"; deps
-step "build (release)"; build release
+step "build (release)"; build release rooflab
 "$RL" list --profile "$profile" ${filter:+--filter "$filter"} >/dev/null || die "no benchmark matches filter '$filter'"
 
 step "characterize the machine -> $out/machine.json"
@@ -100,12 +100,17 @@ step "roofline model -> $out/model.json"
 "$RL" model --run "$out" || die "model failed"
 
 step "cache-miss counters -> $out/counters.json"
-# Simulated counters are ~50x slower than native runs: the quick profile counts the
-# Sinkhorn column passes at 1024x1024 (COFFEE Fig. 11); paper counts every col part.
-if [ "$profile" = quick ]; then cfilter='/f64/1024x1024/.*part:col'; else cfilter='part:col'; fi
-[ -n "$filter" ] && cfilter="$filter"
-"$RL" counters --profile "$profile" --filter "$cfilter" --backend all --machine "$out/machine.json" --out "$out" \
+# Simulated counters are ~50x slower than native runs (~30 s per 4096^2 case): both profiles
+# count the Sinkhorn column passes at 4096^2 (COFFEE Fig. 11, MAP-UOT's 4096^2 L1 claim),
+# quick once per case, paper twice.
+cfilter='sinkhorn/.*/f64/4096x4096/.*part:col/threads:1'; runs=1
+[ "$profile" = paper ] && runs=2
+[ -n "$filter" ] && cfilter="^(?=.*(${filter}))${cfilter}"   # both must match
+if ! "$RL" list --profile "$profile" --filter "$cfilter" >/dev/null 2>&1; then
+  echo "(no selected benchmark is in the counters set '$cfilter'; skipping)"
+else "$RL" counters --profile "$profile" --filter "$cfilter" --runs $runs --backend all --machine "$out/machine.json" --out "$out" \
   || echo "warning: counters step failed; the report shows what is available"
+fi
 
 step "plots and report"
 "$RL" report --run "$out" || die "report failed"
