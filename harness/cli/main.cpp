@@ -12,6 +12,7 @@
 #include "harness/counters/counters.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
+#include "kernels/sinkhorn/solve.hpp"
 #include "microbench/characterize.hpp"
 #include "roofline/evaluate.hpp"
 
@@ -32,6 +33,7 @@ commands:
   counters      cache-miss counters -> DIR/counters.json   [--filter REGEX] [--case NAME]... [--backend B]
                                                            [--machine FILE] [--ll-level L2|L3] [--runs K] [--out DIR]
   report        HTML report of a run directory             --run DIR
+  sinkhorn      solve (unbalanced) OT to a tolerance -> JSON (`rooflab sinkhorn --help`)
   info          build and CPU facts
   help          this text
 
@@ -240,6 +242,7 @@ int main(int argc, char** argv) {
     if (cmd == "info") return cmd_info();
     if (cmd == "counters") return counters::counters_main(rest.rest);
     if (cmd == "run-case") return counters::run_case_main(rest.rest);
+    if (cmd == "sinkhorn") return sinkhorn::solve_main(rest.rest);
     throw Usage("unknown command '" + cmd + "'");
   } catch (const Usage& e) {
     std::fprintf(stderr, "rooflab %s: %s\n(see `rooflab help`)\n", cmd.c_str(), e.what());

@@ -15,5 +15,8 @@ template <class T> void portable_row_rescale(const SkArgs<T>& a);
 // a CPU without the ISA can look at it (and skip) safely.
 extern const SkKernels<double> microkernel_avx2_f64, microkernel_avx512_f64;
 extern const SkKernels<float> microkernel_avx2_f32, microkernel_avx512_f32;
+// The fused kernels (fused_simd.hpp), tables of the same kind, from the same TUs.
+extern const FusedKernels<double> fused_avx2_f64, fused_avx512_f64;
+extern const FusedKernels<float> fused_avx2_f32, fused_avx512_f32;
 
 }  // namespace rooflab::sinkhorn::detail

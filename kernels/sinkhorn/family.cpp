@@ -17,16 +17,36 @@ namespace {
 using namespace sinkhorn;
 
 // ---- Case parameters -------------------------------------------------------------------
-// part: which unit run() times — "iter" (row then column pass), "row" or "col".
+// part: which unit run() times — "iter" (row then column pass), "row" or "col". The fused
+// variants (mapuot, fused_uv) only have iterations and take no part.
+// fi: the unbalanced-OT exponent in (0, 1] (default 1 = balanced), e.g. fi:0.5.
 enum class Part { iter, row, col };
 
 struct Params {
   int64_t M = 0, N = 0;
   Part part = Part::iter;
   int64_t mc = 0, nc = 0;  // blocked / microkernel only
+  double fi = 1;
+  int threads = 1;
 };
 
 bool is_blocked(const std::string& variant) { return variant == "blocked" || variant == "microkernel"; }
+bool is_fused(const std::string& variant) { return variant == "mapuot" || variant == "fused_uv"; }
+
+double parse_fi(const Case& c) {
+  const std::string* v = c.param("fi");
+  if (!v) return 1;
+  size_t pos = 0;
+  double fi = 0;
+  try {
+    fi = std::stod(*v, &pos);
+  } catch (...) {
+    pos = 0;
+  }
+  if (pos != v->size() || !(fi > 0 && fi <= 1))
+    throw Error(c.name() + ": fi must be a number in (0, 1] (fi = reg_m / (reg_m + reg)), got '" + *v + "'");
+  return fi;
+}
 
 Params params_of(const Case& c) {
   const std::string n = c.name();
@@ -34,17 +54,22 @@ Params params_of(const Case& c) {
   Params p;
   p.M = c.dims[0];
   p.N = c.dims[1];
+  p.threads = c.threads;
+  const bool fused = is_fused(c.variant);
   const std::string part = c.param_str("part", "iter");
   if (part == "iter") p.part = Part::iter;
   else if (part == "row") p.part = Part::row;
   else if (part == "col") p.part = Part::col;
   else throw Error(n + ": part must be iter, row or col, got '" + part + "'");
   for (const auto& [k, v] : c.params) {
-    if (k == "part") continue;
+    if (k == "fi" || (k == "part" && !fused)) continue;
     if ((k == "mc" || k == "nc") && is_blocked(c.variant)) continue;
     throw Error(n + ": unknown parameter '" + k + "' for sinkhorn/" + c.variant +
-                (is_blocked(c.variant) ? " (known: mc, nc, part)" : " (known: part)"));
+                (is_blocked(c.variant) ? " (known: mc, nc, fi, part)"
+                 : fused              ? " (known: fi; a run is one fused iteration)"
+                                      : " (known: fi, part)"));
   }
+  p.fi = parse_fi(c);
   if (is_blocked(c.variant)) {
     const Blocking def = c.variant == "microkernel" ? microkernel_default_blocking(c.isa) : Blocking{8, 1024};
     p.mc = c.param_int("mc", def.mc);
@@ -60,7 +85,9 @@ std::string accepts(const Case& c) {
   } catch (const Error& e) {
     return e.what();
   }
-  if (c.threads != 1) return "only threads:1 is implemented (OpenMP row slices come later)";
+  // Every variant runs on row slices (threads:T). typical is threaded too: its staged
+  // column walks work on a slice like any other, which is what the thread-scaling figure
+  // compares against.
   return "";
 }
 
@@ -75,15 +102,41 @@ Model model(const Case& c) {
   const Params p = params_of(c);
   const double s = double(dtype_size(c.dtype));
   const double MN = double(p.M) * double(p.N);
-  const bool row = p.part != Part::col, col = p.part != Part::row;
+  const std::string pow_note =
+      p.fi != 1 ? "; fi < 1 adds one pow per row and column (M + N calls, not counted as flops)" : "";
   Model m;
+  m.working_set = MN * s + double(p.M + 2 * p.N) * s;
+  if (c.variant == "mapuot") {
+    // Per element: x = a * cf, s += x, a = x * rf, next += a: 4 ops, no FMA pairing.
+    m.flops = 4 * MN;
+    m.traffic = {{double(p.M + p.N) * s, "read"}, {2 * MN * s, "update"}};
+    m.compute_ceiling = c.dtype == DType::f64 ? "add_f64" : "add_f32";
+    m.note = "mapuot: one fused pass per iteration, A read and written once (1 update; the row's "
+             "second sweep hits L2) + r/c reads (MAP-UOT Sec. 4.1)" + pow_note;
+    return m;
+  }
+  if (c.variant == "fused_uv") {
+    // Per element: (K v)_i and (K^T u)_j, one FMA each.
+    m.flops = 4 * MN;
+    m.traffic = {{MN * s + double(2 * p.M + 3 * p.N) * s, "read"}};
+    m.compute_ceiling = c.dtype == DType::f64 ? "fma_f64" : "fma_f32";
+    m.note = "fused_uv: K only read, once per iteration (the row group's second sweep hits L2) + "
+             "r, u, c, v vectors" + pow_note;
+    return m;
+  }
+  // Per element a pass does one add (its sum) and one multiply (its scaling): 2·M·N flops, no
+  // FMA, so the ceiling is the add ceiling. Minimal DRAM traffic per pass, in the bandwidth
+  // kernels' convention (update = read + write, counted 2x):
+  //   row pass:    the row is summed and scaled while it sits in L1/L2 -> one update of A
+  //   column pass: a read pass (the sums) and an update pass (the scaling)
+  // plus one read of the target vector r or c. The scratch work[N] is cache-resident.
+  const bool row = p.part != Part::col, col = p.part != Part::row;
   m.flops = 2 * MN * (int(row) + int(col));
   const double read = (col ? MN * s + double(p.N) * s : 0) + (row ? double(p.M) * s : 0);
   m.traffic = {{read, "read"}, {2 * MN * s * (int(row) + int(col)), "update"}};
-  m.working_set = MN * s + double(p.M + 2 * p.N) * s;
   m.compute_ceiling = c.dtype == DType::f64 ? "add_f64" : "add_f32";
   m.note = "row pass: 1 update of A; column pass: 1 read + 1 update of A (COFFEE Alg. 2); "
-           "+ r/c reads";
+           "+ r/c reads" + pow_note;
   if (c.variant == "typical" && col)
     m.note += ". typical walks columns with stride lda: each element is its own cache line, so "
               "once a column walk's M x 64 B exceed the cache a line is fetched once per column "
@@ -95,8 +148,10 @@ Model model(const Case& c) {
 size_t memory_bytes(const Case& c) {
   if (c.dims.size() != 2) return 0;
   const size_t s = dtype_size(c.dtype), M = size_t(c.dims[0]), N = size_t(c.dims[1]);
-  // A and its pristine copy A0, r, c, work; the reference's u, v and column-sum scratch.
-  return 2 * M * N * s + (M + 2 * N) * s + (M + 2 * N) * sizeof(long double);
+  const size_t T = size_t(std::max(1, c.threads)), stride = size_t(team_stride<double>(int64_t(N)));
+  // A and its pristine copy A0 (fused_uv: K and the plan built for verification), r, c,
+  // work, u, the private column sums; the reference's u, v and column-sum scratch.
+  return 2 * M * N * s + (2 * M + 2 * N) * s + T * stride * s + (M + 2 * N) * sizeof(long double);
 }
 
 // ---- Instance --------------------------------------------------------------------------
@@ -111,51 +166,37 @@ uint64_t mix(uint64_t x) {  // splitmix64 finalizer
 double unit(uint64_t stream, uint64_t k) { return double(mix(mix(stream) ^ k) >> 11) * 0x1.0p-53; }
 constexpr uint64_t kSeedA = 1, kSeedR = 2, kSeedC = 3;
 
+// The data every instance holds: A0 (pristine; fused_uv's K), A (the matrix the passes
+// scale; fused_uv's plan for verification), r, c, work, u, the private column sums.
 template <class T>
-class SkInstance final : public Instance {
- public:
-  SkInstance(const Params& p, SkKernels<T> k)
-      : p_(p), k_(k), A_(size_t(p.M * p.N)), A0_(size_t(p.M * p.N)), r_(size_t(p.M)),
-        c_(size_t(p.N)), work_(size_t(p.N)) {
+struct SkData {
+  Params p;
+  AlignedBuffer<T> A, A0, r, c, work, u, partial;
+  explicit SkData(const Params& p_)
+      : p(p_), A(size_t(p.M * p.N)), A0(size_t(p.M * p.N)), r(size_t(p.M)), c(size_t(p.N)),
+        work(size_t(p.N)), u(size_t(p.M)),
+        partial(size_t(std::max(1, p.threads)) * size_t(team_stride<T>(p.N))) {
     // Entries uniform in [0.1, 1.1): positive, so every sum is positive and the SK factors
     // are far from 1 on the first pass. Targets uniform in [0.5, 1.5), c rescaled so that
-    // sum(c) == sum(r) (a balanced problem has a solution).
+    // sum(c) == sum(r) (a balanced problem has a solution; with fi < 1 it need not).
     for (int64_t i = 0; i < p.M; ++i)
       for (int64_t j = 0; j < p.N; ++j)
-        A0_[size_t(i * p.N + j)] = T(0.1 + unit(kSeedA, uint64_t(i * p.N + j)));
-    std::memcpy(A_.data(), A0_.data(), A0_.size() * sizeof(T));  // first touch of A
+        A0[size_t(i * p.N + j)] = T(0.1 + unit(kSeedA, uint64_t(i * p.N + j)));
+    std::memcpy(A.data(), A0.data(), A0.size() * sizeof(T));  // first touch of A
     long double sr = 0, sc = 0;
-    for (int64_t i = 0; i < p.M; ++i) sr += r_[size_t(i)] = T(0.5 + unit(kSeedR, uint64_t(i)));
-    for (int64_t j = 0; j < p.N; ++j) sc += c_[size_t(j)] = T(0.5 + unit(kSeedC, uint64_t(j)));
-    for (int64_t j = 0; j < p.N; ++j) c_[size_t(j)] = T(c_[size_t(j)] * (sr / sc));
-    std::fill_n(work_.data(), p.N, T(0));
-    args_ = SkArgs<T>{A_.data(), p.M, p.N, p.N, r_.data(), c_.data(), T(1), work_.data(),
-                      p.mc, p.nc};
+    for (int64_t i = 0; i < p.M; ++i) sr += r[size_t(i)] = T(0.5 + unit(kSeedR, uint64_t(i)));
+    for (int64_t j = 0; j < p.N; ++j) sc += c[size_t(j)] = T(0.5 + unit(kSeedC, uint64_t(j)));
+    for (int64_t j = 0; j < p.N; ++j) c[size_t(j)] = T(c[size_t(j)] * (sr / sc));
+    std::fill_n(work.data(), p.N, T(0));
+    std::fill_n(partial.data(), partial.size(), T(0));
   }
+  void restore() { std::memcpy(A.data(), A0.data(), A0.size() * sizeof(T)); }
 
-  // Repeated runs need no reset: every pass normalizes (after a row pass the entries of row
-  // i sum to r[i], after a column pass those of column j to c[j]), so the values stay
-  // bounded and converge to the SK fixed point instead of drifting; the work per run does
-  // not depend on the values (no early exits, factors near 1 are still applied).
-  void run() override {
-    if (p_.part != Part::col) k_.row_rescale(args_);
-    if (p_.part != Part::row) k_.col_rescale(args_);
-  }
-
-  // From A0: run() twice and compare with the long-double reference doing the same passes.
-  // Twice, because the first run sees far-from-1 factors (a wrong factor or a missed edge
-  // shows as O(1) errors) and the second checks that a run starts from a clean state (e.g.
-  // stale column sums in work would show). For part=iter that is row, col, row, col.
-  Verification verify() override {
-    std::memcpy(A_.data(), A0_.data(), A0_.size() * sizeof(T));
-    SkReference<T> ref(A0_.data(), p_.M, p_.N, p_.N, r_.data(), c_.data());
-    std::vector<int64_t> lengths;
-    for (int rep = 0; rep < 2; ++rep) {
-      run();
-      if (p_.part != Part::col) ref.row_pass(), lengths.push_back(p_.N);
-      if (p_.part != Part::row) ref.col_pass(), lengths.push_back(p_.M);
-    }
-    const SkCompare w = compare_with_reference(A_.data(), p_.N, ref);
+  // Compares A with the reference after `lengths` passes (see sk_error_bound); `extra` more
+  // roundings per pass for fused products / pow.
+  Verification compare(const SkReference<T>& ref, std::vector<int64_t> lengths, int extra) const {
+    for (auto& k : lengths) k += extra;
+    const SkCompare w = compare_with_reference(A.data(), p.N, ref);
     Verification v;
     v.max_err = w.max_err;
     v.tol = sk_error_bound(lengths, double(std::numeric_limits<T>::epsilon()));
@@ -166,57 +207,187 @@ class SkInstance final : public Instance {
        << w.got << ", expected " << w.expected << "; tol " << v.tol << " after "
        << lengths.size() << " passes";
     v.detail = os.str();
-    std::memcpy(A_.data(), A0_.data(), A0_.size() * sizeof(T));
+    return v;
+  }
+  // pow adds a rounding per factor; the extra terms cover it (as the kernel tests do).
+  int pow_extra() const { return p.fi != 1 ? 2 : 0; }
+};
+
+// typical / c2r / blocked / microkernel: separate row and column passes, on row slices
+// when threads > 1.
+template <class T>
+class SkInstance final : public Instance {
+ public:
+  SkInstance(const Params& p, SkKernels<T> k) : d_(p), k_(k) {
+    args_ = SkArgs<T>{d_.A.data(), p.M, p.N, p.N, d_.r.data(), d_.c.data(), T(p.fi), d_.work.data(),
+                      p.mc, p.nc};
+    team_ = SkTeam<T>{p.threads, d_.partial.data(), team_stride<T>(p.N)};
+  }
+
+  // Repeated runs need no reset: every pass normalizes (with fi = 1 a row pass makes row i
+  // sum to r[i], a column pass column j to c[j]; with fi < 1 it moves the sums a fraction
+  // of the way), so the values stay bounded and converge to the fixed point instead of
+  // drifting; the work per run does not depend on the values (no early exits).
+  void run() override {
+    if (d_.p.part != Part::col) parallel_row_rescale(k_, args_, team_);
+    if (d_.p.part != Part::row) parallel_col_rescale(k_, args_, team_);
+  }
+
+  // From A0: run() twice and compare with the long-double reference doing the same passes.
+  // Twice, because the first run sees far-from-1 factors (a wrong factor or a missed edge
+  // shows as O(1) errors) and the second checks that a run starts from a clean state (e.g.
+  // stale column sums in work would show). For part=iter that is row, col, row, col.
+  Verification verify() override {
+    d_.restore();
+    SkReference<T> ref(d_.A0.data(), d_.p.M, d_.p.N, d_.p.N, d_.r.data(), d_.c.data(), d_.p.fi);
+    std::vector<int64_t> lengths;
+    for (int rep = 0; rep < 2; ++rep) {
+      run();
+      if (d_.p.part != Part::col) ref.row_pass(), lengths.push_back(d_.p.N);
+      if (d_.p.part != Part::row) ref.col_pass(), lengths.push_back(d_.p.M);
+    }
+    // Row slices sum columns in T partial sums plus a T-term reduction: T more terms.
+    const Verification v = d_.compare(ref, lengths, d_.pow_extra() + (d_.p.threads > 1 ? d_.p.threads : 0));
+    d_.restore();
     return v;
   }
 
  private:
-  Params p_;
+  SkData<T> d_;
   SkKernels<T> k_;
-  AlignedBuffer<T> A_, A0_, r_, c_, work_;
   SkArgs<T> args_;
+  SkTeam<T> team_;
 };
 
+// mapuot / fused_uv: one fused pass per run().
+template <class T>
+class FusedInstance final : public Instance {
+ public:
+  using Kind = typename FusedSolver<T>::Kind;
+  FusedInstance(const Params& p, Kind kind, FusedKernels<T> k)
+      : d_(p), kind_(kind),
+        solver_(kind, k,
+                {kind == Kind::uv ? d_.A0.data() : d_.A.data(), p.M, p.N, p.N, d_.r.data(),
+                 d_.c.data(), T(p.fi), d_.work.data(), d_.u.data(), d_.partial.data()},
+                p.threads) {
+    solver_.start();
+  }
+
+  // Bounded repeated runs for the same reason as SkInstance (it is the same iteration).
+  void run() override { solver_.run(); }
+
+  // mapuot: 2 runs + finish == row, col, row, col of the matrix-form reference.
+  // fused_uv: 2 runs, then the implied plan diag(u) K diag(v) against POT's scaling form.
+  Verification verify() override {
+    d_.restore();
+    const bool uv = kind_ == Kind::uv;
+    SkReference<T> ref(d_.A0.data(), d_.p.M, d_.p.N, d_.p.N, d_.r.data(), d_.c.data(), d_.p.fi,
+                       uv ? Form::scaling : Form::matrix);
+    solver_.start();
+    solver_.run();
+    solver_.run();
+    solver_.finish();
+    ref.iterate(), ref.iterate();
+    if (uv) {
+      for (int64_t i = 0; i < d_.p.M; ++i)
+        for (int64_t j = 0; j < d_.p.N; ++j)
+          d_.A[size_t(i * d_.p.N + j)] = d_.u[size_t(i)] * d_.A0[size_t(i * d_.p.N + j)] * d_.work[size_t(j)];
+    }
+    // Fused products round once more per element and per plan entry (+2), row slices add
+    // a T-term reduction.
+    const Verification v = d_.compare(ref, {d_.p.N, d_.p.M, d_.p.N, d_.p.M},
+                                      2 + d_.pow_extra() + (d_.p.threads > 1 ? d_.p.threads : 0));
+    d_.restore();
+    solver_.start();
+    return v;
+  }
+
+ private:
+  SkData<T> d_;
+  Kind kind_;
+  FusedSolver<T> solver_;
+};
+
+template <class T>
+std::unique_ptr<Instance> make_typed(const Case& c) {
+  if (is_fused(c.variant)) {
+    using Kind = typename FusedSolver<T>::Kind;
+    return std::make_unique<FusedInstance<T>>(params_of(c), c.variant == "mapuot" ? Kind::mapuot : Kind::uv,
+                                              fused_kernels<T>(c.isa));
+  }
+  return make_instance<T>(c, kernels_for<T>(c.variant, c.isa));
+}
+
 std::unique_ptr<Instance> make(const Case& c) {
-  if (c.dtype == DType::f64) return make_instance<double>(c, kernels_for<double>(c.variant, c.isa));
-  return make_instance<float>(c, kernels_for<float>(c.variant, c.isa));
+  return c.dtype == DType::f64 ? make_typed<double>(c) : make_typed<float>(c);
 }
 
 // ---- Profiles --------------------------------------------------------------------------
 const char* const kVariants[] = {"typical", "c2r", "blocked", "microkernel"};
+const char* const kAll[] = {"typical", "c2r", "blocked", "microkernel", "mapuot", "fused_uv"};
 const char* const kParts[] = {"iter", "row", "col"};
 
 // blocked names its mc/nc (they are the variant's knobs); microkernel uses the per-ISA
-// defaults unless a case overrides them.
-Case make_case(const std::string& variant, DType dt, int64_t M, int64_t N, const std::string& part,
-               int64_t mc, int64_t nc) {
+// defaults unless a case overrides them. fi is named only when it is not 1; the fused
+// variants take no part. Parameter order: mc, nc, fi, part; threads last.
+struct CaseSpec {
+  std::string part = "iter";
+  int64_t mc = 8, nc = 1024;
+  std::string fi = "";  // "" = balanced
+  int threads = 1;
+  bool best_isa = false;  // ISA variants: only the widest ISA the CPU has (keeps quick short)
+};
+Case make_case(const std::string& variant, DType dt, int64_t M, int64_t N, const CaseSpec& cs = {}) {
   Case c;
   c.family = "sinkhorn";
   c.variant = variant;
   c.dtype = dt;
   c.dims = {M, N};
   if (variant == "blocked") {
-    c.params.emplace_back("mc", std::to_string(mc));
-    c.params.emplace_back("nc", std::to_string(nc));
+    c.params.emplace_back("mc", std::to_string(cs.mc));
+    c.params.emplace_back("nc", std::to_string(cs.nc));
   }
-  c.params.emplace_back("part", part);
+  if (!cs.fi.empty()) c.params.emplace_back("fi", cs.fi);
+  if (!is_fused(variant)) c.params.emplace_back("part", cs.part);
+  c.threads = cs.threads;
+  if (cs.best_isa && (variant == "microkernel" || is_fused(variant))) c.isa = best_isa();
   return c;
 }
 
 std::vector<Case> cases(std::string_view profile) {
   std::vector<Case> out;
   if (profile == "quick") {
-    for (DType dt : {DType::f64, DType::f32})
+    for (DType dt : {DType::f64, DType::f32}) {
       for (const char* v : kVariants)
-        for (const char* part : kParts) out.push_back(make_case(v, dt, 4096, 4096, part, 8, 1024));
-    // Odd shapes: edges of every vector width, mr, mc and nc; a single row; a single column.
+        for (const char* part : kParts) out.push_back(make_case(v, dt, 4096, 4096, {.part = part}));
+      for (const char* v : {"mapuot", "fused_uv"})
+        out.push_back(make_case(v, dt, 4096, 4096, {.best_isa = dt == DType::f32}));
+    }
+    // Two threads on row slices, and the unbalanced exponent, for the main variants.
+    for (const char* v : {"c2r", "blocked", "microkernel", "mapuot", "fused_uv"})
+      out.push_back(make_case(v, DType::f64, 4096, 4096, {.threads = 2, .best_isa = true}));
+    for (const char* v : {"c2r", "microkernel", "mapuot", "fused_uv"})
+      out.push_back(make_case(v, DType::f64, 4096, 4096, {.fi = "0.5", .best_isa = true}));
+    // Odd shapes: edges of every vector width, mr, mc and nc; a single row; a single column;
+    // slices of unequal length.
     for (auto [M, N] : {std::pair<int64_t, int64_t>{1023, 517}, {1, 4097}, {4097, 1}})
-      for (const char* v : kVariants) out.push_back(make_case(v, DType::f64, M, N, "iter", 8, 1024));
+      for (const char* v : kAll) out.push_back(make_case(v, DType::f64, M, N));
+    for (const char* v : {"c2r", "microkernel", "mapuot", "fused_uv"})
+      out.push_back(make_case(v, DType::f64, 1023, 517, {.fi = "0.7", .threads = 2}));
   } else if (profile == "paper") {
-    // COFFEE's 16000^2 doubles plus a size sweep; blocked with the paper's mc = 8, nc = 1000.
-    for (int64_t n : {1024, 2048, 4096, 8192, 16000})
+    // COFFEE's 16000^2 doubles plus a size sweep (COFFEE Fig. 12, MAP-UOT Fig. 9); blocked
+    // with the paper's mc = 8, nc = 1000; the fused variants per iteration.
+    for (int64_t n : {1024, 2048, 4096, 8192, 16000}) {
       for (const char* v : kVariants)
-        for (const char* part : kParts) out.push_back(make_case(v, DType::f64, n, n, part, 8, 1000));
+        for (const char* part : kParts) out.push_back(make_case(v, DType::f64, n, n, {.part = part, .nc = 1000}));
+      for (const char* v : {"mapuot", "fused_uv"}) out.push_back(make_case(v, DType::f64, n, n));
+    }
+    // Thread scaling (MAP-UOT Fig. 10) and UOT (MAP-UOT's fi) at 4096^2 and 16000^2.
+    for (int64_t n : {4096, 16000})
+      for (const char* v : kAll) {
+        out.push_back(make_case(v, DType::f64, n, n, {.nc = 1000, .threads = 2}));
+        out.push_back(make_case(v, DType::f64, n, n, {.nc = 1000, .fi = "0.5"}));
+      }
   }
   return out;
 }
@@ -247,12 +418,16 @@ const Family& sinkhorn_family() {
   static const Family f = [] {
     Family fam;
     fam.name = "sinkhorn";
-    fam.description = "Sinkhorn-Knopp matrix scaling, one row/column pass or iteration (COFFEE, TPDS 2023)";
+    fam.description = "Sinkhorn-Knopp / unbalanced-OT scaling, one pass or iteration (COFFEE, TPDS 2023; MAP-UOT)";
     fam.variants = {
         variant_row("typical", "Algorithm 1 as written: the column pass walks down columns (stride lda)", {}),
         variant_row("c2r", "COFFEE-C2R: column sums accumulated row by row, row-major scaling (Alg. 2)", {}),
         variant_row("blocked", "C2R + mc x nc blocking, factors temp[nc] reused down each panel (Alg. 3)", {}),
         variant_row("microkernel", "COFFEE-CPU: blocked + mr x nr SIMD micro-kernel, SIMD row pass",
+                    {Isa::scalar, Isa::avx2, Isa::avx512}),
+        variant_row("mapuot", "MAP-UOT Alg. 1: column scale + row sum, row scale + next column sums, one pass",
+                    {Isa::scalar, Isa::avx2, Isa::avx512}),
+        variant_row("fused_uv", "scaling vectors u, v with K read-only: (K v)_i, u_i, K^T u in one pass",
                     {Isa::scalar, Isa::avx2, Isa::avx512}),
     };
     fam.cases = cases;

@@ -6,6 +6,7 @@
 
 #include "harness/error.hpp"
 #include "kernels/sinkhorn/detail.hpp"
+#include "kernels/sinkhorn/fused_simd.hpp"
 #include "kernels/sinkhorn/microkernel_simd.hpp"
 
 namespace rooflab::sinkhorn {
@@ -45,6 +46,22 @@ SkKernels<T> microkernel_kernels(Isa isa) {
 }
 template SkKernels<float> microkernel_kernels<float>(Isa);
 template SkKernels<double> microkernel_kernels<double>(Isa);
+
+template <class T>
+FusedKernels<T> fused_kernels(Isa isa) {
+  constexpr bool f64 = std::is_same_v<T, double>;
+  switch (isa) {
+    case Isa::scalar: return fused::table<Scalar<T>>();
+    case Isa::avx2:
+      if constexpr (f64) return detail::fused_avx2_f64; else return detail::fused_avx2_f32;
+    case Isa::avx512:
+      if constexpr (f64) return detail::fused_avx512_f64; else return detail::fused_avx512_f32;
+    case Isa::none: break;
+  }
+  throw Error("sinkhorn fused kernels: no kernel for isa '" + std::string(to_string(isa)) + "'");
+}
+template FusedKernels<float> fused_kernels<float>(Isa);
+template FusedKernels<double> fused_kernels<double>(Isa);
 
 Blocking microkernel_default_blocking(Isa) {
   // The paper's mc = 8; nc = 1024 columns keeps a panel's factors (8 KiB in f64) in L1 next

@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include "kernels/sinkhorn/detail.hpp"
+#include "kernels/sinkhorn/fused_simd.hpp"
 #include "kernels/sinkhorn/microkernel_simd.hpp"
 
 namespace rooflab::sinkhorn {
@@ -58,5 +59,7 @@ struct Avx2F32 {
 namespace detail {
 constinit const SkKernels<double> microkernel_avx2_f64 = mk::table<Avx2F64>();
 constinit const SkKernels<float> microkernel_avx2_f32 = mk::table<Avx2F32>();
+constinit const FusedKernels<double> fused_avx2_f64 = fused::table<Avx2F64>();
+constinit const FusedKernels<float> fused_avx2_f32 = fused::table<Avx2F32>();
 }  // namespace detail
 }  // namespace rooflab::sinkhorn

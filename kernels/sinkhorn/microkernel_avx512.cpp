@@ -1,13 +1,16 @@
 // `microkernel`, AVX-512: 8 doubles / 16 floats per vector; micro-tile mr = 4 rows x nr = 2
 // vectors. Edges use native mask registers. Compiled always, run only where CPUID says so.
 // GCC 12's AVX-512 intrinsics build some results from _mm512_undefined_*(), which trips
-// -Wmaybe-uninitialized at the inlining site (GCC bug 105593); silence it for the header only.
+// -Wmaybe-uninitialized / -Wuninitialized at the inlining site (GCC bug 105593); silence it
+// for the header only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 
 #include "kernels/sinkhorn/detail.hpp"
+#include "kernels/sinkhorn/fused_simd.hpp"
 #include "kernels/sinkhorn/microkernel_simd.hpp"
 
 namespace rooflab::sinkhorn {
@@ -61,5 +64,7 @@ struct Avx512F32 {
 namespace detail {
 constinit const SkKernels<double> microkernel_avx512_f64 = mk::table<Avx512F64>();
 constinit const SkKernels<float> microkernel_avx512_f32 = mk::table<Avx512F32>();
+constinit const FusedKernels<double> fused_avx512_f64 = fused::table<Avx512F64>();
+constinit const FusedKernels<float> fused_avx512_f32 = fused::table<Avx512F32>();
 }  // namespace detail
 }  // namespace rooflab::sinkhorn

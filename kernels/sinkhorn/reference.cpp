@@ -20,8 +20,8 @@ long double ld_factor(long double target, long double sum, long double fi) {
 
 template <class T>
 SkReference<T>::SkReference(const T* A0, int64_t M, int64_t N, int64_t lda, const T* r,
-                            const T* c, long double fi)
-    : A0_(A0), M_(M), N_(N), lda_(lda), r_(r), c_(c), fi_(fi), u_(size_t(M), 1.0L),
+                            const T* c, long double fi, Form form)
+    : A0_(A0), M_(M), N_(N), lda_(lda), r_(r), c_(c), fi_(fi), form_(form), u_(size_t(M), 1.0L),
       v_(size_t(N), 1.0L) {}
 
 template <class T>
@@ -30,7 +30,8 @@ void SkReference<T>::row_pass() {
     const T* row = A0_ + i * lda_;
     long double s = 0;
     for (int64_t j = 0; j < N_; ++j) s += row[j] * v_[j];
-    u_[i] *= ld_factor(r_[i], u_[i] * s, fi_);
+    if (form_ == Form::matrix) u_[i] *= ld_factor(r_[i], u_[i] * s, fi_);
+    else if (s != 0) u_[i] = ld_factor(r_[i], s, fi_);
   }
 }
 
@@ -42,7 +43,10 @@ void SkReference<T>::col_pass() {
     const long double ui = u_[i];
     for (int64_t j = 0; j < N_; ++j) s[j] += row[j] * ui;
   }
-  for (int64_t j = 0; j < N_; ++j) v_[j] *= ld_factor(c_[j], v_[j] * s[j], fi_);
+  for (int64_t j = 0; j < N_; ++j) {
+    if (form_ == Form::matrix) v_[j] *= ld_factor(c_[j], v_[j] * s[j], fi_);
+    else if (s[j] != 0) v_[j] = ld_factor(c_[j], s[j], fi_);
+  }
 }
 
 template <class T>

@@ -27,7 +27,8 @@
 
 namespace rooflab {
 
-// The registry table of the "sinkhorn" family (variants typical, c2r, blocked, microkernel).
+// The registry table of the "sinkhorn" family (variants typical, c2r, blocked, microkernel,
+// mapuot, fused_uv).
 const Family& sinkhorn_family();
 
 namespace sinkhorn {
@@ -96,6 +97,100 @@ template <class T> SkKernels<T> kernels_for(std::string_view variant, Isa isa);
 template <class T>
 std::unique_ptr<Instance> make_instance(const Case& c, const SkKernels<T>& k);
 
+// ---- Threads: row slices with private column sums ---------------------------------------
+// `threads` OpenMP threads each own rows [M*t/T, M*(t+1)/T). The column pass is staged:
+// every thread sums its slice into its own partial row of `partial` (T rows, `stride`
+// elements apart, stride a multiple of a cache line, so no two threads write one line),
+// then each thread reduces and turns into factors its own cache-line-aligned column range
+// of a.work, then scales its slice. threads == 1 calls the variant's fused passes directly.
+template <class T>
+struct SkTeam {
+  int threads = 1;
+  T* partial = nullptr;  // threads x stride, 64-byte aligned (unused when threads == 1)
+  int64_t stride = 0;    // team_stride<T>(N)
+};
+// Elements per private partial row: N rounded up to a whole number of 64-byte lines.
+template <class T>
+constexpr int64_t team_stride(int64_t N) {
+  constexpr int64_t line = 64 / int64_t(sizeof(T));
+  return (N + line - 1) / line * line;
+}
+template <class T> void parallel_row_rescale(const SkKernels<T>& k, const SkArgs<T>& a, const SkTeam<T>& team);
+template <class T> void parallel_col_rescale(const SkKernels<T>& k, const SkArgs<T>& a, const SkTeam<T>& team);
+
+// ---- Fused one-pass kernels (mapuot, fused_uv) -------------------------------------------
+// One row slice of a fused iteration. The per-slice kernels are plain functions (no
+// threads); FusedSolver below runs them over thread-owned row slices.
+//   mapuot (MAP-UOT Alg. 1): for each row, x_j = A_ij * colf[j], s = sum_j x_j, then
+//     A_ij = x_j * factor(r_i, s), next[j] += A_ij. A is read and written once; the row's
+//     second sweep hits cache. colf are the column factors of the previous iteration.
+//   fused_uv (scaling-vector form, K read-only): for each row, s = (K v)_i,
+//     u_i = pot_factor(r_i, s), next[j] += K_ij u_i. K is only read, once.
+template <class T>
+struct FusedArgs {
+  T* A = nullptr;          // mapuot: the matrix, scaled in place; fused_uv: K (not written)
+  int64_t M = 0, N = 0, lda = 0;
+  const T* r = nullptr;    // row targets of the slice
+  T fi = 1;
+  const T* colf = nullptr; // mapuot: column factors to apply first; fused_uv: v
+  T* u = nullptr;          // fused_uv: row scalings of the slice (written)
+  T* next = nullptr;       // += next column sums (caller zeroes)
+};
+template <class T>
+using FusedPass = void (*)(const FusedArgs<T>&);
+template <class T>
+struct FusedKernels {
+  FusedPass<T> mapuot = nullptr;
+  FusedPass<T> uv = nullptr;
+};
+// isa: scalar, avx2 or avx512 (table returned whatever the CPU supports).
+template <class T> FusedKernels<T> fused_kernels(Isa isa);
+
+// POT's scaling-vector update (sinkhorn_knopp / sinkhorn_knopp_unbalanced):
+// scaling = (target / (K other))^fi. Zero sum: the scaling is kept (`keep`), as the
+// matrix-form rule keeps the factor 1.
+template <class T>
+[[gnu::always_inline]] inline T pot_factor(T target, T sum, T fi, T keep) {
+  return sum == T(0) ? keep : sk_factor(target, sum, fi);
+}
+
+// A fused iteration over thread-owned row slices (MAP-UOT Alg. 1 lines 5-20). Owns no
+// memory: the caller provides M x N data, r, c, and the scratch named below.
+//   Mapuot: run() = apply pending column factors + row pass + next column sums. After
+//     run() the rows are scaled and a column pass is pending; finish() applies it, so
+//     k run()s + finish() == k row+column iterations of the reference.
+//   Uv: run() = u from (K v), next = K^T u, v from next (POT's row-then-column order; with
+//     fi < 1 exactly POT's sinkhorn_knopp_unbalanced). plan = diag(u) K diag(v).
+template <class T>
+class FusedSolver {
+ public:
+  enum class Kind { mapuot, uv };
+  struct Data {
+    T* A;                 // matrix (mapuot) or K (uv)
+    int64_t M, N, lda;
+    const T* r;
+    const T* c;
+    T fi;
+    T* colf;              // N: mapuot pending column factors; uv: v
+    T* u;                 // M: uv row scalings (mapuot: unused, may be null)
+    T* partial;           // threads x team_stride<T>(N), 64-byte aligned (private sums)
+  };
+  FusedSolver(Kind kind, FusedKernels<T> k, Data d, int threads);
+  void start();           // mapuot: no pending columns (factors 1); uv: u = v = 1
+  void run();
+  void finish();          // mapuot: apply pending column factors; uv: nothing to do
+  // Column sums of the current matrix / plan as of the last run() (mapuot: before the
+  // pending column pass, i.e. sums whose factors are pending). Summed over threads into out.
+  void column_sums(T* out) const;
+
+ private:
+  Kind kind_;
+  FusedKernels<T> k_;
+  Data d_;
+  int threads_;
+  bool pending_ = false;
+};
+
 // The blocking the microkernel uses when a case gives no mc:/nc: (one place per ISA, as BLIS
 // keeps its per-architecture parameters).
 struct Blocking { int64_t mc, nc; };
@@ -104,15 +199,22 @@ Blocking microkernel_default_blocking(Isa isa);
 // ---- Reference -------------------------------------------------------------------------
 // Long-double Sinkhorn in scaling-vector form: A = diag(u) A0 diag(v), starting at u = v = 1.
 // No long-double copy of A is kept (it matters at 16000^2). Same zero-sum rule as the kernels.
+// Form::matrix: the papers' pass, factor (target / current sum)^fi applied to the matrix
+// (u *= factor(r, u * (A0 v))). Form::scaling: POT's update u = (r / (A0 v))^fi. The two
+// agree for fi = 1; for fi < 1 they are different iterations (every fixed point of the
+// matrix form has exact marginals, i.e. it is a damped balanced Sinkhorn).
+enum class Form { matrix, scaling };
 template <class T>
 class SkReference {
  public:
   SkReference(const T* A0, int64_t M, int64_t N, int64_t lda, const T* r, const T* c,
-              long double fi = 1);
+              long double fi = 1, Form form = Form::matrix);
   void row_pass();
   void col_pass();
   void iterate() { row_pass(); col_pass(); }
   long double expected(int64_t i, int64_t j) const { return A0_[i * lda_ + j] * u_[i] * v_[j]; }
+  const std::vector<long double>& u() const { return u_; }
+  const std::vector<long double>& v() const { return v_; }
   int64_t M() const { return M_; }
   int64_t N() const { return N_; }
 
@@ -122,6 +224,7 @@ class SkReference {
   const T* r_;
   const T* c_;
   long double fi_;
+  Form form_;
   std::vector<long double> u_, v_;
 };
 

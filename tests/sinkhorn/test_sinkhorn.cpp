@@ -14,52 +14,14 @@
 #include "harness/isa.hpp"
 #include "harness/registry.hpp"
 #include "kernels/sinkhorn/sinkhorn.hpp"
+#include "tests/sinkhorn/problem.hpp"
 
 namespace rooflab::sinkhorn {
 namespace {
+using sktest::Problem;
 
 enum class Part { iter, row, col };
 const char* part_name(Part p) { return p == Part::iter ? "iter" : p == Part::row ? "row" : "col"; }
-
-// ---- A test problem with padding and guards -----------------------------------------------
-// Rows are lda apart; the lda - N padding columns and a guard after the last row hold NaN, so
-// a kernel that reads them poisons its sums (caught by the comparison) and one that writes
-// them is caught by guards_intact().
-template <class T>
-struct Problem {
-  int64_t M, N, lda;
-  std::vector<T> A0, A, r, c, work;
-  static constexpr int64_t kGuard = 64;
-
-  Problem(int64_t M_, int64_t N_, int64_t lda_, uint32_t seed) : M(M_), N(N_), lda(lda_) {
-    const T nan = std::numeric_limits<T>::quiet_NaN();
-    A0.assign(size_t(M * lda + kGuard), nan);
-    uint64_t s = 0x9E3779B97F4A7C15ull * (seed + 1);
-    auto next = [&s] {  // xorshift64*: uniform in [0, 1)
-      s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
-      return double((s * 0x2545F4914F6CDD1Dull) >> 11) * 0x1.0p-53;
-    };
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) A0[size_t(i * lda + j)] = T(0.1 + next());
-    long double sr = 0, sc = 0;
-    for (int64_t i = 0; i < M; ++i) r.push_back(T(0.5 + next())), sr += r.back();
-    for (int64_t j = 0; j < N; ++j) c.push_back(T(0.5 + next())), sc += c.back();
-    for (auto& x : c) x = T(x * (sr / sc));
-    A = A0;
-    work.assign(size_t(N), T(0));
-  }
-  SkArgs<T> args(int64_t mc = 8, int64_t nc = 1024, T fi = 1) {
-    return SkArgs<T>{A.data(), M, N, lda, r.data(), c.data(), fi, work.data(), mc, nc};
-  }
-  bool guards_intact() const {
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = N; j < lda; ++j)
-        if (!std::isnan(A[size_t(i * lda + j)])) return false;
-    for (int64_t g = 0; g < kGuard; ++g)
-      if (!std::isnan(A[size_t(M * lda + g)])) return false;
-    return true;
-  }
-};
 
 // ---- Kernel configurations ----------------------------------------------------------------
 struct Config {
@@ -393,14 +355,14 @@ TEST(SinkhornVerification, ErrorBoundGrowsWithPassesAndLength) {
 
 // ---- The family table ---------------------------------------------------------------------
 const std::regex kGrammar(
-    R"(^sinkhorn/(typical|c2r|blocked|microkernel)(/(scalar|avx2|avx512))?/(f32|f64)/[0-9]+x[0-9]+(/mc:[0-9]+/nc:[0-9]+)?/part:(iter|row|col)/threads:1$)");
+    R"(^sinkhorn/((typical|c2r|blocked|microkernel)(/(scalar|avx2|avx512))?/(f32|f64)/[0-9]+x[0-9]+(/mc:[0-9]+/nc:[0-9]+)?(/fi:0\.[0-9]+)?/part:(iter|row|col)|(mapuot|fused_uv)/(scalar|avx2|avx512)/(f32|f64)/[0-9]+x[0-9]+(/fi:0\.[0-9]+)?)/threads:[12]$)");
 
 std::vector<Case> expanded(std::string_view profile) {
   std::vector<Case> out;
   for (Case c : sinkhorn_family().cases(profile)) {
     c.family = "sinkhorn";
     const Variant& v = *sinkhorn_family().find(c.variant);
-    if (v.isas.empty()) {
+    if (v.isas.empty() || c.isa != Isa::none) {  // none = each ISA (as expand_cases)
       out.push_back(c);
       continue;
     }
@@ -409,12 +371,14 @@ std::vector<Case> expanded(std::string_view profile) {
   return out;
 }
 
-TEST(SinkhornFamily, TableHasTheFourVariants) {
+TEST(SinkhornFamily, TableHasTheSixVariants) {
   const Family& f = sinkhorn_family();
   EXPECT_EQ(f.name, "sinkhorn");
   std::vector<std::string> names;
   for (const auto& v : f.variants) names.push_back(v.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"typical", "c2r", "blocked", "microkernel"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"typical", "c2r", "blocked", "microkernel", "mapuot", "fused_uv"}));
+  EXPECT_EQ(f.find("mapuot")->isas, (std::vector<Isa>{Isa::scalar, Isa::avx2, Isa::avx512}));
+  EXPECT_EQ(f.find("fused_uv")->isas, (std::vector<Isa>{Isa::scalar, Isa::avx2, Isa::avx512}));
   EXPECT_EQ(f.find("microkernel")->isas, (std::vector<Isa>{Isa::scalar, Isa::avx2, Isa::avx512}));
   EXPECT_TRUE(f.find("c2r")->isas.empty());
 }
@@ -447,6 +411,17 @@ TEST(SinkhornFamily, ProfilesProduceNamesInTheGrammar) {
   for (const Case& c : expanded("paper")) paper.insert(c.name());
   EXPECT_TRUE(paper.count("sinkhorn/typical/f64/16000x16000/part:col/threads:1"));
   EXPECT_TRUE(paper.count("sinkhorn/blocked/f64/16000x16000/mc:8/nc:1000/part:col/threads:1"));
+  EXPECT_TRUE(paper.count("sinkhorn/mapuot/avx2/f64/16000x16000/threads:2"));
+  EXPECT_TRUE(paper.count("sinkhorn/fused_uv/scalar/f64/4096x4096/fi:0.5/threads:1"));
+  const std::string best(to_string(best_isa()));
+  for (const std::string& n : {"sinkhorn/microkernel/" + best + "/f64/4096x4096/part:iter/threads:2",
+                              "sinkhorn/mapuot/" + best + "/f64/4096x4096/threads:2",
+                              "sinkhorn/fused_uv/" + best + "/f32/4096x4096/threads:1",
+                              std::string("sinkhorn/c2r/f64/4096x4096/fi:0.5/part:iter/threads:1"),
+                              std::string("sinkhorn/fused_uv/scalar/f64/1023x517/fi:0.7/threads:2")})
+    EXPECT_TRUE(quick.count(n)) << n;
+  // The extra thread / fi cases run only the widest ISA.
+  EXPECT_FALSE(best != "scalar" && quick.count("sinkhorn/mapuot/scalar/f64/4096x4096/threads:2")) << best;
   EXPECT_TRUE(sinkhorn_family().cases("nonsense").empty());
 }
 
@@ -465,7 +440,13 @@ TEST(SinkhornFamily, AcceptsRejectsBadCasesWithAReason) {
   EXPECT_NE(why("sinkhorn/blocked/f64/64x64/mc:0/nc:4/part:row/threads:1").find(">= 1"), std::string::npos);
   EXPECT_NE(why("sinkhorn/blocked/f64/64x64/mc:x/nc:4/part:row/threads:1").find("integer"), std::string::npos);
   EXPECT_NE(why("sinkhorn/c2r/f64/64x64x3/part:row/threads:1").find("MxN"), std::string::npos);
-  EXPECT_NE(why("sinkhorn/c2r/f64/64x64/part:row/threads:2").find("threads:1"), std::string::npos);
+  EXPECT_EQ(why("sinkhorn/c2r/f64/64x64/part:row/threads:2"), "");
+  EXPECT_EQ(why("sinkhorn/typical/f64/64x64/fi:0.25/part:row/threads:3"), "");
+  EXPECT_EQ(why("sinkhorn/mapuot/avx2/f64/64x64/fi:1/threads:2"), "");
+  for (const char* bad : {"0", "1.5", "-0.5", "x", "0.5x", "nan"})
+    EXPECT_NE(why(std::string("sinkhorn/c2r/f64/64x64/fi:") + bad + "/threads:1").find("fi must be"), std::string::npos) << bad;
+  EXPECT_NE(why("sinkhorn/mapuot/avx2/f64/64x64/part:row/threads:1").find("unknown parameter 'part'"), std::string::npos);
+  EXPECT_NE(why("sinkhorn/fused_uv/avx2/f64/64x64/mc:4/threads:1").find("unknown parameter 'mc'"), std::string::npos);
 }
 
 TEST(SinkhornFamily, ModelCountsPassesInTheBandwidthConvention) {
@@ -495,8 +476,19 @@ TEST(SinkhornFamily, ModelCountsPassesInTheBandwidthConvention) {
   EXPECT_EQ(it.compute_ceiling, "add_f64");
   EXPECT_GE(it.working_set, MN * 8);
   EXPECT_NE(model("sinkhorn/typical/f64/4096x4096/part:col/threads:1").note.find("stride"), std::string::npos);
-  EXPECT_EQ(sinkhorn_family().memory_bytes(parse_case_name("sinkhorn/c2r/f64/100x200/part:row/threads:1")),
-            size_t(2 * 100 * 200 * 8 + (100 + 400) * 8 + (100 + 400) * sizeof(long double)));
+  // A, A0, r, u, c, work, 2 threads x 200 private sums (200 is a whole number of lines),
+  // the reference's vectors.
+  EXPECT_EQ(sinkhorn_family().memory_bytes(parse_case_name("sinkhorn/c2r/f64/100x200/part:row/threads:2")),
+            size_t(2 * 100 * 200 * 8 + (200 + 400) * 8 + 2 * 200 * 8 + (100 + 400) * sizeof(long double)));
+  // The fused variants: mapuot one update of A, fused_uv one read of K.
+  const Model mu = model("sinkhorn/mapuot/avx2/f64/4096x4096/threads:2");
+  EXPECT_DOUBLE_EQ(bytes_of(mu, "update"), 2 * MN * 8);
+  EXPECT_DOUBLE_EQ(bytes_of(mu, "read"), 2 * n * 8);
+  const Model uv = model("sinkhorn/fused_uv/avx2/f32/4096x4096/fi:0.5/threads:1");
+  EXPECT_DOUBLE_EQ(bytes_of(uv, "update"), 0);
+  EXPECT_DOUBLE_EQ(bytes_of(uv, "read"), MN * 4 + 5 * n * 4);
+  EXPECT_EQ(uv.compute_ceiling, "fma_f32");
+  EXPECT_NE(uv.note.find("pow"), std::string::npos);
 }
 
 TEST(SinkhornFamily, KernelLookupRejectsUnknownNames) {

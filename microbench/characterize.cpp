@@ -1,0 +1,496 @@
+#include "microbench/characterize.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "harness/error.hpp"
+#include "microbench/capacity.hpp"
+#include "microbench/kernels.hpp"
+#include "microbench/levels.hpp"
+#include "microbench/likwid.hpp"
+#include "microbench/measure.hpp"
+#include "microbench/sysinfo.hpp"
+
+#ifndef ROOFLAB_VERSION
+#define ROOFLAB_VERSION "unknown"
+#endif
+#ifndef ROOFLAB_BUILD_TYPE
+#define ROOFLAB_BUILD_TYPE "unknown"
+#endif
+
+namespace rooflab::microbench {
+namespace {
+using json = nlohmann::json;
+using Curve = std::vector<std::pair<double, double>>;
+
+struct ProfileParams {
+  int per_octave;
+  Timing bw, lat, compute, clock;
+  size_t max_bytes;  // 0 = derived from the caches
+  double likwid_seconds;
+  int likwid_timeout_s;
+};
+
+// Many short samples rather than a few long ones: on a shared machine interference comes in
+// scheduler-tick sized chunks (ms), so a short sample has a fair chance of being undisturbed
+// and the best of many finds it (measured on a loaded 2-core VM: 0.2-0.5 ms x 15-25 samples
+// is far steadier than 2 ms x 5).
+ProfileParams profile_params(const std::string& p) {
+  if (p == "quick") return {2, {5e-4, 15}, {1e-3, 5}, {2e-3, 15}, {2e-3, 15}, 0, 0.2, 60};
+  if (p == "paper") return {4, {1e-3, 31}, {2e-3, 11}, {5e-3, 31}, {5e-3, 31}, 0, 1.0, 120};
+  if (p == "tiny") return {1, {2e-4, 3}, {2e-4, 3}, {1e-3, 2}, {1e-3, 2}, 1 << 20, 0.02, 30};
+  throw Error("characterize: unknown profile '" + p + "' (expected quick, paper or tiny)");
+}
+
+constexpr size_t kMinBytes = 4096;
+constexpr size_t kSweepCap = size_t(1) << 30;
+constexpr size_t kAssumedLlc = size_t(32) << 20;
+
+std::vector<size_t> sweep_sizes(size_t max_ws, int per_octave) {
+  std::vector<size_t> s;
+  for (int k = 0;; ++k) {
+    const double b = double(kMinBytes) * std::exp2(double(k) / per_octave);
+    if (b > double(max_ws) * 1.0001) break;
+    const size_t v = (size_t(std::llround(b)) + 32) / 64 * 64;
+    if (s.empty() || v > s.back()) s.push_back(v);
+  }
+  if (double(s.back()) * 1.01 < double(max_ws)) s.push_back(max_ws / 64 * 64);
+  return s;
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string fmt(double v, int digits = 3) {
+  std::ostringstream o;
+  o.precision(digits);
+  o << v;
+  return o.str();
+}
+
+Curve best_curve(const BwCurve& c) {
+  Curve out;
+  for (const auto& p : c.points) out.emplace_back(double(p.bytes), p.gbps.best);
+  return out;
+}
+
+const BwCurve& find_curve(const std::vector<BwCurve>& curves, BwKernel k, int threads) {
+  for (const auto& c : curves)
+    if (c.kernel == k && c.threads == threads) return c;
+  throw Error("characterize: internal error: missing curve");
+}
+
+// How many distinct caches of each level `threads` pinned threads use; without hwloc data
+// L1/L2 are assumed private and L3 shared.
+std::map<std::string, int> cache_instances(const Topology& topo, int threads) {
+  std::map<std::string, int> out;
+  for (const auto& lvl : kCacheLevels) {
+    auto it = topo.caches.find(lvl);
+    if (it != topo.caches.end() && int(it->second.instances.size()) >= threads)
+      out[lvl] = it->second.instances[size_t(threads - 1)];
+    else
+      out[lvl] = lvl == "L3" ? 1 : threads;
+  }
+  return out;
+}
+
+double largest_aggregate(const std::map<std::string, size_t>& caps,
+                         const std::map<std::string, int>& inst) {
+  double m = 0;
+  for (const auto& [lvl, c] : caps) m = std::max(m, double(c) * inst.at(lvl));
+  return m;
+}
+
+// Smallest working set counted as DRAM for `threads`: 4x the largest cache, measured or
+// reported. When the sweep does not reach that: if it went at least 2x past the largest
+// reported cache without seeing it (a VM reporting an implausible L3), 4x the largest
+// measured cache, else the largest point if it is 2x beyond it; if the sweep stopped inside
+// a reported cache, nothing is DRAM (infinity).
+double dram_floor(const std::map<std::string, size_t>& measured,
+                  const std::map<std::string, size_t>& reported,
+                  const std::map<std::string, int>& inst, double largest_point) {
+  const double meas = largest_aggregate(measured, inst);
+  const double rep = largest_aggregate(reported, inst);
+  const double base = std::max(meas, rep) > 0 ? std::max(meas, rep) : double(kAssumedLlc);
+  const double none = std::numeric_limits<double>::infinity();
+  if (largest_point >= 4 * base) return 4 * base;
+  if (meas <= 0 || (rep > meas && largest_point < 2 * rep)) return none;
+  if (largest_point >= 4 * meas) return 4 * meas;
+  if (largest_point >= 2 * meas) return largest_point;
+  return none;
+}
+
+std::string likwid_test(const std::string& base, Isa isa) {
+  if (isa == Isa::avx512) return base + "_avx512";
+  if (isa == Isa::avx2) return base + "_avx";
+  return base;
+}
+
+json run_likwid(const CharacterizeOptions& opt, const ProfileParams& prof, Isa isa,
+                const std::vector<BwCurve>& curves, const std::vector<int>& thread_counts,
+                const std::map<int, std::map<std::string, Range>>& ranges, size_t largest_ws) {
+  if (!opt.likwid) return {{"available", false}, {"reason", "disabled by the caller"}};
+  auto exe = find_on_path("likwid-bench");
+  if (!exe) return {{"available", false}, {"reason", "likwid-bench not found on PATH"}};
+  json points = json::array(), errors = json::array();
+  std::string first_error;
+  for (int t : thread_counts) {
+    std::vector<std::pair<std::string, double>> sizes;
+    for (const char* lvl : {"L1", "L2"})
+      if (ranges.at(t).count(lvl)) sizes.emplace_back(lvl, ranges.at(t).at(lvl).hi);
+    if (std::isfinite(ranges.at(t).at("DRAM").lo) && double(largest_ws) >= ranges.at(t).at("DRAM").lo)
+      sizes.emplace_back("DRAM", double(largest_ws));
+    for (auto [kname, kernel] : {std::pair{"load", BwKernel::read}, {"copy", BwKernel::copy}}) {
+      const Curve ours = best_curve(find_curve(curves, kernel, t));
+      for (const auto& [lvl, bytes] : sizes) {
+        const std::string test = likwid_test(kname, isa);
+        // Iterations for ~likwid_seconds at the bandwidth we measured at this size.
+        const double est = interpolate(ours, bytes) * 1e9;
+        const auto iters = static_cast<uint64_t>(
+            std::max(10.0, std::ceil(prof.likwid_seconds * est / std::max(bytes, 1.0))));
+        if (opt.progress)
+          opt.progress("likwid-bench " + test + " " + format_bytes(bytes) + " " +
+                       std::to_string(t) + (t == 1 ? " thread" : " threads"));
+        LikwidResult r = run_likwid_bench(*exe, test, size_t(bytes), t, iters,
+                                          prof.likwid_timeout_s);
+        if (!r.ok) {
+          if (first_error.empty()) first_error = r.command + ": " + r.error;
+          errors.push_back(r.command + ": " + r.error);
+          continue;
+        }
+        points.push_back({{"kernel", kname},
+                          {"test", test},
+                          {"level", lvl},
+                          {"bytes", r.bytes},
+                          {"threads", t},
+                          {"gbps", r.gbps},
+                          {"rooflab_gbps", interpolate(ours, double(r.bytes))},
+                          {"command", r.command}});
+      }
+    }
+  }
+  if (points.empty()) return {{"available", false}, {"reason", first_error}};
+  json out = {{"available", true}, {"version", likwid_bench_version(*exe)}, {"points", points}};
+  if (!errors.empty()) out["errors"] = errors;
+  return out;
+}
+
+}  // namespace
+
+json characterize(const CharacterizeOptions& opt) {
+  const auto t_start = std::chrono::steady_clock::now();
+  const ProfileParams prof = profile_params(opt.profile);
+  auto say = [&](const std::string& s) {
+    if (opt.progress) opt.progress(s);
+  };
+
+  const Topology topo = read_topology();
+  const HostInfo host = read_host_info();
+  const int ncores = int(topo.core_cpu.size());
+  if (opt.max_threads < 0 || opt.max_threads > ncores)
+    throw Error("characterize: max_threads " + std::to_string(opt.max_threads) +
+                " is outside 0.." + std::to_string(ncores) + " (hwloc reports " +
+                std::to_string(ncores) + " cores; 0 = all)");
+  const int max_t = opt.max_threads ? opt.max_threads : ncores;
+  std::vector<int> thread_counts;
+  for (int t = 1; t <= max_t; ++t) thread_counts.push_back(t);
+  const Isa isa = best_isa();
+  const KernelTable& kt = kernels_for(isa);
+
+  // Self-diagnosis (as nanobench does): conditions that make the numbers unreliable.
+  json diagnostics = json::array();
+  const auto load_before = load_average();
+  if (load_before && *load_before > 0.5 * ncores)
+    diagnostics.push_back("load average " + fmt(*load_before) + " on " + std::to_string(ncores) +
+                          " cores before the run: other processes compete for the cores, so "
+                          "bandwidth and compute numbers may be low; rerun on a quiet machine");
+  if (std::string(ROOFLAB_BUILD_TYPE) != "Release" && std::string(ROOFLAB_BUILD_TYPE) != "RelWithDebInfo")
+    diagnostics.push_back(std::string("built as ") + ROOFLAB_BUILD_TYPE +
+                          ": kernels are not optimized; configure with -DCMAKE_BUILD_TYPE=Release");
+  if (const std::string gov = cpufreq_governor(); !gov.empty() && gov != "performance")
+    diagnostics.push_back("cpufreq governor is '" + gov +
+                          "': the clock may ramp during the run; 'performance' is steadier");
+
+  std::map<std::string, size_t> reported;
+  size_t largest_reported = 0;
+  for (const auto& [lvl, c] : topo.caches) {
+    reported[lvl] = c.size;
+    largest_reported = std::max(largest_reported, c.size);
+  }
+
+  // --- sweep range ---
+  const size_t avail = available_memory();
+  // The bandwidth sweep holds 3 arrays of the largest working set (latency: 1).
+  const size_t mem_cap = avail / 6 / 64 * 64;
+  size_t max_ws;
+  std::string sweep_note;
+  if (opt.max_bytes) {
+    if (opt.max_bytes < 4 * kMinBytes)
+      throw Error("characterize: max_bytes must be at least " + format_bytes(4 * kMinBytes));
+    if (opt.max_bytes > mem_cap)
+      throw Error("characterize: max_bytes " + format_bytes(double(opt.max_bytes)) +
+                  " needs about 4x that in memory; " + format_bytes(double(avail)) +
+                  " available");
+    max_ws = opt.max_bytes;
+    sweep_note = "largest size set by the caller";
+  } else if (prof.max_bytes) {
+    max_ws = std::min(prof.max_bytes, mem_cap);
+    sweep_note = "largest size fixed by the '" + opt.profile + "' profile";
+  } else {
+    // 8x so several points lie in the DRAM range (>= 4x the last cache).
+    max_ws = 8 * std::max(largest_reported, kAssumedLlc);
+    sweep_note = "largest size 8x max(largest reported cache " +
+                 format_bytes(double(largest_reported)) + ", 32 MiB)";
+    if (max_ws > kSweepCap) {
+      max_ws = kSweepCap;
+      sweep_note += ", capped at 1 GiB (a VM may report an implausible L3)";
+    }
+    if (max_ws > mem_cap) {
+      max_ws = mem_cap;
+      sweep_note += ", capped at 1/6 of available memory";
+    }
+  }
+  const std::vector<size_t> sizes = sweep_sizes(max_ws, prof.per_octave);
+
+  // --- measurements ---
+  say("clock estimate (dependent integer adds on core 0)");
+  const double ghz = estimate_clock_ghz(topo.core_cpu[0], prof.clock);
+
+  say("latency: pointer chase over " + std::to_string(sizes.size()) + " sizes, " +
+      format_bytes(double(sizes.front())) + " .. " + format_bytes(double(sizes.back())));
+  const auto lat = measure_latency(topo.core_cpu[0], sizes, prof.lat);
+
+  const std::vector<BwKernel> kernels(std::begin(kAllBwKernels), std::end(kAllBwKernels));
+  std::vector<BwCurve> curves;
+  for (int t : thread_counts) {
+    auto c = measure_bandwidth(kt, topo.core_cpu, t, kernels, sizes, prof.bw, opt.progress);
+    curves.insert(curves.end(), c.begin(), c.end());
+  }
+
+  struct ComputeKernel {
+    const char* name;
+    ComputeFn fn;
+    double flops_per_lane;
+    int lanes;
+  };
+  const ComputeKernel compute_kernels[] = {
+      {"fma_f64", kt.fma_f64, 2, kt.lanes_f64},       {"fma_f32", kt.fma_f32, 2, kt.lanes_f32},
+      {"add_f64", kt.add_f64, 1, kt.lanes_f64},       {"add_f32", kt.add_f32, 1, kt.lanes_f32},
+      {"mul_f64", kt.mul_f64, 1, kt.lanes_f64},       {"mul_f32", kt.mul_f32, 1, kt.lanes_f32},
+      {"addmin_f64", kt.addmin_f64, 2, kt.lanes_f64}, {"addmin_f32", kt.addmin_f32, 2, kt.lanes_f32}};
+  json ceilings = json::object(), ceilings_median = json::object();
+  for (const auto& ck : compute_kernels) {
+    say("compute " + std::string(ck.name) + " (" + std::string(to_string(isa)) + "), threads 1.." +
+        std::to_string(max_t));
+    for (int t : thread_counts) {
+      Stat s = measure_compute(ck.fn, ck.flops_per_lane * ck.lanes, topo.core_cpu, t,
+                               prof.compute);
+      ceilings[ck.name][std::to_string(t)] = s.best;
+      ceilings_median[ck.name][std::to_string(t)] = s.median;
+    }
+  }
+
+  // --- capacities ---
+  const Curve read1 = best_curve(find_curve(curves, BwKernel::read, 1));
+  Curve lat_curve;
+  for (const auto& p : lat) lat_curve.emplace_back(double(p.bytes), p.ns.best);
+  const auto bw_caps = detect_capacities(read1);
+  CapacityOptions lat_opt;
+  lat_opt.higher_is_better = false;
+  const auto lat_caps = detect_capacities(lat_curve, lat_opt);
+  const Labeled labeled = label_levels(bw_caps, reported);
+
+  json warnings = json::array();
+  for (const auto& lvl : kCacheLevels) {
+    auto r = reported.find(lvl);
+    auto m = labeled.levels.find(lvl);
+    if (r != reported.end() && m == labeled.levels.end()) {
+      warnings.push_back(lvl + ": reported " + format_bytes(double(r->second)) +
+                         ", not detected in the read-bandwidth curve (sweep " +
+                         format_bytes(double(sizes.front())) + " .. " +
+                         format_bytes(double(sizes.back())) + ")");
+    } else if (r == reported.end() && m != labeled.levels.end()) {
+      warnings.push_back(lvl + ": measured " + format_bytes(double(m->second)) +
+                         ", not reported by hwloc");
+    } else if (r != reported.end()) {
+      const double ratio = double(r->second) / double(m->second);
+      if (ratio > 2 || ratio < 0.5)
+        warnings.push_back(lvl + ": reported " + format_bytes(double(r->second)) + ", measured " +
+                           format_bytes(double(m->second)) + " (differ by more than 2x)");
+    }
+    if (m != labeled.levels.end()) {
+      bool confirmed = std::any_of(lat_caps.begin(), lat_caps.end(), [&](size_t c) {
+        const double q = double(c) / double(m->second);
+        return q >= 0.5 && q <= 2;
+      });
+      if (!confirmed)
+        warnings.push_back(lvl + ": no matching jump in the pointer-chase latency curve "
+                                 "within 2x of " + format_bytes(double(m->second)));
+    }
+  }
+  for (size_t c : labeled.unlabeled)
+    warnings.push_back("extra read-bandwidth transition at " + format_bytes(double(c)) +
+                       " not mapped to a cache level");
+
+  // --- levels ---
+  std::map<int, std::map<std::string, Range>> ranges;
+  for (int t : thread_counts) {
+    const auto inst = cache_instances(topo, t);
+    ranges[t] = level_ranges(labeled.levels, inst,
+                             dram_floor(labeled.levels, reported, inst, double(sizes.back())));
+  }
+  json levels = json::object();
+  json curves_json = json::array();
+  for (const auto& c : curves) {
+    json pts = json::array();
+    for (const auto& p : c.points)
+      pts.push_back({{"bytes", p.bytes}, {"gbps", p.gbps.best}, {"gbps_median", p.gbps.median}});
+    curves_json.push_back({{"kernel", name(c.kernel)},
+                           {"threads", c.threads},
+                           {"nontemporal", nontemporal(c.kernel)},
+                           {"points", pts}});
+    const Curve xy = best_curve(c);
+    for (const auto& [lvl, r] : ranges[c.threads])
+      if (auto v = median_in(xy, r))
+        levels[lvl][std::string(name(c.kernel))][std::to_string(c.threads)] = *v;
+  }
+  json lat_points = json::array(), lat_levels = json::object();
+  for (const auto& p : lat)
+    lat_points.push_back({{"bytes", p.bytes}, {"ns", p.ns.best}, {"ns_median", p.ns.median}});
+  for (const auto& [lvl, r] : ranges[1])
+    if (auto v = median_in(lat_curve, r)) lat_levels[lvl] = *v;
+
+  std::vector<int> likwid_threads = {1};
+  if (max_t > 1) likwid_threads.push_back(max_t);
+  json likwid = run_likwid(opt, prof, isa, curves, likwid_threads, ranges, sizes.back());
+
+  // --- the document ---
+  json isas = json::array();
+  for (Isa i : {Isa::scalar, Isa::avx2, Isa::avx512})
+    if (isa_supported(i)) isas.push_back(to_string(i));
+  json reported_json = {{"source", "hwloc"}};
+  for (const auto& [lvl, c] : reported) reported_json[lvl] = c;
+  json measured_json = {{"source", "read-bandwidth + pointer-chase curves"}};
+  for (const auto& [lvl, c] : labeled.levels) measured_json[lvl] = c;
+
+  const std::string ms_bw = fmt(prof.bw.target_s * 1e3);
+  const std::string sweep_desc = format_bytes(double(sizes.front())) + " .. " +
+                                 format_bytes(double(sizes.back())) + ", " +
+                                 std::to_string(prof.per_octave) + " sizes per octave (" +
+                                 sweep_note + ")";
+  json method = {
+      {"sweep", "Working sets " + sweep_desc + "; the same sizes for bandwidth and latency."},
+      {"bandwidth",
+       "Per point the kernel repeats over its working set until one sample lasts >= " + ms_bw +
+           " ms (the calibration runs also warm the caches), then " +
+           std::to_string(prof.bw.samples) +
+           " samples are timed barrier to barrier; `gbps` is the best sample (least disturbed), "
+           "`gbps_median` the median. OpenMP threads are pinned one per core "
+           "(sched_setaffinity to the first PU of hwloc core t); the working set is split "
+           "evenly and each thread allocates and first-touches its own slice (2 MiB aligned, "
+           "transparent huge pages requested). `bytes` is the whole working set (all arrays, "
+           "all threads, rounded to cache lines per thread). Traffic counted: read 1, copy 2, "
+           "update 2, triad 3 arrays; write-allocate not counted. Kernels: " +
+           std::string(to_string(isa)) +
+           " vector code (read with 8 independent sums); copy_nt/triad_nt use non-temporal "
+           "stores (_mm512_stream_pd / _mm256_stream_pd / movnti) and sfence."},
+      {"levels",
+       "bandwidth.levels[L][kernel][T] = median of the curve points (best samples) whose "
+       "working set lies in [max(2x previous level, C/8), C/2], C = aggregate capacity for T "
+       "threads = measured capacity x distinct caches of that level the T pinned cores use "
+       "(hwloc sharing: private L1/L2 give T x, a shared L3 1 x). DRAM: points >= 4x the "
+       "largest aggregate cache (measured or reported); when the sweep went 2x past a reported "
+       "cache that was not detected (an implausible VM L3), 4x the largest measured one; no "
+       "DRAM level when the sweep stops inside a reported cache. A level with no point in its range is absent. latency.levels: the same "
+       "ranges for 1 thread."},
+      {"capacities",
+       "caches.measured from the 1-thread read-bandwidth curve (detect_capacities): "
+       "median-of-3 smoothing in log space; a transition is a run of points each more than "
+       "15% below the point at most one octave smaller; a level's capacity is the largest "
+       "working set before the transition (last point on the plateau, so quantized to the "
+       "sweep grid). Transitions are labeled L1/L2/L3 by matching hwloc's sizes within 2x, "
+       "otherwise in ascending order. The same rule on the latency curve (jumps up) gives "
+       "caches.detected.latency, the cross-check behind the latency warnings."},
+      {"latency",
+       "Pointer chase over a random single-cycle permutation (Sattolo) of the 64-byte lines "
+       "of a buffer of `bytes`, 1 thread pinned to core 0, huge pages requested; warmed by "
+       "min(lines, 2^20) loads; ns per dependent load, best of " +
+           std::to_string(prof.lat.samples) + " samples of >= " +
+           fmt(prof.lat.target_s * 1e3) + " ms."},
+      {"compute",
+       "Each pinned thread advances " + std::to_string(kComputeAccumulators) + " independent " +
+           std::string(to_string(isa)) +
+           " accumulator chains (covers latency x throughput) for a calibrated iteration "
+           "count; GFLOP/s = threads x iterations x accumulators x lanes x flops per op / time, best of " +
+           std::to_string(prof.compute.samples) + " samples of >= " +
+           fmt(prof.compute.target_s * 1e3) +
+           " ms (ceilings_median: the median). Flops per op: fma 2, add 1, mul 1, addmin 2 "
+           "(add then min: the Floyd-Warshall relaxation). The ISA is the widest the CPU has "
+           "(avx512 > avx2 > scalar; scalar has no FMA instruction, so fma = mul + add)."},
+      {"clock",
+       "host.clock_ghz_estimate: chains of dependent 64-bit integer adds (1 cycle latency on "
+       "x86-64) on core 0, best of " + std::to_string(prof.clock.samples) +
+           " samples: the clock with one core busy."},
+      {"likwid_bench",
+       "likwid-bench -t load/copy (_avx or _avx512 when available) -w N:SIZE:T -i ITERS at the "
+       "top of the L1 and L2 ranges and the largest sweep size, for 1 and all threads; gbps "
+       "= its MByte/s / 1000 (no write-allocate); rooflab_gbps = our read/copy curve "
+       "log-log interpolated at likwid's actual working set; ITERS aims at " +
+           fmt(prof.likwid_seconds) + " s; each run is killed after " +
+           std::to_string(prof.likwid_timeout_s) + " s."}};
+
+  json host_json = {{"hostname", host.hostname},
+                    {"cpu", host.cpu_model},
+                    {"cores", ncores},
+                    {"threads", topo.pus},
+                    {"isa", isas},
+                    {"virtualized", host.virtualized},
+                    {"hypervisor", host.hypervisor.empty() ? json(nullptr) : json(host.hypervisor)},
+                    {"clock_ghz_estimate", ghz}};
+  if (host.cpu_mhz_reported) host_json["cpu_mhz_reported"] = *host.cpu_mhz_reported;
+
+  if (const auto load_after = load_average(); load_after && *load_after > ncores + 0.5)
+    diagnostics.push_back("load average " + fmt(*load_after) + " after the run exceeds the " +
+                          std::to_string(ncores) + " cores this run used: it was not alone");
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  return {{"schema", "rooflab.machine/1"},
+          {"created", utc_now()},
+          {"rooflab_version", ROOFLAB_VERSION},
+          {"build_type", ROOFLAB_BUILD_TYPE},
+          {"profile", opt.profile},
+          {"wall_seconds", wall},
+          {"diagnostics", diagnostics},
+          {"host", host_json},
+          {"caches",
+           {{"reported", reported_json},
+            {"measured", measured_json},
+            {"detected", {{"read_bandwidth", bw_caps}, {"latency", lat_caps}}},
+            {"warnings", warnings}}},
+          {"bandwidth",
+           {{"write_allocate_counted", false},
+            {"threads", thread_counts},
+            {"curves", curves_json},
+            {"levels", levels}}},
+          {"compute",
+           {{"isa", to_string(isa)},
+            {"accumulators", kComputeAccumulators},
+            {"ceilings", ceilings},
+            {"ceilings_median", ceilings_median}}},
+          {"latency", {{"threads", 1}, {"points", lat_points}, {"levels", lat_levels}}},
+          {"likwid_bench", likwid},
+          {"method", method}};
+}
+
+}  // namespace rooflab::microbench

@@ -1,0 +1,56 @@
+#pragma once
+// Micro-benchmark kernels, one table per ISA (scalar baseline, AVX2+FMA, AVX-512), chosen at
+// run time. Kernels do no timing and no allocation; measure.cpp owns both.
+//
+// Bandwidth kernels stream over double arrays of n elements. Bytes moved (what the curves
+// count, write-allocate excluded): read 1, copy 2, update 2, triad 3 arrays x 8n.
+// The *_nt variants use non-temporal stores; their destination should be 64-byte aligned
+// (an unaligned head is written with ordinary stores).
+//
+// Compute kernels run `iters` iterations over K independent vector accumulators (enough to
+// cover FMA latency x throughput) and return the sum of every lane of every accumulator, so
+// the work cannot be elided and tests can check the value analytically:
+//   fma:    acc = acc * x + y   (acc0 = 0)      2 flops per lane per iteration
+//   add:    acc = acc + y       (acc0 = 0)      1 flop
+//   mul:    acc = acc * x       (acc0 = 1)      1 flop
+//   addmin: acc = min(acc + y, x) (acc0 = 0)    2 flops (the Floyd-Warshall relaxation)
+// The f32 kernels convert x and y to float and accumulate in float.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "harness/isa.hpp"
+
+namespace rooflab::microbench {
+
+// Independent accumulators per compute kernel: covers latency x throughput on current x86
+// (e.g. FMA latency 4 x 2 ports = 8) while 12 + 2 constants still fit 16 vector registers.
+inline constexpr int kComputeAccumulators = 12;
+
+using ReadFn = double (*)(const double* a, size_t n);
+using CopyFn = void (*)(double* b, const double* a, size_t n);
+using UpdateFn = void (*)(double* a, double s, size_t n);
+using TriadFn = void (*)(double* a, const double* b, const double* c, double s, size_t n);
+using ComputeFn = double (*)(uint64_t iters, double x, double y);
+
+struct KernelTable {
+  Isa isa;
+  ReadFn read;
+  CopyFn copy;
+  UpdateFn update;
+  TriadFn triad;
+  CopyFn copy_nt;
+  TriadFn triad_nt;
+  ComputeFn fma_f64, fma_f32, add_f64, add_f32, mul_f64, mul_f32, addmin_f64, addmin_f32;
+  int lanes_f64;  // accumulators x vector width: values updated per iteration
+  int lanes_f32;
+};
+
+const KernelTable& scalar_kernels();
+const KernelTable& avx2_kernels();
+const KernelTable& avx512_kernels();
+
+// ISA support and names come from harness/isa.hpp (isa_supported, best_isa, to_string).
+const KernelTable& kernels_for(Isa isa);  // throws rooflab::Error if the CPU lacks `isa`
+
+}  // namespace rooflab::microbench

@@ -1,0 +1,42 @@
+#pragma once
+// From detected capacities to named levels and per-level plateau values. Pure functions.
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rooflab::microbench {
+
+inline const std::vector<std::string> kCacheLevels = {"L1", "L2", "L3"};
+
+struct Labeled {
+  std::map<std::string, size_t> levels;  // "L1".."L3" -> bytes
+  std::vector<size_t> unlabeled;         // detected transitions with no level left for them
+};
+// Each reported level takes the detected capacity nearest to it within 2x; each remaining
+// detection takes, among the free levels where sizes stay increasing, the one whose reported
+// size is nearest (the first one if none is reported). Without reported sizes this is
+// simply L1, L2, L3 in order.
+Labeled label_levels(const std::vector<size_t>& detected,
+                     const std::map<std::string, size_t>& reported);
+
+struct Range {
+  double lo, hi;  // inclusive working-set bounds, bytes
+};
+// Working-set ranges "well inside" each level for a run on `threads` threads, from per-level
+// capacities and instances(level) = how many separate caches of that level the threads use
+// (T for private caches, 1 for a shared L3). Cache level: [max(2 x previous level, C/8), C/2]
+// of its aggregate capacity C (or (previous, C] when that is empty). DRAM: >= dram_floor.
+std::map<std::string, Range> level_ranges(const std::map<std::string, size_t>& capacity,
+                                          const std::map<std::string, int>& instances,
+                                          double dram_floor);
+
+// Median value of the points whose size lies in r; nullopt if none does.
+std::optional<double> median_in(const std::vector<std::pair<double, double>>& points, Range r);
+
+// Log-log interpolation of value at `bytes` (clamped to the curve's ends); points sorted.
+double interpolate(const std::vector<std::pair<double, double>>& points, double bytes);
+
+}  // namespace rooflab::microbench

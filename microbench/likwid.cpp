@@ -1,0 +1,89 @@
+#include "microbench/likwid.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <regex>
+#include <sstream>
+
+namespace rooflab::microbench {
+
+namespace {
+// Runs a shell command, returning (exit status or -1, combined output).
+std::pair<int, std::string> run_command(const std::string& cmd) {
+  std::string out;
+  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
+  if (!f) return {-1, "popen failed"};
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) out.append(buf.data(), n);
+  int st = pclose(f);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+std::string last_line(const std::string& s) {
+  std::istringstream in(s);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t-\r") != std::string::npos) last = line;
+  return last;
+}
+}  // namespace
+
+std::optional<LikwidParsed> parse_likwid_bench(const std::string& output) {
+  static const std::regex mbs(R"(MByte/s:\s*([0-9.eE+-]+))");
+  static const std::regex size(R"(Size \(Byte\):\s*([0-9]+))");
+  std::smatch m;
+  if (!std::regex_search(output, m, mbs)) return std::nullopt;
+  LikwidParsed p{std::strtod(m[1].str().c_str(), nullptr), std::nullopt};
+  if (std::regex_search(output, m, size)) p.size_bytes = std::stoull(m[1].str());
+  return p;
+}
+
+std::optional<std::string> find_on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  if (!path) return std::nullopt;
+  std::istringstream in(path);
+  for (std::string dir; std::getline(in, dir, ':');) {
+    std::string full = (dir.empty() ? "." : dir) + "/" + program;
+    if (access(full.c_str(), X_OK) == 0) return full;
+  }
+  return std::nullopt;
+}
+
+std::string likwid_bench_version(const std::string& exe) {
+  auto [rc, out] = run_command("timeout 10 '" + exe + "' -h");
+  static const std::regex ver(R"(Version\s+([0-9][0-9.]*))");
+  std::smatch m;
+  return std::regex_search(out, m, ver) ? m[1].str() : "";
+}
+
+LikwidResult run_likwid_bench(const std::string& exe, const std::string& test, size_t bytes,
+                              int threads, uint64_t iters, int timeout_s) {
+  LikwidResult r;
+  // likwid sizes are decimal (kB = 1000 bytes) and cover all streams of all threads.
+  const size_t kb = std::max<size_t>(1, (bytes + 500) / 1000);
+  r.command = "likwid-bench -t " + test + " -w N:" + std::to_string(kb) + "kB:" +
+              std::to_string(threads) + " -i " + std::to_string(iters);
+  auto [rc, out] = run_command("timeout " + std::to_string(timeout_s) + " '" + exe + "'" +
+                               r.command.substr(std::string("likwid-bench").size()));
+  auto parsed = parse_likwid_bench(out);
+  if (rc == 124) {
+    r.error = "timed out after " + std::to_string(timeout_s) + " s";
+  } else if (rc != 0 || !parsed) {
+    std::string why = last_line(out);
+    r.error = "exit status " + std::to_string(rc) + (why.empty() ? "" : ": " + why);
+  } else if (!(parsed->mbyte_per_s > 0)) {
+    r.error = "reported " + std::to_string(parsed->mbyte_per_s) + " MByte/s";
+  } else {
+    r.ok = true;
+    r.gbps = parsed->mbyte_per_s * 1e-3;
+    r.bytes = parsed->size_bytes.value_or(kb * 1000);
+  }
+  return r;
+}
+
+}  // namespace rooflab::microbench

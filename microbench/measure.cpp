@@ -1,0 +1,310 @@
+#include "microbench/measure.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <numeric>
+#include <optional>
+#include <random>
+
+#include "harness/error.hpp"
+#include "microbench/sysinfo.hpp"
+
+namespace rooflab::microbench {
+
+std::string_view name(BwKernel k) {
+  switch (k) {
+    case BwKernel::read: return "read";
+    case BwKernel::copy: return "copy";
+    case BwKernel::update: return "update";
+    case BwKernel::triad: return "triad";
+    case BwKernel::copy_nt: return "copy_nt";
+    case BwKernel::triad_nt: return "triad_nt";
+  }
+  return "?";
+}
+int arrays_touched(BwKernel k) {
+  switch (k) {
+    case BwKernel::read:
+    case BwKernel::update: return 1;
+    case BwKernel::copy:
+    case BwKernel::copy_nt: return 2;
+    default: return 3;
+  }
+}
+int arrays_counted(BwKernel k) { return k == BwKernel::update ? 2 : arrays_touched(k); }
+bool nontemporal(BwKernel k) { return k == BwKernel::copy_nt || k == BwKernel::triad_nt; }
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+// Kernel results end here so none is dead code, even under LTO.
+std::atomic<double> g_sink;
+
+Stat summarize(std::vector<double> v, bool higher_is_better) {
+  if (v.empty()) throw Error("microbench: no samples");
+  std::sort(v.begin(), v.end());
+  Stat s;
+  s.best = higher_is_better ? v.back() : v.front();
+  size_t n = v.size();
+  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return s;
+}
+
+// State shared by the threads of one parallel region; written by the master between barriers.
+struct Shared {
+  uint64_t reps = 1;
+  bool calibrating = true;
+  int retries = 0;
+  Clock::time_point t0;
+  std::vector<double> secs_per_rep;
+};
+
+// Called by every thread of the enclosing region (or by a lone thread: the orphaned barriers
+// are then no-ops). Grows `reps` until the master's own run lasts >= target/2 and scales it
+// to the target (its own time, not barrier to barrier: on a loaded machine waking the other
+// threads can take milliseconds, which would otherwise pass for work), then times `timing.samples` samples from the master's barrier to barrier, so a sample ends
+// when the slowest thread does. A sample shorter than target/3 means the calibration run was
+// disturbed (a thread descheduled by other load) and reps is too small: the samples restart
+// with reps scaled up, at most 5 times. Fills sh.secs_per_rep.
+template <class Run>
+void timed_samples(Shared& sh, bool master, const Timing& timing, Run&& run) {
+  if (master) {
+    sh.reps = 1;
+    sh.calibrating = true;
+    sh.retries = 0;
+    sh.secs_per_rep.clear();
+  }
+  for (;;) {
+#pragma omp barrier
+    if (!sh.calibrating && sh.secs_per_rep.size() >= size_t(timing.samples)) break;
+    if (master) sh.t0 = Clock::now();
+#pragma omp barrier
+    const auto own_start = Clock::now();
+    run(sh.reps);
+    const double own = std::chrono::duration<double>(Clock::now() - own_start).count();
+#pragma omp barrier
+    if (!master) continue;
+    const double dt = std::chrono::duration<double>(Clock::now() - sh.t0).count();
+    const double reps = double(sh.reps);
+    if (sh.calibrating) {
+      if (own >= timing.target_s / 2) {
+        sh.reps = std::max<uint64_t>(1, std::llround(reps * timing.target_s / own));
+        sh.calibrating = false;
+      } else {
+        const double grow = std::clamp(1.2 * timing.target_s / std::max(own, 1e-9), 2.0, 1000.0);
+        sh.reps = static_cast<uint64_t>(std::ceil(reps * grow));
+      }
+    } else if (dt < timing.target_s / 3 && sh.retries < 5) {
+      ++sh.retries;
+      sh.reps = static_cast<uint64_t>(std::ceil(reps * timing.target_s / std::max(dt, 1e-9)));
+      sh.secs_per_rep.clear();
+    } else {
+      sh.secs_per_rep.push_back(dt / reps);
+    }
+  }
+  // No thread may still be reading `sh` when the master resets it for the next call.
+#pragma omp barrier
+}
+
+void check_threads(const std::vector<int>& cpus, int threads) {
+  if (threads < 1 || threads > static_cast<int>(cpus.size()))
+    throw Error("microbench: " + std::to_string(threads) + " threads requested, " +
+                std::to_string(cpus.size()) + " cores available");
+}
+}  // namespace
+
+std::vector<BwCurve> measure_bandwidth(const KernelTable& kt, const std::vector<int>& cpus,
+                                       int threads, const std::vector<BwKernel>& kernels,
+                                       const std::vector<size_t>& sizes, const Timing& timing,
+                                       const Progress& progress) {
+  check_threads(cpus, threads);
+  if (sizes.empty() || kernels.empty()) return {};
+  const size_t max_ws = *std::max_element(sizes.begin(), sizes.end());
+  // Per thread: three arrays, each large enough for the whole per-thread working set of a
+  // one-array kernel, placed `stride` apart. The stride adds to the array size
+  //  - half a page plus a line (2112 B), so a load never shares its 4 KiB page offset with a
+  //    store issued fewer than ~60 vector stores earlier (false store-to-load dependency,
+  //    "4K aliasing"), and the streams use different cache sets;
+  //  - 37 pages, so arrays are never a power-of-two distance apart: AMD Zen's L1 way
+  //    predictor tags lines by a hash of linear-address bits 12..27, and arrays exactly
+  //    2^27 or 2^28 bytes apart collide in it (measured: L1 copy 130 instead of 205 GB/s).
+  const size_t per_array = (max_ws / size_t(threads) + 63) / 64 * 64;
+  const size_t stride = per_array + 33 * 64 + 37 * 4096;
+
+  std::vector<BwCurve> curves;
+  for (BwKernel k : kernels) curves.push_back({k, threads, {}});
+  Shared sh;
+  std::string error;
+  std::exception_ptr progress_error;
+
+#pragma omp parallel num_threads(threads)
+  {
+    const int tid = omp_get_thread_num();
+    const bool master = tid == 0;
+    std::optional<ScopedPin> pin;
+    PageBuffer buf;
+    try {
+      pin.emplace(cpus[tid]);
+      buf = PageBuffer(3 * stride);
+    } catch (const std::exception& e) {
+#pragma omp critical
+      error = e.what();
+    }
+#pragma omp barrier
+    if (error.empty()) {
+      auto* base = static_cast<char*>(buf.data());
+      double* a = reinterpret_cast<double*>(base);
+      double* b = reinterpret_cast<double*>(base + stride);
+      double* c = reinterpret_cast<double*>(base + 2 * stride);
+      // First touch by the owning (pinned) thread places pages on its NUMA node.
+      for (size_t i = 0; i < per_array / sizeof(double); ++i) {
+        a[i] = 1.0;
+        b[i] = 2.0;
+        c[i] = 0.5;
+      }
+      double sink = 0;
+      for (size_t ki = 0; ki < kernels.size(); ++ki) {
+        const BwKernel k = kernels[ki];
+        const size_t arrays = size_t(arrays_touched(k));
+        if (master && progress) try {
+          progress("bandwidth " + std::string(name(k)) + " " + std::to_string(threads) +
+                   (threads == 1 ? " thread" : " threads") + ": " +
+                   std::to_string(sizes.size()) + " sizes, " +
+                   format_bytes(double(sizes.front())) + " .. " +
+                   format_bytes(double(max_ws)));
+        } catch (...) {
+          progress_error = std::current_exception();  // never let it escape the region
+        }
+        size_t last_n = 0;
+        for (size_t ws : sizes) {
+          // Elements per thread per array, whole cache lines, at least one line.
+          size_t n = std::max<size_t>(
+              8, static_cast<size_t>(std::llround(double(ws) / double(arrays * threads * 64))) * 8);
+          n = std::min(n, per_array / sizeof(double));
+          if (n == last_n) continue;  // rounding merged two sweep sizes
+          last_n = n;
+          auto run = [&](uint64_t reps) {
+            switch (k) {
+              case BwKernel::read:
+                for (uint64_t r = 0; r < reps; ++r) sink += kt.read(a, n);
+                break;
+              case BwKernel::copy:
+                for (uint64_t r = 0; r < reps; ++r) kt.copy(b, a, n);
+                break;
+              case BwKernel::update:
+                for (uint64_t r = 0; r < reps; ++r) kt.update(a, 1.0, n);
+                break;
+              case BwKernel::triad:
+                for (uint64_t r = 0; r < reps; ++r) kt.triad(a, b, c, 1.0, n);
+                break;
+              case BwKernel::copy_nt:
+                for (uint64_t r = 0; r < reps; ++r) kt.copy_nt(b, a, n);
+                break;
+              case BwKernel::triad_nt:
+                for (uint64_t r = 0; r < reps; ++r) kt.triad_nt(a, b, c, 1.0, n);
+                break;
+            }
+          };
+          timed_samples(sh, master, timing, run);
+          if (master) {
+            const double bytes_ws = double(n * sizeof(double) * arrays * size_t(threads));
+            const double traffic = double(n * sizeof(double)) * arrays_counted(k) * threads;
+            std::vector<double> gbps;
+            for (double s : sh.secs_per_rep) gbps.push_back(traffic / s * 1e-9);
+            curves[ki].points.push_back({size_t(bytes_ws), summarize(gbps, true)});
+          }
+        }
+      }
+      g_sink.store(sink, std::memory_order_relaxed);
+    }
+  }
+  if (!error.empty()) throw Error("microbench: bandwidth setup failed: " + error);
+  if (progress_error) std::rethrow_exception(progress_error);
+  return curves;
+}
+
+std::vector<LatencyPoint> measure_latency(int cpu, const std::vector<size_t>& sizes,
+                                          const Timing& timing) {
+  if (sizes.empty()) return {};
+  ScopedPin pin(cpu);
+  constexpr size_t kLine = 64;
+  const size_t max_lines = *std::max_element(sizes.begin(), sizes.end()) / kLine + 1;
+  PageBuffer buf(max_lines * kLine);
+  auto* base = static_cast<char*>(buf.data());
+  auto line = [&](size_t i) { return reinterpret_cast<void**>(base + i * kLine); };
+  std::mt19937_64 rng(12345);  // fixed: the same permutation on every run
+  std::vector<size_t> order;
+  std::vector<LatencyPoint> out;
+  Shared sh;
+  for (size_t bytes : sizes) {
+    const size_t m = std::max<size_t>(2, bytes / kLine);
+    // Sattolo's algorithm: a uniformly random permutation that is a single cycle, so the
+    // chase visits every line before repeating and no prefetcher can predict it.
+    order.resize(m);
+    std::iota(order.begin(), order.end(), size_t(0));
+    for (size_t i = m - 1; i > 0; --i)
+      std::swap(order[i], order[std::uniform_int_distribution<size_t>(0, i - 1)(rng)]);
+    for (size_t i = 0; i < m; ++i) *line(order[i]) = line(order[(i + 1) % m]);
+    void* p = line(order[0]);
+    for (size_t i = 0, warm = std::min<size_t>(m, size_t(1) << 20); i < warm; ++i)
+      p = *static_cast<void**>(p);
+    auto run = [&](uint64_t loads) {
+      for (uint64_t i = 0; i < loads; ++i) p = *static_cast<void**>(p);
+    };
+    timed_samples(sh, true, timing, run);
+    g_sink.store(double(reinterpret_cast<uintptr_t>(p)), std::memory_order_relaxed);
+    std::vector<double> ns;
+    for (double s : sh.secs_per_rep) ns.push_back(s * 1e9);
+    out.push_back({m * kLine, summarize(ns, false)});
+  }
+  return out;
+}
+
+Stat measure_compute(ComputeFn fn, double flops_per_iter, const std::vector<int>& cpus,
+                     int threads, const Timing& timing) {
+  check_threads(cpus, threads);
+  Shared sh;
+  std::string error;
+#pragma omp parallel num_threads(threads)
+  {
+    const int tid = omp_get_thread_num();
+    std::optional<ScopedPin> pin;
+    try {
+      pin.emplace(cpus[tid]);
+    } catch (const std::exception& e) {
+#pragma omp critical
+      error = e.what();
+    }
+#pragma omp barrier
+    if (error.empty()) {
+      double sink = 0;
+      // x = 1 and a tiny y keep every accumulator finite and normal for any iteration count.
+      timed_samples(sh, tid == 0, timing, [&](uint64_t iters) { sink += fn(iters, 1.0, 1e-9); });
+      g_sink.store(sink, std::memory_order_relaxed);
+    }
+  }
+  if (!error.empty()) throw Error("microbench: " + error);
+  std::vector<double> gflops;
+  for (double s : sh.secs_per_rep) gflops.push_back(flops_per_iter * threads / s * 1e-9);
+  return summarize(gflops, true);
+}
+
+double estimate_clock_ghz(int cpu, const Timing& timing) {
+  ScopedPin pin(cpu);
+  Shared sh;
+  uint64_t x = 0;
+  timed_samples(sh, true, timing, [&](uint64_t reps) {
+    for (uint64_t r = 0; r < reps; ++r)
+      asm volatile(".rept 64\n\taddq $1, %0\n\t.endr" : "+r"(x));
+  });
+  g_sink.store(double(x), std::memory_order_relaxed);
+  return 64.0 / summarize(sh.secs_per_rep, false).best * 1e-9;
+}
+
+}  // namespace rooflab::microbench

@@ -1,0 +1,68 @@
+#pragma once
+// Timed measurements: bandwidth vs working-set size on pinned threads, pointer-chase latency,
+// compute ceilings and a clock estimate. Each point is repeated until one sample lasts at
+// least `target_s`, then `samples` samples are taken; callers get the best and the median.
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "microbench/kernels.hpp"
+
+namespace rooflab::microbench {
+
+enum class BwKernel { read, copy, update, triad, copy_nt, triad_nt };
+inline constexpr BwKernel kAllBwKernels[] = {BwKernel::read,  BwKernel::copy,
+                                             BwKernel::update, BwKernel::triad,
+                                             BwKernel::copy_nt, BwKernel::triad_nt};
+std::string_view name(BwKernel k);
+int arrays_touched(BwKernel k);  // working set: read 1, copy 2, update 1, triad 3
+int arrays_counted(BwKernel k);  // traffic counted: read 1, copy 2, update 2, triad 3
+bool nontemporal(BwKernel k);
+
+struct Timing {
+  double target_s = 2e-3;  // minimum duration of one sample
+  int samples = 5;
+};
+
+struct Stat {
+  double best = 0;    // fastest sample (highest rate / lowest latency)
+  double median = 0;
+};
+
+struct BwPoint {
+  size_t bytes;  // working set of all arrays and threads, after rounding to whole cache lines
+  Stat gbps;
+};
+struct BwCurve {
+  BwKernel kernel;
+  int threads;
+  std::vector<BwPoint> points;
+};
+
+using Progress = std::function<void(const std::string&)>;
+
+// One curve per kernel for `threads` threads pinned to cpus[0..threads-1]. The working set is
+// split evenly across threads; each thread allocates and first-touches its own slice.
+std::vector<BwCurve> measure_bandwidth(const KernelTable& kt, const std::vector<int>& cpus,
+                                       int threads, const std::vector<BwKernel>& kernels,
+                                       const std::vector<size_t>& sizes, const Timing& timing,
+                                       const Progress& progress);
+
+struct LatencyPoint {
+  size_t bytes;
+  Stat ns;  // per dependent load
+};
+// Pointer chase over a random single-cycle permutation of cache lines, on CPU `cpu`.
+std::vector<LatencyPoint> measure_latency(int cpu, const std::vector<size_t>& sizes,
+                                          const Timing& timing);
+
+// Aggregate GFLOP/s of `fn` on `threads` pinned threads; flops_per_iter is per thread.
+Stat measure_compute(ComputeFn fn, double flops_per_iter, const std::vector<int>& cpus,
+                     int threads, const Timing& timing);
+
+// Core clock from a chain of dependent integer adds (1 cycle latency on every x86-64 core).
+double estimate_clock_ghz(int cpu, const Timing& timing);
+
+}  // namespace rooflab::microbench

@@ -1,0 +1,105 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "harness/error.hpp"
+#include "microbench/levels.hpp"
+#include "microbench/likwid.hpp"
+
+using namespace rooflab::microbench;
+
+namespace {
+constexpr size_t KiB = 1024, MiB = 1024 * KiB;
+}
+
+TEST(LabelLevels, MatchesReportedSizes) {
+  auto l = label_levels({512 * KiB, 32 * KiB, 24 * MiB},
+                        {{"L1", 32 * KiB}, {"L2", 512 * KiB}, {"L3", 32 * MiB}});
+  EXPECT_EQ(l.levels.at("L1"), 32 * KiB);
+  EXPECT_EQ(l.levels.at("L2"), 512 * KiB);
+  EXPECT_EQ(l.levels.at("L3"), 24 * MiB);
+  EXPECT_TRUE(l.unlabeled.empty());
+}
+
+TEST(LabelLevels, AMissedL1DoesNotShiftTheOthers) {
+  auto l = label_levels({512 * KiB, 32 * MiB},
+                        {{"L1", 32 * KiB}, {"L2", 512 * KiB}, {"L3", 32 * MiB}});
+  EXPECT_EQ(l.levels.count("L1"), 0u);
+  EXPECT_EQ(l.levels.at("L2"), 512 * KiB);
+  EXPECT_EQ(l.levels.at("L3"), 32 * MiB);
+}
+
+TEST(LabelLevels, ImplausibleReportedL3StillGetsTheMeasuredThirdLevel) {
+  // The VM case: hwloc says 508 MiB, the curve drops at 32 MiB.
+  auto l = label_levels({32 * KiB, 512 * KiB, 32 * MiB},
+                        {{"L1", 32 * KiB}, {"L2", 512 * KiB}, {"L3", 508 * MiB}});
+  EXPECT_EQ(l.levels.at("L3"), 32 * MiB);
+}
+
+TEST(LabelLevels, AnUnmatchedDetectionTakesTheNearestFreeLevel) {
+  // L2 missed, L3 detected at 11 MiB (> 2x from the reported 32 MiB): still L3, not "L2".
+  auto l = label_levels({32 * KiB, 11 * MiB},
+                        {{"L1", 32 * KiB}, {"L2", 512 * KiB}, {"L3", 32 * MiB}});
+  EXPECT_EQ(l.levels.count("L2"), 0u);
+  EXPECT_EQ(l.levels.at("L3"), 11 * MiB);
+}
+
+TEST(LabelLevels, WithoutReportedSizesLevelsAreInOrderAndExtrasAreKeptApart) {
+  auto l = label_levels({1 * MiB, 64 * KiB, 8 * MiB, 128 * MiB}, {});
+  EXPECT_EQ(l.levels.at("L1"), 64 * KiB);
+  EXPECT_EQ(l.levels.at("L2"), 1 * MiB);
+  EXPECT_EQ(l.levels.at("L3"), 8 * MiB);
+  ASSERT_EQ(l.unlabeled.size(), 1u);
+  EXPECT_EQ(l.unlabeled[0], 128 * MiB);
+}
+
+TEST(LevelRanges, PrivateCachesScaleWithThreadsSharedL3DoesNot) {
+  std::map<std::string, size_t> caps = {{"L1", 32 * KiB}, {"L2", 512 * KiB}, {"L3", 32 * MiB}};
+  auto r = level_ranges(caps, {{"L1", 2}, {"L2", 2}, {"L3", 1}}, 256.0 * MiB);
+  EXPECT_DOUBLE_EQ(r.at("L1").lo, 8.0 * KiB);   // 64 KiB aggregate / 8
+  EXPECT_DOUBLE_EQ(r.at("L1").hi, 32.0 * KiB);  // / 2
+  EXPECT_DOUBLE_EQ(r.at("L2").lo, 128.0 * KiB);  // max(2 x 64 KiB, 1 MiB / 8)
+  EXPECT_DOUBLE_EQ(r.at("L2").hi, 512.0 * KiB);
+  EXPECT_DOUBLE_EQ(r.at("L3").lo, 4.0 * MiB);
+  EXPECT_DOUBLE_EQ(r.at("L3").hi, 16.0 * MiB);
+  EXPECT_DOUBLE_EQ(r.at("DRAM").lo, 256.0 * MiB);
+  EXPECT_TRUE(std::isinf(r.at("DRAM").hi));
+}
+
+TEST(LevelRanges, CloseLevelsUseTheWholeGap) {
+  auto r = level_ranges({{"L1", 32 * KiB}, {"L2", 96 * KiB}}, {{"L1", 1}, {"L2", 1}}, 1e9);
+  EXPECT_GT(r.at("L2").lo, 32.0 * KiB);
+  EXPECT_DOUBLE_EQ(r.at("L2").hi, 96.0 * KiB);
+}
+
+TEST(MedianIn, TakesOnlyPointsInsideTheRange) {
+  std::vector<std::pair<double, double>> pts = {{1, 100}, {2, 10}, {3, 30}, {4, 20}, {5, 1}};
+  EXPECT_DOUBLE_EQ(*median_in(pts, {2, 4}), 20);
+  EXPECT_DOUBLE_EQ(*median_in(pts, {2, 3}), 20);  // even count: mean of the middle two
+  EXPECT_FALSE(median_in(pts, {6, 9}).has_value());
+}
+
+TEST(Interpolate, LogLogBetweenPointsAndClampedOutside) {
+  std::vector<std::pair<double, double>> pts = {{1024, 100}, {4096, 25}};
+  EXPECT_DOUBLE_EQ(interpolate(pts, 2048), 50);
+  EXPECT_DOUBLE_EQ(interpolate(pts, 10), 100);
+  EXPECT_DOUBLE_EQ(interpolate(pts, 1e9), 25);
+  EXPECT_THROW(interpolate({}, 1), rooflab::Error);
+}
+
+TEST(LikwidParse, ReadsBandwidthAndSize) {
+  const char* out =
+      "Cycles:\t\t\t3185\nTime:\t\t\t1.302462e-06 sec\nSize (Byte):\t\t15872\n"
+      "Size per thread:\t15872\nMByte/s:\t\t121861.56\nCycles per update:\t0.321069\n";
+  auto p = parse_likwid_bench(out);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_DOUBLE_EQ(p->mbyte_per_s, 121861.56);
+  EXPECT_EQ(p->size_bytes, 15872u);
+  EXPECT_FALSE(parse_likwid_bench("ERROR: cannot open /dev/cpu/0/msr\n").has_value());
+}
+
+TEST(Likwid, MissingExecutableIsAnErrorMessageNotAnException) {
+  auto r = run_likwid_bench("/nonexistent/likwid-bench", "load", 16000, 1, 10, 5);
+  EXPECT_FALSE(r.ok);
+  EXPECT_FALSE(r.error.empty());
+}
