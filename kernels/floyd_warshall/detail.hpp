@@ -1,0 +1,43 @@
+#pragma once
+// Internals shared by the variant files (not part of the contract).
+#include "kernels/floyd_warshall/floyd_warshall.hpp"
+
+namespace rooflab::fw::detail {
+
+// The matrix as a grid of nt x nt tiles of bs x bs, in either layout. A tile op (I, J, K) is
+// FW-BASE(C = tile(I, J), A = tile(I, K), B = tile(K, J)).
+template <class T>
+struct Grid {
+  T* base = nullptr;
+  int64_t ld = 0;  // row stride of the standard layout
+  int64_t bs = 0, nt = 0;
+  bool bdl = false;
+  Kernels<T> k;
+  bool regblock = false;
+
+  T* tile(int64_t I, int64_t J) const {
+    return bdl ? base + (I * nt + J) * bs * bs : base + I * bs * ld + J * bs;
+  }
+  int64_t tile_ld() const { return bdl ? bs : ld; }
+  void op(int64_t I, int64_t J, int64_t K) const {
+    // C is A iff J == K, C is B iff I == K: only the disjoint case may drop the k-order.
+    const BaseFn<T> f = regblock && k.regblock && I != K && J != K ? k.regblock : k.plain;
+    f(tile(I, J), tile(I, K), tile(K, J), tile_ld(), bs, bs, bs);
+  }
+};
+
+// Schedules (each file one): called from outside a parallel region.
+template <class T> void flat_schedule(const Kernels<T>& k, T* D, int64_t n, int64_t ld);
+template <class T> void blocked_schedule(const Grid<T>& g);
+template <class T> void recursive_schedule(const Grid<T>& g, int64_t task_min_tiles);
+// Layout conversion (bdl.cpp): standard np x np (stride ld) <-> tiles of bs x bs.
+template <class T> void to_bdl(const T* D, int64_t np, int64_t ld, int64_t bs, T* S);
+template <class T> void from_bdl(const T* S, int64_t np, int64_t bs, T* D, int64_t ld);
+
+// The SIMD tables, each defined in its own translation unit (simd_avx2.cpp, simd_avx512.cpp)
+// compiled with that ISA's flags. Constant-initialized data, not functions: reading a table
+// runs no code from those TUs, so a CPU without the ISA can look at it (and skip) safely.
+extern const Kernels<double> simd_avx2_f64, simd_avx512_f64;
+extern const Kernels<float> simd_avx2_f32, simd_avx512_f32;
+
+}  // namespace rooflab::fw::detail

@@ -1,0 +1,421 @@
+// The "floyd_warshall" family table: variants, their parameters and models, the problem
+// instance (generation, verification), the profiles.
+#include <algorithm>
+#include <bit>
+#include <memory>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <type_traits>
+
+#include "harness/buffer.hpp"
+#include "harness/error.hpp"
+#include "kernels/floyd_warshall/floyd_warshall.hpp"
+
+namespace rooflab {
+namespace {
+using namespace fw;
+
+// ---- Variants and their parameters -------------------------------------------------------
+// Every variant is a plan over a kernel table; the variant fixes what it is about and lets
+// the rest be chosen by parameters, so the paper's ablations are parameter combinations:
+//   Rec-OPT    regblock/<isa>/.../sched:rec/layout:bdl
+//   NonRec-OPT regblock/<isa>/.../sched:blocked/layout:bdl
+//   Rec-NoBDL  regblock/<isa>/.../sched:rec/layout:std
+//   Rec-NoRBK  bdl/<isa>/.../sched:rec
+struct Spec {
+  const char* name;
+  const char* description;
+  bool simd;                 // kernels: simd_kernels(isa) (else portable, no ISA in the name)
+  Schedule sched;            // the default schedule
+  bool sched_param;          // sched:flat|blocked|rec may be given
+  bool flat_allowed;
+  Layout layout;             // the default layout
+  bool layout_param;         // layout:std|bdl may be given
+  bool regblock;
+};
+const Spec kSpecs[] = {
+    {"naive", "the three loops (k, i, j), rows of each k in parallel", false, Schedule::flat,
+     false, true, Layout::standard, false, false},
+    {"blocked", "FW-Blocking: pivot tile, pivot row/column tiles, the rest (OpenMP for), bs x bs tiles",
+     false, Schedule::blocked, false, false, Layout::standard, true, false},
+    {"recursive", "FW-REC: 8 recursive calls in dependency order down to a tile, OpenMP tasks",
+     false, Schedule::recursive, false, false, Layout::standard, true, false},
+    {"simd", "explicit SIMD base kernel (min of a + b, masked edges); sched:flat|blocked|rec",
+     true, Schedule::blocked, true, true, Layout::standard, true, false},
+    {"bdl", "block data layout (contiguous tiles, conversion timed) + SIMD kernel; sched:blocked|rec",
+     true, Schedule::recursive, true, false, Layout::bdl, false, false},
+    {"regblock", "SIMD kernel register-blocked (k innermost) where C != A, B; sched, layout",
+     true, Schedule::recursive, true, false, Layout::bdl, true, true},
+};
+
+const Spec* spec_of(const std::string& variant) {
+  for (const Spec& s : kSpecs)
+    if (variant == s.name) return &s;
+  return nullptr;
+}
+
+constexpr int64_t kDefaultBs = 64;  // the paper's choice
+constexpr int64_t kDefaultTaskMin = 256;
+// Above this N verification compares sampled rows and columns with Dijkstra: the full
+// O(N^3) double reference would take longer than the benchmark.
+constexpr int64_t kFullReferenceMax = 2048;
+
+struct Params {
+  int64_t n = 0;
+  Plan plan;
+  Graph graph = Graph::sparse;
+  const Spec* spec = nullptr;
+};
+
+const char* sched_name(Schedule s) {
+  return s == Schedule::flat ? "flat" : s == Schedule::blocked ? "blocked" : "rec";
+}
+
+Params params_of(const Case& c) {
+  const std::string name = c.name();
+  Params p;
+  p.spec = spec_of(c.variant);
+  if (!p.spec) throw Error(name + ": unknown floyd_warshall variant '" + c.variant + "'");
+  const Spec& s = *p.spec;
+  if (c.dims.size() != 2 || c.dims[0] != c.dims[1])
+    throw Error(name + ": floyd_warshall takes a square matrix, NxN");
+  p.n = c.dims[0];
+  if (p.n <= 0) throw Error(name + ": N must be >= 1, got " + std::to_string(p.n));
+
+  std::string known = "graph";
+  if (s.sched_param) known += ", sched";
+  if (s.layout_param) known += ", layout";
+  const bool tiled_variant = s.sched != Schedule::flat || s.sched_param;
+  if (tiled_variant) known += ", bs, task";
+  for (const auto& [k, v] : c.params) {
+    const bool ok = k == "graph" || (k == "sched" && s.sched_param) ||
+                    (k == "layout" && s.layout_param) || ((k == "bs" || k == "task") && tiled_variant);
+    if (!ok)
+      throw Error(name + ": unknown parameter '" + k + "' for floyd_warshall/" + c.variant +
+                  " (known: " + known + ")");
+  }
+
+  p.graph = parse_graph(c.param_str("graph", "sparse"));
+  p.plan.schedule = s.sched;
+  if (const std::string* v = c.param("sched")) {
+    if (*v == "blocked") p.plan.schedule = Schedule::blocked;
+    else if (*v == "rec") p.plan.schedule = Schedule::recursive;
+    else if (*v == "flat" && s.flat_allowed) p.plan.schedule = Schedule::flat;
+    else
+      throw Error(name + ": sched must be " + (s.flat_allowed ? "flat, " : "") +
+                  "blocked or rec, got '" + *v + "'");
+  }
+  p.plan.layout = s.layout;
+  if (const std::string* v = c.param("layout")) {
+    if (*v == "std") p.plan.layout = Layout::standard;
+    else if (*v == "bdl") p.plan.layout = Layout::bdl;
+    else throw Error(name + ": layout must be std or bdl, got '" + *v + "'");
+  }
+  p.plan.regblock = s.regblock;
+  if (p.plan.schedule == Schedule::flat && p.plan.layout == Layout::bdl)
+    throw Error(name + ": layout:bdl needs tiles (sched:blocked or sched:rec)");
+
+  // Default tile: the paper's 64, or the largest power of two <= N for small N.
+  const int64_t def_bs = std::min<int64_t>(kDefaultBs, int64_t(std::bit_floor(uint64_t(p.n))));
+  p.plan.bs = c.param_int("bs", def_bs);
+  if (p.plan.bs < 1 || !std::has_single_bit(uint64_t(p.plan.bs)))
+    throw Error(name + ": block size bs must be a power of two, got " + std::to_string(p.plan.bs));
+  if (p.plan.bs > p.n)
+    throw Error(name + ": block size bs:" + std::to_string(p.plan.bs) + " is larger than N = " +
+                std::to_string(p.n));
+  p.plan.task_min = c.param_int("task", kDefaultTaskMin);
+  if (p.plan.task_min < 1) throw Error(name + ": task (minimum rows of a task) must be >= 1");
+  return p;
+}
+
+std::string accepts(const Case& c) {
+  try {
+    params_of(c);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  if (c.threads < 1) return "threads must be >= 1";
+  return "";
+}
+
+bool tiled(const Plan& plan) { return plan.schedule != Schedule::flat; }
+
+// ---- Model -------------------------------------------------------------------------------
+// 2 flops per update (add + min), 2 N^3 for the logical N (the padding's work is overhead,
+// not counted). Compute ceiling: the add+min micro-benchmark. Traffic from the level the
+// matrix lives in, in the bandwidth kernels' convention (update = read + write, counted 2x):
+//   flat:  each k streams the whole matrix once (update), row k comes from cache: N updates
+//   tiled: each of the nt^3 tile ops reads and writes its C tile (2 np^3 s / bs in all);
+//          per pivot step the pivot row and column panels are read once (2 np^2 s), and
+//          A and B tiles are reused from cache across the step
+//   bdl:   plus the two conversions, each a copy of the matrix
+Model model(const Case& c) {
+  const Params p = params_of(c);
+  const double s = double(dtype_size(c.dtype)), n = double(p.n);
+  const double np = double(padded_size(p.n, p.plan)), bs = double(p.plan.bs);
+  Model m;
+  m.flops = 2 * n * n * n;
+  m.compute_ceiling = c.dtype == DType::f64 ? "addmin_f64" : "addmin_f32";
+  m.working_set = np * np * s;
+  if (!tiled(p.plan)) {
+    m.traffic = {{2 * n * n * n * s, "update"}};
+    m.note = "flat: the matrix is read and written once per k (N passes); row k stays in cache";
+    return m;
+  }
+  m.traffic = {{2 * np * np * np * s / bs, "update"}, {2 * np * np * s, "read"}};
+  m.note = "tiled (bs = " + std::to_string(p.plan.bs) +
+           "): each tile op reads+writes its C tile, A/B tiles reused within a pivot step, pivot "
+           "row+column panels read once per step";
+  if (p.plan.schedule == Schedule::recursive)
+    m.note += "; an upper bound for the recursion, whose reuse above the tile level (C blocks "
+              "kept across both k halves) is not modeled";
+  if (p.plan.regblock)
+    m.note += "; register blocking cuts C's L1 traffic (once per tile op instead of bs times), "
+              "not this";
+  if (p.plan.layout == Layout::bdl) {
+    m.traffic.push_back({2 * 2 * np * np * s, "copy"});
+    m.working_set *= 2;
+    m.note += "; bdl: + the conversion to and from block data layout (2 copies)";
+  }
+  if (np != n) m.note += "; N padded to " + std::to_string(int64_t(np)) + " (+inf vertices)";
+  return m;
+}
+
+size_t memory_bytes(const Case& c) {
+  try {
+    const Params p = params_of(c);
+    const size_t s = dtype_size(c.dtype), np = size_t(padded_size(p.n, p.plan)), n = size_t(p.n);
+    size_t b = np * np * s;                                   // D
+    if (p.plan.layout == Layout::bdl) b += np * np * s;       // BDL scratch
+    if (p.n <= kFullReferenceMax) b += n * n * sizeof(double);  // the double reference
+    return b;
+  } catch (const Error&) {
+    return 0;  // accepts() reports the reason
+  }
+}
+
+// ---- Instance ----------------------------------------------------------------------------
+template <class T>
+class FwInstance final : public Instance {
+ public:
+  FwInstance(const Params& p, Kernels<T> k)
+      : p_(p), k_(k), np_(padded_size(p.n, p.plan)), D_(size_t(np_ * np_)),
+        work_(p.plan.layout == Layout::bdl ? size_t(np_ * np_) : 0) {
+    fill();
+    check_input(D_.data(), p_.n, np_);
+  }
+
+  void run() override { solve(p_.plan, k_, D_.data(), np_, np_, work_.data()); }
+
+  // Back to the input graph before each repetition. Not needed for correctness (FW is
+  // idempotent on its own result, and no kernel's work depends on the values), but it makes
+  // the timed runs solve the benchmark's graph.
+  void reset() override { fill(); }
+
+  Verification verify() override {
+    fill();
+    run();
+    Verification v = check();
+    if (v.ok && p_.n <= kFullReferenceMax) {  // a second run on the result changes nothing
+      run();
+      Verification again = check();
+      if (!again.ok) again.detail = "second run(): " + again.detail;
+      v = again.ok ? v : again;
+    }
+    fill();
+    return v;
+  }
+
+ private:
+  void fill() {
+    generate(p_.graph, p_.n, D_.data(), np_);
+    // Padding: vertices without edges (inf everywhere, the diagonal too: never relaxed).
+    const T inf = std::numeric_limits<T>::infinity();
+    for (int64_t i = 0; i < np_; ++i)
+      for (int64_t j = i < p_.n ? p_.n : 0; j < np_; ++j) D_[size_t(i * np_ + j)] = inf;
+  }
+
+  T at(int64_t i, int64_t j) const { return D_[size_t(i * np_ + j)]; }
+
+  // |got - expected|, 0 for equal infinities, inf for NaN or a finite/inf mismatch.
+  static double err(double got, double expected) {
+    if (got == expected) return 0;
+    const double e = std::fabs(got - expected);
+    return std::isnan(e) ? std::numeric_limits<double>::infinity() : e;
+  }
+
+  Verification check() const {
+    Verification v;
+    v.tol = 0;  // integer weights: every order of exact adds and mins gives the same distances
+    std::ostringstream os;
+    os.precision(10);
+    const int64_t n = p_.n;
+    if (const int64_t c = negative_cycle_vertex(D_.data(), n, np_); c >= 0) {
+      v.max_err = std::numeric_limits<double>::infinity();
+      os << "negative cycle: D[" << c << "][" << c << "] = " << at(c, c)
+         << " < 0 after FW (vertex " << c << " lies on a cycle of negative weight); "
+            "shortest paths are undefined";
+      v.detail = os.str();
+      return v;
+    }
+    int64_t wi = -1, wj = -1;
+    double wexp = 0;
+    auto note = [&](int64_t i, int64_t j, double expected) {
+      const double e = err(double(at(i, j)), expected);
+      if (e > v.max_err || (wi < 0 && e > 0)) v.max_err = e, wi = i, wj = j, wexp = expected;
+    };
+    std::string how;
+    if (n <= kFullReferenceMax) {
+      const auto ref = reference(p_.graph, n);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j) note(i, j, (*ref)[size_t(i * n + j)]);
+      how = "all " + std::to_string(n) + "x" + std::to_string(n) + " distances vs the double reference";
+    } else {
+      // 8 rows and 8 columns: the first, the last (edge tiles) and 6 spread between.
+      const int64_t picks[] = {0, n / 7, 2 * n / 7 + 3, 3 * n / 7 + 5, 4 * n / 7 + 1, 5 * n / 7 + 7,
+                               6 * n / 7 + 2, n - 1};
+      for (int64_t s : picks) {
+        const auto row = dijkstra_row(p_.graph, n, s), col = dijkstra_col(p_.graph, n, s);
+        for (int64_t j = 0; j < n; ++j) note(s, j, row[size_t(j)]), note(j, s, col[size_t(j)]);
+      }
+      how = "8 rows and 8 columns vs Dijkstra in double (N > " + std::to_string(kFullReferenceMax) +
+            ": no full reference)";
+    }
+    // The padding vertices must stay without edges.
+    const T inf = std::numeric_limits<T>::infinity();
+    for (int64_t i = 0; i < np_; ++i)
+      for (int64_t j = i < n ? n : 0; j < np_; ++j)
+        if (at(i, j) != inf) {
+          v.max_err = std::numeric_limits<double>::infinity();
+          os << "padding entry (" << i << ", " << j << ") became " << at(i, j) << " (must stay inf)";
+          v.detail = os.str();
+          return v;
+        }
+    v.ok = v.max_err <= v.tol;
+    if (wi < 0) os << "exact: " << how;
+    else
+      os << "worst |error| " << v.max_err << " at (" << wi << ", " << wj << "): got " << at(wi, wj)
+         << ", expected " << wexp << "; " << how;
+    v.detail = os.str();
+    return v;
+  }
+
+  Params p_;
+  Kernels<T> k_;
+  int64_t np_;
+  AlignedBuffer<T> D_, work_;
+};
+
+template <class T>
+std::unique_ptr<Instance> make_typed(const Case& c) {
+  const Params p = params_of(c);
+  if (p.spec->simd) {
+    if (c.isa == Isa::none) throw Error(c.name() + ": floyd_warshall/" + c.variant + " needs an ISA");
+    return std::make_unique<FwInstance<T>>(p, simd_kernels<T>(c.isa));
+  }
+  if (c.isa != Isa::none)
+    throw Error(c.name() + ": floyd_warshall/" + c.variant + " is not ISA-specific");
+  return std::make_unique<FwInstance<T>>(p, portable_kernels<T>());
+}
+
+std::unique_ptr<Instance> make(const Case& c) {
+  return c.dtype == DType::f64 ? make_typed<double>(c) : make_typed<float>(c);
+}
+
+// ---- Profiles ----------------------------------------------------------------------------
+// Parameters in a fixed order: sched, layout, bs, task (only those the variant takes and the
+// plan uses).
+Case make_case(const std::string& variant, DType dt, int64_t n, int threads, const char* sched = nullptr,
+               const char* layout = nullptr) {
+  const Spec& s = *spec_of(variant);
+  Case c;
+  c.family = "floyd_warshall";
+  c.variant = variant;
+  c.dtype = dt;
+  c.dims = {n, n};
+  c.threads = threads;
+  const char* sc = sched ? sched : sched_name(s.sched);
+  if (s.sched_param) c.params.emplace_back("sched", sc);
+  if (s.layout_param) c.params.emplace_back("layout", layout ? layout : s.layout == Layout::bdl ? "bdl" : "std");
+  if (std::string(sc) != "flat") c.params.emplace_back("bs", std::to_string(kDefaultBs));
+  if (std::string(sc) == "rec") c.params.emplace_back("task", std::to_string(kDefaultTaskMin));
+  return c;
+}
+
+// The building blocks (naive optional), the optimized variant (Rec-OPT) and its no-register-
+// blocking twin (Rec-NoRBK, the regblock speed-up), and optionally the other two ablations.
+void add_set(std::vector<Case>& out, DType dt, int64_t n, int threads, bool with_naive, bool ablations) {
+  if (with_naive) out.push_back(make_case("naive", dt, n, threads));
+  out.push_back(make_case("blocked", dt, n, threads));
+  out.push_back(make_case("recursive", dt, n, threads));
+  out.push_back(make_case("simd", dt, n, threads, "blocked", "std"));
+  out.push_back(make_case("bdl", dt, n, threads, "rec"));                       // Rec-NoRBK
+  out.push_back(make_case("regblock", dt, n, threads, "rec", "bdl"));           // Rec-OPT
+  if (!ablations) return;
+  out.push_back(make_case("regblock", dt, n, threads, "blocked", "bdl"));       // NonRec-OPT
+  out.push_back(make_case("regblock", dt, n, threads, "rec", "std"));           // Rec-NoBDL
+}
+
+std::vector<Case> cases(std::string_view profile) {
+  std::vector<Case> out;
+  if (profile == "quick") {
+    // About a minute on 2 cores: N = 1024 with everything at 1 and 2 threads, an odd N
+    // (padding: 777 -> 832) at 2 threads, f64 for the two SIMD tiled variants.
+    for (int t : {1, 2}) add_set(out, DType::f32, 1024, t, true, true);
+    add_set(out, DType::f32, 777, 2, true, false);
+    out.push_back(make_case("bdl", DType::f64, 777, 1, "rec"));
+    out.push_back(make_case("regblock", DType::f64, 777, 1, "rec", "bdl"));
+  } else if (profile == "paper") {
+    // GFLOP/s vs N at 1 and 2 threads (naive only up to 2048: 8192 would take ~10 minutes a
+    // run), the four ablations at every size, f64 for Rec-OPT. From N = 4096 on, SIMD variants
+    // run only at the widest ISA of this CPU (the scalar path would take ~20 minutes per run
+    // at 8192 and shows nothing the smaller sizes do not).
+    for (int64_t n : {1024, 2048, 4096, 8192})
+      for (int t : {1, 2}) add_set(out, DType::f32, n, t, n <= 2048, true);
+    for (int64_t n : {1024, 4096})
+      for (int t : {1, 2}) out.push_back(make_case("regblock", DType::f64, n, t, "rec", "bdl"));
+    for (Case& c : out)
+      if (c.dims[0] >= 4096 && spec_of(c.variant)->simd) c.isa = best_isa();
+  }
+  return out;
+}
+
+Variant variant_row(const Spec& s) {
+  Variant v;
+  v.name = s.name;
+  v.description = s.description;
+  if (s.simd) v.isas = {Isa::scalar, Isa::avx2, Isa::avx512};
+  v.dtypes = {DType::f32, DType::f64};
+  v.accepts = accepts;
+  v.model = model;
+  v.make = make;
+  return v;
+}
+}  // namespace
+
+template <class T>
+std::unique_ptr<Instance> fw::make_instance(const Case& c, const Kernels<T>& k) {
+  if (c.dtype != (std::is_same_v<T, double> ? DType::f64 : DType::f32))
+    throw Error(c.name() + ": kernels of the wrong element type for this case");
+  return std::make_unique<FwInstance<T>>(params_of(c), k);
+}
+template std::unique_ptr<Instance> fw::make_instance<float>(const Case&, const Kernels<float>&);
+template std::unique_ptr<Instance> fw::make_instance<double>(const Case&, const Kernels<double>&);
+
+const Family& floyd_warshall_family() {
+  static const Family f = [] {
+    Family fam;
+    fam.name = "floyd_warshall";
+    fam.description = "Floyd-Warshall all-pairs shortest paths, cache-oblivious + SIMD + BDL + "
+                      "register blocking (Endo)";
+    for (const Spec& s : kSpecs) fam.variants.push_back(variant_row(s));
+    fam.cases = cases;
+    fam.memory_bytes = memory_bytes;
+    return fam;
+  }();
+  return f;
+}
+
+}  // namespace rooflab

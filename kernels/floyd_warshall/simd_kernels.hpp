@@ -1,0 +1,121 @@
+#pragma once
+// The `simd` base kernel and the `regblock` kernel, written once over a small vector-traits
+// type V and instantiated by each ISA translation unit (simd.cpp: scalar, simd_avx2.cpp,
+// simd_avx512.cpp).
+//
+// Include this header ONLY from those files, and only instantiate it with a traits type from
+// an anonymous namespace: every instantiation then has internal linkage, so no function
+// compiled with AVX-512 flags can be shared with (and picked by the linker for) other TUs.
+// Nothing from the standard library is called here for the same reason.
+//
+// V provides: T (element), R (register), W (lanes), MR (rows of a register block), NRV
+// (vectors per register-block row; nr = NRV * W), set1(T), load(p), store(p, x), loadn(p, n)
+// / storen(p, x, n) (first n < W lanes, masked), add, min (min(a, b) = a < b ? a : b, which
+// with a = the candidate and b = C is exactly "if C > A + B then C = A + B").
+#include "kernels/floyd_warshall/floyd_warshall.hpp"
+
+namespace rooflab::fw::simd {
+namespace {  // internal linkage in each ISA translation unit (see above)
+
+// One row: c[j] = min(a + b[j], c[j]) for j < n; four vectors per step, then one, then a
+// masked tail. b may be c (the pivot row relaxing itself): each vector of b is loaded before
+// the same vector of c is stored.
+template <class V>
+[[gnu::always_inline]] inline void relax_row(typename V::T* c, const typename V::T* b,
+                                             typename V::R a, int64_t n) {
+  constexpr int64_t W = V::W;
+  int64_t j = 0;
+  for (; j + 4 * W <= n; j += 4 * W) {
+    const auto s0 = V::add(a, V::load(b + j)), s1 = V::add(a, V::load(b + j + W));
+    const auto s2 = V::add(a, V::load(b + j + 2 * W)), s3 = V::add(a, V::load(b + j + 3 * W));
+    V::store(c + j, V::min(s0, V::load(c + j)));
+    V::store(c + j + W, V::min(s1, V::load(c + j + W)));
+    V::store(c + j + 2 * W, V::min(s2, V::load(c + j + 2 * W)));
+    V::store(c + j + 3 * W, V::min(s3, V::load(c + j + 3 * W)));
+  }
+  for (; j + W <= n; j += W) V::store(c + j, V::min(V::add(a, V::load(b + j)), V::load(c + j)));
+  if (j < n) {
+    const int r = int(n - j);
+    V::storen(c + j, V::min(V::add(a, V::loadn(b + j, r)), V::loadn(c + j, r)), r);
+  }
+}
+
+// FW-BASE-SIMD: k outermost, so C is read and written kk times (the paper's point about the
+// plain kernel), but any aliasing of C with A or B is handled exactly.
+template <class V>
+void plain(typename V::T* C, const typename V::T* A, const typename V::T* B, int64_t ld,
+           int64_t m, int64_t n, int64_t kk) {
+  for (int64_t k = 0; k < kk; ++k) {
+    const typename V::T* b = B + k * ld;
+    for (int64_t i = 0; i < m; ++i) relax_row<V>(C + i * ld, b, V::set1(A[i * ld + k]), n);
+  }
+}
+
+// One ROWS x (NV vectors) register block of C: loaded once, relaxed through all kk, stored
+// once. The last vector holds `tail` lanes (tail == W: full; then masked loads/stores).
+template <class V, int ROWS, int NV, bool MASKED>
+[[gnu::always_inline]] inline void block(typename V::T* C, const typename V::T* A,
+                                         const typename V::T* B, int64_t ld, int64_t kk, int tail) {
+  using R = typename V::R;
+  constexpr int64_t W = V::W;
+  auto ld_vec = [&](const typename V::T* p, int v) {
+    if constexpr (MASKED) return v == NV - 1 ? V::loadn(p + v * W, tail) : V::load(p + v * W);
+    else return V::load(p + v * W);
+  };
+  R c[ROWS][NV];
+  for (int r = 0; r < ROWS; ++r)
+    for (int v = 0; v < NV; ++v) c[r][v] = ld_vec(C + r * ld, v);
+  for (int64_t k = 0; k < kk; ++k) {
+    R b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = ld_vec(B + k * ld, v);
+    for (int r = 0; r < ROWS; ++r) {
+      const R a = V::set1(A[r * ld + k]);
+      for (int v = 0; v < NV; ++v) c[r][v] = V::min(V::add(a, b[v]), c[r][v]);
+    }
+  }
+  for (int r = 0; r < ROWS; ++r)
+    for (int v = 0; v < NV; ++v) {
+      if (MASKED && v == NV - 1) V::storen(C + r * ld + v * W, c[r][v], tail);
+      else V::store(C + r * ld + v * W, c[r][v]);
+    }
+}
+
+// ROWS rows of C across all n columns: NRV-vector blocks, single vectors, a masked tail.
+template <class V, int ROWS>
+void block_rows(typename V::T* C, const typename V::T* A, const typename V::T* B, int64_t ld,
+                int64_t n, int64_t kk) {
+  constexpr int64_t W = V::W, NR = V::NRV * V::W;
+  int64_t j = 0;
+  for (; j + NR <= n; j += NR) block<V, ROWS, V::NRV, false>(C + j, A, B + j, ld, kk, int(W));
+  for (; j + W <= n; j += W) block<V, ROWS, 1, false>(C + j, A, B + j, ld, kk, int(W));
+  if (j < n) block<V, ROWS, 1, true>(C + j, A, B + j, ld, kk, int(n - j));
+}
+
+template <class V, int ROWS>
+void rows_remainder(typename V::T* C, const typename V::T* A, const typename V::T* B, int64_t ld,
+                    int64_t n, int64_t kk, int rows) {
+  if constexpr (ROWS > 0) {
+    if (rows == ROWS) return block_rows<V, ROWS>(C, A, B, ld, n, kk);
+    rows_remainder<V, ROWS - 1>(C, A, B, ld, n, kk, rows);
+  }
+}
+
+// FW-BASE-REGBLOCK (loop interchange + register blocking): only valid when C is disjoint
+// from A and B, because then no C element is read as A or B during the k loop and
+// C[i][j] = min(C[i][j], min_k A[i][k] + B[k][j]) may be taken in any order. Rows in
+// blocks of MR, the last rows in one smaller block.
+template <class V>
+void regblock(typename V::T* C, const typename V::T* A, const typename V::T* B, int64_t ld,
+              int64_t m, int64_t n, int64_t kk) {
+  int64_t i = 0;
+  for (; i + V::MR <= m; i += V::MR) block_rows<V, V::MR>(C + i * ld, A + i * ld, B, ld, n, kk);
+  if (i < m) rows_remainder<V, V::MR - 1>(C + i * ld, A + i * ld, B, ld, n, kk, int(m - i));
+}
+
+template <class V>
+constexpr Kernels<typename V::T> table() {
+  return {plain<V>, regblock<V>};
+}
+
+}  // namespace
+}  // namespace rooflab::fw::simd
