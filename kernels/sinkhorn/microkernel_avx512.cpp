@@ -1,63 +1,20 @@
 // `microkernel`, AVX-512: 8 doubles / 16 floats per vector; micro-tile mr = 4 rows x nr = 2
 // vectors. Edges use native mask registers. Compiled always, run only where CPUID says so.
-// GCC 12's AVX-512 intrinsics build some results from _mm512_undefined_*(), which trips
-// -Wmaybe-uninitialized / -Wuninitialized at the inlining site (GCC bug 105593); silence it
-// for the header only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
 
+#include "kernels/simd/avx512.hpp"
 #include "kernels/sinkhorn/detail.hpp"
 #include "kernels/sinkhorn/fused_simd.hpp"
 #include "kernels/sinkhorn/microkernel_simd.hpp"
 
 namespace rooflab::sinkhorn {
 namespace {
-struct Avx512F64 {
-  using T = double;
-  using R = __m512d;
-  static constexpr int64_t W = 8;
+struct Avx512F64 : ::rooflab::simd::Avx512<double> {
   static constexpr int MR = 4;
   static constexpr int64_t NRV = 2;
-  static __mmask8 mask(int n) { return __mmask8((1u << n) - 1u); }
-  static R zero() { return _mm512_setzero_pd(); }
-  static R set1(T x) { return _mm512_set1_pd(x); }
-  static R load(const T* p) { return _mm512_loadu_pd(p); }
-  static void store(T* p, R x) { _mm512_storeu_pd(p, x); }
-  static R loadn(const T* p, int n) { return _mm512_maskz_loadu_pd(mask(n), p); }
-  static void storen(T* p, R x, int n) { _mm512_mask_storeu_pd(p, mask(n), x); }
-  static R add(R a, R b) { return _mm512_add_pd(a, b); }
-  static R mul(R a, R b) { return _mm512_mul_pd(a, b); }
-  static T hsum(R x) {
-    const __m256d h = _mm512_castpd512_pd256(_mm512_add_pd(x, _mm512_shuffle_f64x2(x, x, 0xEE)));
-    const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
-  }
 };
-
-struct Avx512F32 {
-  using T = float;
-  using R = __m512;
-  static constexpr int64_t W = 16;
+struct Avx512F32 : ::rooflab::simd::Avx512<float> {
   static constexpr int MR = 4;
   static constexpr int64_t NRV = 2;
-  static __mmask16 mask(int n) { return __mmask16((1u << n) - 1u); }
-  static R zero() { return _mm512_setzero_ps(); }
-  static R set1(T x) { return _mm512_set1_ps(x); }
-  static R load(const T* p) { return _mm512_loadu_ps(p); }
-  static void store(T* p, R x) { _mm512_storeu_ps(p, x); }
-  static R loadn(const T* p, int n) { return _mm512_maskz_loadu_ps(mask(n), p); }
-  static void storen(T* p, R x, int n) { _mm512_mask_storeu_ps(p, mask(n), x); }
-  static R add(R a, R b) { return _mm512_add_ps(a, b); }
-  static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
-  static T hsum(R x) {
-    const __m256 h = _mm512_castps512_ps256(_mm512_add_ps(x, _mm512_shuffle_f32x4(x, x, 0xEE)));
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-  }
 };
 }  // namespace
 
