@@ -15,7 +15,11 @@ namespace fs = std::filesystem;
 void write_text_atomic(const fs::path& path, const std::string& text) {
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   ensure_writable_dir(dir);
-  const fs::path tmp = dir / ("." + path.filename().string() + ".tmp." + std::to_string(getpid()));
+  // A hidden sibling, so the rename is atomic (same file system).
+  std::string name = ".";
+  name += path.filename().string();
+  name += ".tmp." + std::to_string(getpid());
+  const fs::path tmp = dir / name;
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw Error("cannot write " + tmp.string());
