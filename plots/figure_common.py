@@ -54,3 +54,37 @@ def main(description: str, plot: Callable, argv: list[str] | None = None) -> int
         return 2
     print(args.out)
     return 0
+
+
+# ----------------------------------------------------------------------------- per-family data
+
+def dims_label(dims) -> str:
+    """[4096, 4096] -> "4096x4096", as in benchmark names."""
+    return "x".join(str(int(d)) for d in dims)
+
+
+def variant_label(row) -> str:
+    """variant[/isa], as in benchmark names."""
+    return row.variant + (f"/{row.isa}" if isinstance(row.isa, str) and row.isa else "")
+
+
+def family_rows(model, family: str):
+    """(ok rows, not-plotted lines) of one family from model_frame(): failed and skipped rows
+    are never plotted, only listed with their status and message."""
+    fam = model[model.family == family]
+    omitted = [f"{r['name']}: {r.status}" + (f" ({r.message})" if r.message else "")
+               for _, r in fam.iterrows() if r.status != "ok"]
+    return fam[fam.status == "ok"].copy(), omitted
+
+
+def no_family_figure(family: str, run_dir, out_path, omitted: list[str]) -> Path:
+    """The note figure drawn instead of axes when a run has no usable rows of a family."""
+    lines = [f"no {family} benchmarks in this run" + (" that ran (all failed or skipped):" if omitted else "")]
+    return note_figure(f"{family} — {Path(run_dir).name}", lines + omitted[:12], out_path)
+
+
+def omitted_footer(fig, omitted: list[str], limit: int = 6) -> None:
+    """Lists the rows a figure did not plot (failed / skipped) at its bottom left, in red."""
+    if omitted:
+        shown = omitted[:limit] + ([f"... and {len(omitted) - limit} more"] if len(omitted) > limit else [])
+        fig.text(0.01, 0.005, "not plotted:\n" + "\n".join(shown), fontsize=7.5, va="bottom", color="#a00000")

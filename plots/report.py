@@ -19,7 +19,11 @@ import pandas as pd
 import attained_vs_predicted
 import bandwidth
 import cache_misses
+import figure_common as fc
+import fw_performance
 import roofline
+import sinkhorn_breakdown
+import sinkhorn_iteration
 from bandwidth import human_bytes
 from rooflab_data import FILES, LEVELS, RooflabDataError, Run, load_run
 
@@ -29,6 +33,16 @@ FIGURES = [  # (file, title, module, files it needs)
     ("attained_vs_predicted.png", "Measured vs predicted time", attained_vs_predicted, ("model",)),
     ("bandwidth.png", "Bandwidth vs working-set size", bandwidth, ("machine",)),
     ("cache_misses.png", "Cache misses", cache_misses, ("counters",)),
+]
+# Per-family sections after the general figures: (family, heading, figures, table cell).
+FAMILY_SECTIONS = [
+    ("sinkhorn", "Sinkhorn", [
+        ("sinkhorn_breakdown.png", "Column-rescaling breakdown (COFFEE Fig. 12)", sinkhorn_breakdown),
+        ("sinkhorn_iteration.png", "Per-iteration time, DRAM bandwidth fraction, thread scaling", sinkhorn_iteration)],
+     "median time"),
+    ("floyd_warshall", "Floyd-Warshall", [
+        ("fw_performance.png", "GFLOP/s vs N, add+min ceiling and ablations", fw_performance)],
+     "GFLOP/s"),
 ]
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em auto; max-width: 1300px;
@@ -44,6 +58,7 @@ tr.failed td { background: #fde2e2; color: #9b0000; } tr.skipped td { color: #77
 .meta { color: #555; } code { background: #f3f3f3; padding: 0 0.25em; }
 figure { margin: 1em 0 2em; } figure img { max-width: 100%; border: 1px solid #ddd; }
 figcaption { font-weight: 600; margin-bottom: 0.3em; }
+.scroll { overflow-x: auto; } table.compact { font-size: 0.85em; } table.compact td { padding: 0.15em 0.45em; }
 """
 
 
@@ -189,6 +204,66 @@ def figures_section(run: Run, out_dir: Path) -> str:
     return "\n".join(parts)
 
 
+def family_table(fam: pd.DataFrame, cell: str) -> str:
+    """One row per variant/ISA and parameters, one column per dtype, size and thread count: the
+    median time (Sinkhorn) or GFLOP/s (Floyd-Warshall) of each ok row, with its efficiency."""
+    ok = fam[fam.status == "ok"]
+    if ok.empty:
+        return ""
+    def key(r) -> str:  # the benchmark name without family, dtype, size and threads, in name order
+        parts = r["name"].split("/")[1:-1]
+        return "/".join(p for p in parts if p not in (r["dtype"], fc.dims_label(r.dims)))
+    col = lambda r: f"{r['dtype']} {fc.dims_label(r.dims)} {r.threads}T"
+    cells = {(key(r), col(r)): r for _, r in ok.iterrows()}
+    rows_k = sorted({k for k, _ in cells})
+    cols = sorted({c for _, c in cells}, key=lambda c: (c.split()[0], int(c.split()[2][:-1]),
+                                                        [int(x) for x in c.split()[1].split("x")]))
+    body = []
+    for k in rows_k:
+        line = [esc(k)]
+        for c in cols:
+            r = cells.get((k, c))
+            if r is None:
+                line.append("")
+                continue
+            v = fmt_time(r.median_s) if cell == "median time" else f"{fmt_num(r.gflops)}"
+            eff = "" if missing(r.efficiency) else f' <span class="meta">({r.efficiency:.2f})</span>'
+            line.append(esc(v) + eff)
+        body.append(line)
+    return (f'<p class="meta">{esc(cell)} per case (efficiency = predicted / measured time in parentheses).</p>'
+            '<div class="scroll">' + table(["variant/isa, parameters"] + cols, body,
+                                           num_cols=set(range(1, 1 + len(cols)))).replace("<table>", '<table class="compact">', 1)
+            + "</div>")
+
+
+def family_sections(run: Run, out_dir: Path) -> str:
+    parts = []
+    for family, heading, figures, cell in FAMILY_SECTIONS:
+        parts.append(f"<h2>{esc(heading)}</h2>")
+        if run.model_df is None:
+            parts.append(note(f"not drawn: {run.missing['model']}"))
+            continue
+        fam = run.model_df[run.model_df.family == family]
+        if fam.empty:
+            parts.append(note(f"no {family} benchmarks in this run"))
+            continue
+        for fname, title, module in figures:
+            try:
+                module.plot(run.run_dir, out_dir / fname)
+            except RooflabDataError as e:
+                parts.append(f"<h3>{esc(title)}</h3>" + note(f"not drawn: {e}", "warn"))
+                continue
+            parts.append(f'<figure><figcaption>{esc(title)}</figcaption>'
+                         f'<img src="{esc(fname)}" alt="{esc(title)}"></figure>')
+        parts.append(family_table(fam, cell))
+        bad = fam[fam.status != "ok"]
+        if not bad.empty:
+            parts.append("<h3>Not plotted</h3>" + table(
+                ["name", "status", "message"], [[esc(r["name"]), esc(r.status), esc(r.message)] for _, r in bad.iterrows()],
+                [r.status for _, r in bad.iterrows()]))
+    return "\n".join(parts)
+
+
 def results_section(run: Run) -> str:
     if run.model_df is None:
         return "<h2>Results</h2>" + note(run.missing["model"])
@@ -269,7 +344,8 @@ def build(run_dir, out_dir=None) -> Path:
     title = f"rooflab report — {host or run.run_dir.name}"
     body = [f"<h1>{esc(title)}</h1>", f'<p class="meta">run directory: <code>{esc(run.run_dir.resolve())}</code></p>']
     body += [note(msg) for msg in run.missing.values()]
-    body += [machine_section(run), figures_section(run, out), results_section(run), counters_section(run),
+    body += [machine_section(run), figures_section(run, out), family_sections(run, out), results_section(run),
+             counters_section(run),
              provenance_section(run)]
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{esc(title)}</title>"

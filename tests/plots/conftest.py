@@ -14,6 +14,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 PLOTS = REPO / "plots"
 RUN_SMALL = REPO / "tests" / "fixtures" / "run_small"
+# Sinkhorn rows of a real quick-profile run and Floyd-Warshall rows built from a real bench.json
+# (plus one failed and one skipped row each), with that run's machine.json.
+RUN_FAMILIES = REPO / "tests" / "fixtures" / "run_families"
 sys.path.insert(0, str(PLOTS))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -28,6 +31,18 @@ def run_copy(tmp_path) -> Path:
     """A writable copy of the fixture run, for tests that break or remove a file."""
     dst = tmp_path / "run"
     shutil.copytree(RUN_SMALL, dst)
+    return dst
+
+
+@pytest.fixture
+def run_families() -> Path:
+    return RUN_FAMILIES
+
+
+@pytest.fixture
+def families_copy(tmp_path) -> Path:
+    dst = tmp_path / "run_families"
+    shutil.copytree(RUN_FAMILIES, dst)
     return dst
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 
 import pytest
 from conftest import assert_png, load, run_script, save
@@ -104,3 +105,49 @@ def test_report_bad_input_fails_clearly(run_copy, tmp_path, case):
     assert p.returncode == 2
     assert expect in p.stderr and "Traceback" not in p.stderr
     assert not (tmp_path / "out" / "index.html").exists()
+
+
+# ------------------------------------------------------------------- per-family sections
+
+def test_family_sections_with_figures_tables_and_failed_rows(run_families, tmp_path):
+    out = tmp_path / "r"
+    page = make_report(run_families, out)
+    # after the general figures, before the results table
+    assert page.index("<h2>Figures</h2>") < page.index("<h2>Sinkhorn</h2>") < \
+        page.index("<h2>Floyd-Warshall</h2>") < page.index("<h2>Results</h2>")
+    for fig in ("sinkhorn_breakdown.png", "sinkhorn_iteration.png", "fw_performance.png"):
+        assert f'<img src="{fig}"' in page
+        assert_png(out / fig, min_bytes=30_000)
+    sk = page[page.index("<h2>Sinkhorn</h2>"):page.index("<h2>Floyd-Warshall</h2>")]
+    fw = page[page.index("<h2>Floyd-Warshall</h2>"):page.index("<h2>Results</h2>")]
+    # compact tables: one column per dtype/size/threads, the cell of a known row
+    assert "<th>f64 4096x4096 1T</th>" in sk and "<th>f32 1024x1024 2T</th>" in fw
+    assert re.search(r"<td>microkernel/avx2/part:col</td>(<td[^>]*>[^<]*(<span[^>]*>[^<]*</span>)?</td>)*?"
+                     r'<td class="num">13.8 ms <span class="meta">\(1.00\)</span></td>', sk)
+    assert re.search(r"<td>regblock/avx2/sched:rec/layout:bdl/bs:64/task:256</td>.*?45.2", fw, re.S)
+    # failed / skipped rows of each family are listed in that family's section
+    assert '<tr class="failed"><td>sinkhorn/c2r/f32/1023x517/part:col/threads:1</td>' in sk
+    assert '<tr class="skipped"><td>sinkhorn/microkernel/avx512/f64/4096x4096/part:col/threads:1</td>' in sk
+    assert "floyd_warshall/regblock/avx2/f32/777x777/sched:blocked/layout:bdl/bs:64/threads:2" in fw
+    assert "no sinkhorn benchmarks" not in page and "no floyd_warshall benchmarks" not in page
+
+
+def test_family_section_of_a_run_without_the_family(run_small, tmp_path):
+    doc = load(run_small, "model.json")
+    out = tmp_path / "r"
+    run = tmp_path / "run"
+    shutil.copytree(run_small, run)
+    doc["rows"] = [r for r in doc["rows"] if r["family"] != "floyd_warshall"]
+    save(run, "model.json", doc)
+    page = make_report(run, out)
+    fw = page[page.index("<h2>Floyd-Warshall</h2>"):page.index("<h2>Results</h2>")]
+    assert "no floyd_warshall benchmarks in this run" in fw
+    assert '<img src="fw_performance.png"' not in page and not (out / "fw_performance.png").exists()
+    assert '<img src="sinkhorn_breakdown.png"' in page  # run_small still has Sinkhorn rows
+
+
+def test_family_sections_without_model_json(run_copy, tmp_path):
+    (run_copy / "model.json").unlink()
+    page = make_report(run_copy, tmp_path / "r")
+    sk = page[page.index("<h2>Sinkhorn</h2>"):page.index("<h2>Floyd-Warshall</h2>")]
+    assert "not drawn:" in sk and "run `rooflab model`" in sk
