@@ -22,7 +22,7 @@ required=(build-essential cmake pkg-config libbenchmark-dev libgtest-dev nlohman
           python3-numpy python3-pandas python3-matplotlib python3-pytest)
 # POT: the peer the Sinkhorn family is compared with (tests skip without it).
 # Optional back ends: found at configure time when present (counters, later families).
-optional=(libpapi-dev likwid python3-pot)
+optional=(libpapi-dev likwid python3-pot libopenblas-dev libblis-dev libdnnl-dev libxsmm-dev mpich libmpich-dev)
 test_tools=(chromium python3-pot)
 
 missing=()

@@ -1,0 +1,274 @@
+// The allreduce designs of allreduce.hpp and their communication model.
+#include "kernels/sinkhorn/mpi/allreduce.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "harness/error.hpp"
+
+namespace rooflab::sinkhorn_mpi {
+namespace {
+// MPI counts are int; every message here is a slice of one N-vector, which the driver
+// bounds by INT_MAX elements.
+int count(int64_t n) { return static_cast<int>(n); }
+
+// Point-to-point tags on the node communicator (collectives have their own context).
+constexpr int kTagFold = 1, kTagHalve = 2, kTagPart = 3;
+
+int ceil_log2(int p) {
+  int k = 0;
+  while ((1 << k) < p) ++k;
+  return k;
+}
+}  // namespace
+
+// ---- Topology --------------------------------------------------------------------------
+Topology::Topology(int ranks_per_node) {
+  MPI_Comm_rank(world, &rank);
+  MPI_Comm_size(world, &size);
+  if (ranks_per_node > 0)
+    MPI_Comm_split(world, rank / ranks_per_node, rank, &node);
+  else
+    MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_split(world, node_rank == 0 ? 0 : MPI_UNDEFINED, rank, &leaders);
+  int is_leader = node_rank == 0;
+  MPI_Allreduce(&is_leader, &nodes, 1, MPI_INT, MPI_SUM, world);
+  MPI_Allreduce(&node_size, &max_node_size, 1, MPI_INT, MPI_MAX, world);
+}
+
+Topology::~Topology() {
+  if (leaders != MPI_COMM_NULL) MPI_Comm_free(&leaders);
+  if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
+}
+
+Design parse_design(const std::string& s) {
+  if (s == "mpich") return Design::mpich;
+  if (s == "ring") return Design::ring;
+  if (s == "salar") return Design::salar;
+  if (s == "coffee") return Design::coffee;
+  throw Error("unknown design '" + s + "' (known: mpich, ring, salar, coffee)");
+}
+
+const char* to_string(Design d) {
+  switch (d) {
+    case Design::mpich: return "mpich";
+    case Design::ring: return "ring";
+    case Design::salar: return "salar";
+    case Design::coffee: return "coffee";
+  }
+  return "?";
+}
+
+// ---- Ring ------------------------------------------------------------------------------
+// Segment k = part k of P. Reduce-scatter: in step s every rank sends its running sum of
+// segment (rank - s) to the right and adds the left neighbour's segment (rank - s - 1); after
+// P-1 steps rank holds the full sum of segment (rank + 1). Allgather: the completed segments
+// travel once more around the ring, received straight into place.
+template <class T>
+void ring_allreduce(T* buf, int64_t n, MPI_Comm comm, T* tmp) {
+  int rank = 0, P = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &P);
+  if (P == 1) return;
+  const int right = (rank + 1) % P, left = (rank + P - 1) % P;
+  auto seg = [&](int k) { k = ((k % P) + P) % P; return std::pair{part_begin(n, P, k), part_begin(n, P, k + 1)}; };
+  const MPI_Datatype t = mpi_type<T>();
+  for (int s = 0; s < P - 1; ++s) {
+    const auto [sb, se] = seg(rank - s);
+    const auto [rb, re] = seg(rank - s - 1);
+    MPI_Sendrecv(buf + sb, count(se - sb), t, right, 0, tmp, count(re - rb), t, left, 0, comm,
+                 MPI_STATUS_IGNORE);
+    for (int64_t j = rb; j < re; ++j) buf[j] += tmp[j - rb];
+  }
+  for (int s = 0; s < P - 1; ++s) {
+    const auto [sb, se] = seg(rank + 1 - s);
+    const auto [rb, re] = seg(rank - s);
+    MPI_Sendrecv(buf + sb, count(se - sb), t, right, 1, buf + rb, count(re - rb), t, left, 1, comm,
+                 MPI_STATUS_IGNORE);
+  }
+}
+
+// ---- SALaR -----------------------------------------------------------------------------
+// All chunks' intra-node reduces are posted at once; the leader starts chunk c's inter-node
+// allreduce as soon as its reduce lands and broadcasts chunk c-1 once that allreduce is
+// done, so reduce(c+1), allreduce(c) and bcast(c-1) overlap. Collectives on one
+// communicator are posted in the same order on every rank (all reduces, then bcasts 0..C-1).
+template <class T>
+void salar_allreduce(const T* local, T* out, int64_t n, int chunks, const Topology& topo) {
+  const MPI_Datatype t = mpi_type<T>();
+  const int C = chunks;
+  auto j0 = [&](int c) { return part_begin(n, C, c); };
+  auto len = [&](int c) { return count(j0(c + 1) - j0(c)); };
+  std::vector<MPI_Request> red(size_t(C), MPI_REQUEST_NULL), all(size_t(C), MPI_REQUEST_NULL),
+      bc(size_t(C), MPI_REQUEST_NULL);
+  for (int c = 0; c < C; ++c)
+    MPI_Ireduce(local + j0(c), out + j0(c), len(c), t, MPI_SUM, 0, topo.node, &red[size_t(c)]);
+  if (topo.leader()) {
+    for (int c = 0; c < C; ++c) {
+      MPI_Wait(&red[size_t(c)], MPI_STATUS_IGNORE);
+      MPI_Iallreduce(MPI_IN_PLACE, out + j0(c), len(c), t, MPI_SUM, topo.leaders, &all[size_t(c)]);
+      if (c > 0) {
+        MPI_Wait(&all[size_t(c - 1)], MPI_STATUS_IGNORE);
+        MPI_Ibcast(out + j0(c - 1), len(c - 1), t, 0, topo.node, &bc[size_t(c - 1)]);
+      }
+    }
+    MPI_Wait(&all[size_t(C - 1)], MPI_STATUS_IGNORE);
+    MPI_Ibcast(out + j0(C - 1), len(C - 1), t, 0, topo.node, &bc[size_t(C - 1)]);
+  } else {
+    for (int c = 0; c < C; ++c) MPI_Ibcast(out + j0(c), len(c), t, 0, topo.node, &bc[size_t(c)]);
+  }
+  MPI_Waitall(C, red.data(), MPI_STATUSES_IGNORE);
+  MPI_Waitall(C, bc.data(), MPI_STATUSES_IGNORE);
+}
+
+// ---- COFFEE ----------------------------------------------------------------------------
+// Recursive halving over contiguous part ranges (distance q/2 first), so every round is one
+// message per rank. Fig. 6 pairs distance 1 first with interleaved parts; the rounds, the
+// bytes per rank and the balance are the same, and contiguous ranges need no packing.
+template <class T>
+int node_reduce_scatter(T* buf, int64_t n, MPI_Comm comm, T* tmp) {
+  int r = 0, p = 1;
+  MPI_Comm_rank(comm, &r);
+  MPI_Comm_size(comm, &p);
+  int q = 1;
+  while (2 * q <= p) q *= 2;
+  const MPI_Datatype t = mpi_type<T>();
+  if (r >= q) {  // fold into r - q, then hold no part
+    MPI_Send(buf, count(n), t, r - q, kTagFold, comm);
+    return q;
+  }
+  if (r + q < p) {
+    MPI_Recv(tmp, count(n), t, r + q, kTagFold, comm, MPI_STATUS_IGNORE);
+    for (int64_t j = 0; j < n; ++j) buf[j] += tmp[j];
+  }
+  int lo = 0, hi = q;  // parts this rank still accumulates
+  for (int d = q / 2; d >= 1; d /= 2) {
+    const int mid = lo + (hi - lo) / 2;
+    const bool upper = (r & d) != 0;
+    const int keep_lo = upper ? mid : lo, keep_hi = upper ? hi : mid;
+    const int send_lo = upper ? lo : mid, send_hi = upper ? mid : hi;
+    const int64_t kb = part_begin(n, q, keep_lo), ke = part_begin(n, q, keep_hi);
+    const int64_t sb = part_begin(n, q, send_lo), se = part_begin(n, q, send_hi);
+    MPI_Sendrecv(buf + sb, count(se - sb), t, r ^ d, kTagHalve, tmp, count(ke - kb), t, r ^ d,
+                 kTagHalve, comm, MPI_STATUS_IGNORE);
+    for (int64_t j = kb; j < ke; ++j) buf[j] += tmp[j - kb];
+    lo = keep_lo, hi = keep_hi;
+  }
+  return q;
+}
+
+// Per chunk c: reduce-scatter within the node; part owners send their part to the leader
+// (non-blocking); the leader starts the inter-node MPI_Iallreduce of the chunk. Then chunk
+// c-1 is broadcast and handed to on_chunk while chunk c's allreduce is still in flight:
+// the leader pokes MPI through `poke` while the rows are modified, so the inter-node
+// transfer, the next intra-node reduce and the matrix modify overlap (Sec. V-C).
+template <class T>
+void coffee_allreduce(T* local, T* out, int64_t n, int chunks, const Topology& topo, T* tmp,
+                      const ChunkFn& on_chunk) {
+  const MPI_Datatype t = mpi_type<T>();
+  const int C = chunks;
+  auto j0 = [&](int c) { return part_begin(n, C, c); };
+  auto len = [&](int c) { return j0(c + 1) - j0(c); };
+  std::vector<MPI_Request> all(size_t(C), MPI_REQUEST_NULL), sends(size_t(C), MPI_REQUEST_NULL);
+  std::vector<MPI_Request> recvs;
+  MPI_Request pending[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  const std::function<void()> poke = [&] {
+    int flag = 0;
+    MPI_Testall(2, pending, &flag, MPI_STATUSES_IGNORE);
+  };
+  for (int c = 0; c <= C; ++c) {
+    if (c < C) {
+      T* chunk = local + j0(c);
+      const int64_t L = len(c);
+      const int q = node_reduce_scatter(chunk, L, topo.node, tmp);
+      const int r = topo.node_rank;
+      if (topo.leader()) {
+        recvs.clear();
+        for (int k = 1; k < q; ++k) {
+          const int64_t b = part_begin(L, q, k), e = part_begin(L, q, k + 1);
+          if (e == b) continue;
+          recvs.emplace_back();
+          MPI_Irecv(out + j0(c) + b, count(e - b), t, k, kTagPart, topo.node, &recvs.back());
+        }
+        std::memcpy(out + j0(c), chunk, size_t(part_begin(L, q, 1)) * sizeof(T));
+        MPI_Waitall(int(recvs.size()), recvs.data(), MPI_STATUSES_IGNORE);
+        MPI_Iallreduce(MPI_IN_PLACE, out + j0(c), count(L), t, MPI_SUM, topo.leaders, &all[size_t(c)]);
+      } else if (r < q) {
+        const int64_t b = part_begin(L, q, r), e = part_begin(L, q, r + 1);
+        if (e > b) MPI_Isend(chunk + b, count(e - b), t, 0, kTagPart, topo.node, &sends[size_t(c)]);
+      }
+    }
+    if (c > 0) {
+      const int prev = c - 1;
+      if (topo.leader()) MPI_Wait(&all[size_t(prev)], MPI_STATUS_IGNORE);
+      MPI_Bcast(out + j0(prev), count(len(prev)), t, 0, topo.node);
+      pending[0] = c < C ? all[size_t(c)] : MPI_REQUEST_NULL;
+      pending[1] = c < C ? sends[size_t(c)] : MPI_REQUEST_NULL;
+      on_chunk(j0(prev), len(prev), poke);
+      // MPI_Testall frees completed requests through `pending`: keep the owners in step.
+      if (c < C) all[size_t(c)] = pending[0], sends[size_t(c)] = pending[1];
+    }
+  }
+  MPI_Waitall(C, sends.data(), MPI_STATUSES_IGNORE);
+}
+
+// ---- Model -----------------------------------------------------------------------------
+namespace {
+// MPICH's MPI_Allreduce: recursive doubling (log2 P messages of the whole vector) for short
+// vectors, Rabenseifner (reduce-scatter + allgather by recursive halving/doubling:
+// 2 log2 P messages, 2 (P-1)/P of the vector) for long ones; the model takes the cheaper.
+double mpich_s(const CommModel& m, int P, double bytes) {
+  if (P <= 1) return 0;
+  const double lg = ceil_log2(P);
+  const double rd = lg * m.msg(bytes);
+  const double rab = 2 * lg * m.alpha + 2.0 * (P - 1) / P * bytes / m.beta;
+  return std::min(rd, rab);
+}
+// Chunked pipeline of three stages: the first chunk pays all stages, the others the slowest.
+double pipeline_s(int C, double a, double b, double c) { return a + b + c + (C - 1) * std::max({a, b, c}); }
+}  // namespace
+
+// ring:   2 (P-1) messages of n/P elements.
+// salar:  per chunk of m bytes: binomial reduce and bcast in the node (ceil(log2 R) messages
+//         of m each) around the leaders' MPICH allreduce, pipelined over C chunks.
+// coffee: per chunk: the reduce-scatter (a fold of m when R is not a power of two, then
+//         m/2, m/4, ... m/q), the leader receiving q-1 parts of m/q one after another, the
+//         leaders' allreduce and the bcast, pipelined. The overlapped column modify is
+//         compute and not part of this (it hides the allreduce behind the matrix update).
+double predict_allreduce_s(Design d, const CommModel& m, int P, int R, int64_t n, int elem, int chunks) {
+  const double bytes = double(n) * elem;
+  const int L = P / std::max(1, R);
+  const double mb = bytes / chunks;
+  switch (d) {
+    case Design::mpich: return mpich_s(m, P, bytes);
+    case Design::ring: return P <= 1 ? 0 : 2.0 * (P - 1) * m.msg(bytes / P);
+    case Design::salar: {
+      const double intra = R > 1 ? ceil_log2(R) * m.msg(mb) : 0;
+      return pipeline_s(chunks, intra, mpich_s(m, L, mb), intra);
+    }
+    case Design::coffee: {
+      int q = 1;
+      while (2 * q <= R) q *= 2;
+      double rs = q < R ? m.msg(mb) : 0;
+      for (int k = 2; k <= q; k *= 2) rs += m.msg(mb / k);
+      rs += (q - 1) * m.msg(mb / q);
+      const double bc = R > 1 ? ceil_log2(R) * m.msg(mb) : 0;
+      return pipeline_s(chunks, rs, mpich_s(m, L, mb), bc);
+    }
+  }
+  return 0;
+}
+
+template void ring_allreduce<double>(double*, int64_t, MPI_Comm, double*);
+template void ring_allreduce<float>(float*, int64_t, MPI_Comm, float*);
+template void salar_allreduce<double>(const double*, double*, int64_t, int, const Topology&);
+template void salar_allreduce<float>(const float*, float*, int64_t, int, const Topology&);
+template int node_reduce_scatter<double>(double*, int64_t, MPI_Comm, double*);
+template int node_reduce_scatter<float>(float*, int64_t, MPI_Comm, float*);
+template void coffee_allreduce<double>(double*, double*, int64_t, int, const Topology&, double*, const ChunkFn&);
+template void coffee_allreduce<float>(float*, float*, int64_t, int, const Topology&, float*, const ChunkFn&);
+
+}  // namespace rooflab::sinkhorn_mpi

@@ -1,0 +1,89 @@
+# Distributed Sinkhorn (kernels/sinkhorn/mpi): every design against the single-node
+# long-double reference over P = 1..8 ranks and emulated nodes of R = 1..4 ranks, M not
+# divisible by P, N not divisible by the chunk count, f64 and f32; edge shapes; bad input.
+# Oversubscribed on small machines (MPICH's hydra allows it); sizes are tiny, so the whole
+# set takes well under two minutes on two cores. Every test has a TIMEOUT: a hang fails.
+if(NOT ROOFLAB_HAVE_MPI OR NOT TARGET rooflab_mpi)
+  return()
+endif()
+
+set(_mpi_bin $<TARGET_FILE:rooflab_mpi>)
+set(_mpi_expect ${CMAKE_CURRENT_LIST_DIR}/cli/expect.sh)  # CODE REGEX -- command (exit code + output)
+set(_mpi_tmp ${CMAKE_CURRENT_BINARY_DIR}/sinkhorn_mpi_tmp)
+file(MAKE_DIRECTORY ${_mpi_tmp})
+
+# rooflab_mpi_test(name NP code regex args...): mpiexec -n NP rooflab_mpi args.
+function(rooflab_mpi_test name np code regex)
+  add_test(NAME sinkhorn_mpi_${name}
+           COMMAND ${_mpi_expect} ${code} ${regex} -- ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np}
+                   ${_mpi_bin} ${ARGN})
+  set_tests_properties(sinkhorn_mpi_${name} PROPERTIES LABELS integration TIMEOUT 60)
+endfunction()
+
+# A correct run: exit 0 and rank 0's JSON says the gathered matrix matches the reference.
+set(_ok "\"ok\": true")
+foreach(P RANGE 1 8)
+  foreach(dtype f64 f32)
+    # f64: 37x53 with 3 chunks; f32: 37x29 with 4 chunks (37 and 53, 29 are prime).
+    if(dtype STREQUAL f64)
+      set(size 37x53)
+      set(C 3)
+    else()
+      set(size 37x29)
+      set(C 4)
+    endif()
+    # mpich and ring do not look at nodes: one run each.
+    foreach(design mpich ring)
+      rooflab_mpi_test(${design}_p${P}_${dtype} ${P} 0 "${_ok}"
+                       --design ${design} --size ${size} --dtype ${dtype} --iters 1 --verify)
+    endforeach()
+    foreach(R RANGE 1 4)
+      math(EXPR rem "${P} % ${R}")
+      if(rem EQUAL 0)
+        foreach(design salar coffee)
+          rooflab_mpi_test(${design}_p${P}_r${R}_${dtype} ${P} 0 "${_ok}"
+                           --design ${design} --size ${size} --dtype ${dtype} --ranks-per-node ${R}
+                           --chunks ${C} --iters 1 --verify)
+        endforeach()
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+# Edge shapes: N < P (empty ring segments); chunks of one column split into 4 node parts
+# (empty parts); nodes from MPI_COMM_TYPE_SHARED (no --ranks-per-node); unbalanced fi;
+# another single-node kernel; the scalar microkernel.
+rooflab_mpi_test(ring_n_lt_p 8 0 "${_ok}" --design ring --size 37x3 --iters 1 --verify)
+rooflab_mpi_test(coffee_empty_parts 8 0 "${_ok}" --design coffee --size 37x5 --ranks-per-node 4 --chunks 5 --iters 1 --verify)
+rooflab_mpi_test(salar_empty_parts 8 0 "${_ok}" --design salar --size 37x5 --ranks-per-node 4 --chunks 5 --iters 1 --verify)
+rooflab_mpi_test(coffee_shared_nodes 5 0 "${_ok}" --design coffee --size 37x53 --chunks 2 --iters 1 --verify)
+rooflab_mpi_test(coffee_fi 4 0 "${_ok}" --design coffee --size 37x53 --ranks-per-node 2 --chunks 3 --fi 0.5 --iters 1 --verify)
+rooflab_mpi_test(salar_c2r 3 0 "${_ok}" --design salar --size 37x53 --ranks-per-node 3 --chunks 2 --variant c2r --iters 1 --verify)
+rooflab_mpi_test(coffee_scalar_isa 6 0 "${_ok}" --design coffee --size 37x53 --ranks-per-node 3 --chunks 4 --isa scalar --dtype f32 --iters 1 --verify)
+
+# Verification can fail: rank 0's local column sums corrupted before the allreduce.
+rooflab_mpi_test(fault_detected 4 3 "verification failed: worst relative error"
+                 --design coffee --size 37x53 --ranks-per-node 2 --chunks 3 --iters 1 --verify --fault)
+
+# Bad input: one message from rank 0, exit 2 on every rank (mpiexec returns it), no hang.
+rooflab_mpi_test(bad_ranks_gt_rows 4 2 "more ranks \\(4\\) than rows" --design mpich --size 3x8)
+rooflab_mpi_test(bad_chunks_gt_n 2 2 "--chunks 9 is larger than N = 8" --design salar --size 30x8 --chunks 9)
+rooflab_mpi_test(bad_rpn 3 2 "--ranks-per-node 2 does not divide the 3 ranks" --design coffee --size 30x8 --ranks-per-node 2)
+rooflab_mpi_test(bad_design 2 2 "unknown design 'foo'" --design foo --size 30x8)
+rooflab_mpi_test(bad_size 2 2 "--size takes MxN" --design ring --size 30)
+rooflab_mpi_test(bad_pingpong_one_rank 1 2 "--pingpong needs at least 2 ranks" --pingpong)
+
+# JSON output (written atomically by rank 0): the name grammar and the run's fields; then
+# the ping-pong fit feeding the communication model of a run.
+rooflab_mpi_test(json_out 4 0 "\"name\": \"sinkhorn_mpi/coffee/f32/37x53/ranks:4/rpn:2/chunks:3/threads:1\""
+                 --design coffee --size 37x53 --dtype f32 --ranks-per-node 2 --chunks 3 --iters 2
+                 --out ${_mpi_tmp}/coffee.json)
+add_test(NAME sinkhorn_mpi_model COMMAND sh -c
+  "${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${_mpi_bin} --pingpong --out ${_mpi_tmp}/pp.json >/dev/null && \
+   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 4 ${_mpi_bin} --design salar --size 37x53 --ranks-per-node 2 --chunks 2 --iters 2 --model ${_mpi_tmp}/pp.json --out ${_mpi_tmp}/salar.json >/dev/null && \
+   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 4 ${_mpi_bin} --design coffee --size 37x53 --ranks-per-node 2 --chunks 2 --iters 3 --comm-only --model ${_mpi_tmp}/pp.json --out ${_mpi_tmp}/comm.json >/dev/null && \
+   grep -q 'ranks:4/rpn:2/chunks:2/part:comm/threads:1' ${_mpi_tmp}/comm.json && \
+   grep -q '\"schema\": \"rooflab.mpi_pingpong/1\"' ${_mpi_tmp}/pp.json && \
+   grep -Eq '\"predicted_comm_s\": [0-9.]+(e-?[0-9]+)?,' ${_mpi_tmp}/salar.json && \
+   grep -q '\"ranks_per_node\": 2' ${_mpi_tmp}/salar.json")
+set_tests_properties(sinkhorn_mpi_model PROPERTIES LABELS integration TIMEOUT 90)
