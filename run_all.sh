@@ -74,7 +74,7 @@ if [ "$mode" = test ]; then
   exit 0
 fi
 
-NSTEPS=7
+NSTEPS=8
 [ -n "$out" ] || out="results/$(hostname)/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || die "output directory '$out' cannot be created or is not writable"
 out=$(cd "$out" && pwd)
@@ -98,6 +98,19 @@ bench_rc=$?
 
 step "roofline model -> $out/model.json"
 "$RL" model --run "$out" || die "model failed"
+
+step "POT comparison -> $out/pot_compare.json"
+# POT and rooflab solve the same Sinkhorn problems in one run (MAP-UOT Fig. 9).
+PY="$ROOT/.venv/bin/python"; [ -x "$PY" ] || PY=python3
+if [ -n "$filter" ] && ! "$RL" list --profile "$profile" --filter "^(?=.*(${filter}))sinkhorn/" >/dev/null 2>&1; then
+  echo "(no Sinkhorn benchmark selected; skipping)"
+elif ! "$PY" -c 'import ot' 2>/dev/null; then
+  echo "(skipped: POT is not installed; apt-get install python3-pot)"
+else
+  if [ "$profile" = quick ]; then psizes=1024,4096; else psizes=1024,2048,4096,8192; fi
+  "$PY" scripts/pot_compare.py --rooflab "$RL sinkhorn" --sizes "$psizes" --iters 10 --reps 2 \
+    --out "$out/pot_compare.json" || echo "warning: POT comparison failed; the report says so"
+fi
 
 step "cache-miss counters -> $out/counters.json"
 # Simulated counters are ~50x slower than native runs (~30 s per 4096^2 case): both profiles

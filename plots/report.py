@@ -21,6 +21,7 @@ import bandwidth
 import cache_misses
 import figure_common as fc
 import fw_performance
+import pot_compare
 import roofline
 import sinkhorn_breakdown
 import sinkhorn_iteration
@@ -38,7 +39,8 @@ FIGURES = [  # (file, title, module, files it needs)
 FAMILY_SECTIONS = [
     ("sinkhorn", "Sinkhorn", [
         ("sinkhorn_breakdown.png", "Column-rescaling breakdown (COFFEE Fig. 12)", sinkhorn_breakdown),
-        ("sinkhorn_iteration.png", "Per-iteration time, DRAM bandwidth fraction, thread scaling", sinkhorn_iteration)],
+        ("sinkhorn_iteration.png", "Per-iteration time, DRAM bandwidth fraction, thread scaling", sinkhorn_iteration),
+        ("pot_compare.png", "POT vs rooflab on the same problem (MAP-UOT Fig. 9)", pot_compare)],
      "median time"),
     ("floyd_warshall", "Floyd-Warshall", [
         ("fw_performance.png", "GFLOP/s vs N, add+min ceiling and ablations", fw_performance)],
