@@ -2,11 +2,12 @@
 // add_subdirectory in kernels/CMakeLists.txt.
 #include "harness/registry.hpp"
 #include "kernels/floyd_warshall/floyd_warshall.hpp"
+#include "kernels/gemm/gemm.hpp"
 #include "kernels/sinkhorn/sinkhorn.hpp"
 
 namespace rooflab {
 const std::vector<Family>& families() {
-  static const std::vector<Family> all = {sinkhorn_family(), floyd_warshall_family()};
+  static const std::vector<Family> all = {sinkhorn_family(), floyd_warshall_family(), gemm_family()};
   return all;
 }
 }  // namespace rooflab

@@ -1,0 +1,71 @@
+// BLIS / Goto GEMM: five loops around the micro-kernel.
+//   jc (NC columns of B and C) -> pc (KC of K): B panel KC x NC packed once, by all threads
+//   -> ic (MC rows; each thread owns an MR-aligned, equal share of the rows) : A block MC x KC
+//   packed into the thread's own buffer -> jr (NR) -> ir (MR): micro-kernel.
+// The B sliver (KC x NR) stays in L1 while the ir loop streams the A block from L2; the B
+// panel is shared through L3. Edges (any M, N, K) are zero-padded slivers + masked C access.
+#include <algorithm>
+#include <omp.h>
+
+#include "harness/error.hpp"
+#include "kernels/gemm/gemm.hpp"
+
+namespace rooflab::gemm {
+namespace {
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+}  // namespace
+
+BlockedPlan default_blocked_plan(int64_t s, int mr, int nr, int64_t l1, int64_t l2, int64_t l3) {
+  BlockedPlan p;
+  p.kc = std::max<int64_t>(16, (l1 / 2) / (nr * s) / 8 * 8);
+  p.mc = std::max<int64_t>(mr, (l2 / 2) / (p.kc * s) / mr * mr);
+  p.nc = std::max<int64_t>(nr, (l3 / 2) / (p.kc * s) / nr * nr);
+  return p;
+}
+
+int64_t blocked_workspace(const BlockedPlan& p, int mr, int nr, int threads) {
+  return p.kc * round_up(p.nc, nr) + int64_t(threads) * round_up(p.mc, mr) * p.kc;
+}
+
+template <class T>
+void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T* A, const T* B, T* C,
+             T* work) {
+  check_dims(d);
+  if (p.mc < 1 || p.kc < 1 || p.nc < 1) throw Error("gemm/blocked: mc, kc, nc must be >= 1");
+  const int64_t MR = uk.mr, NR = uk.nr;
+  T* Bp = work;
+  T* Ap_all = work + p.kc * round_up(p.nc, NR);
+  const int64_t msl = (d.m + MR - 1) / MR;  // MR-slivers of rows, split evenly among threads
+
+#pragma omp parallel
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    T* Ap = Ap_all + int64_t(t) * round_up(p.mc, MR) * p.kc;
+    const int64_t r0 = std::min(d.m, msl * t / nt * MR), r1 = std::min(d.m, msl * (t + 1) / nt * MR);
+    for (int64_t jc = 0; jc < d.n; jc += p.nc) {
+      const int64_t nc = std::min(p.nc, d.n - jc);
+      for (int64_t pc = 0; pc < d.k; pc += p.kc) {
+        const int64_t kc = std::min(p.kc, d.k - pc);
+        const int64_t nsl = (nc + NR - 1) / NR;
+#pragma omp for schedule(static)
+        for (int64_t s = 0; s < nsl; ++s)
+          pack_b(kc, std::min(NR, nc - s * NR), B + pc * d.ldb + jc + s * NR, d.ldb, int(NR), Bp + s * NR * kc);
+        for (int64_t ic = r0; ic < r1; ic += p.mc) {
+          const int64_t mc = std::min(p.mc, r1 - ic);
+          pack_a(mc, kc, A + ic * d.lda + pc, d.lda, int(MR), Ap);
+          for (int64_t jr = 0; jr < nc; jr += NR)
+            for (int64_t ir = 0; ir < mc; ir += MR)
+              uk.fn(1, kc, Ap + ir * kc, 0, Bp + jr * kc, 0, C + (ic + ir) * d.ldc + jc + jr, d.ldc,
+                    std::min(MR, mc - ir), std::min(NR, nc - jr));
+        }
+#pragma omp barrier  // the B panel is overwritten next
+      }
+    }
+  }
+}
+template void blocked<float>(const BlockedPlan&, const Ukernel<float>&, const Dims&, const float*,
+                             const float*, float*, float*);
+template void blocked<double>(const BlockedPlan&, const Ukernel<double>&, const Dims&, const double*,
+                              const double*, double*, double*);
+
+}  // namespace rooflab::gemm

@@ -1,0 +1,40 @@
+#pragma once
+// Internal to kernels/gemm: the library baselines' entry points (each in its own translation
+// unit, built only when the library was found) as plain compute functions over the contract.
+#include <functional>
+#include <string>
+
+#include "kernels/gemm/gemm.hpp"
+
+namespace rooflab::gemm::detail {
+
+// C += A·B over the contract's dims; may keep state (a oneDNN primitive) in the closure.
+template <class T>
+using Compute = std::function<void(const Dims&, const T*, const T*, T*)>;
+
+struct Baseline {
+  const char* name;
+  bool f64;                                     // f32 always
+  std::string (*info)();                        // library, version, kernel / threading in use
+  Compute<double> (*make_f64)(const Dims&, int threads);
+  Compute<float> (*make_f32)(const Dims&, int threads);
+};
+
+#ifdef ROOFLAB_HAVE_OPENBLAS
+extern const Baseline openblas;
+#endif
+#if defined(ROOFLAB_HAVE_BLIS) || defined(ROOFLAB_GEMM_HAVE_BLIS)
+extern const Baseline blis;
+#endif
+#ifdef ROOFLAB_HAVE_DNNL
+extern const Baseline onednn;
+#endif
+
+#ifdef ROOFLAB_HAVE_LIBXSMM
+// sfc_ca over LIBXSMM's BRGEMM (variant sfc_ca_libxsmm): the driver with plain row-major blocks.
+std::string libxsmm_info();
+Compute<double> sfc_libxsmm_f64(const SfcPlan& p, const Dims& d);
+Compute<float> sfc_libxsmm_f32(const SfcPlan& p, const Dims& d);
+#endif
+
+}  // namespace rooflab::gemm::detail

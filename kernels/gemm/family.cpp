@@ -1,0 +1,540 @@
+// The "gemm" family table: variants and their parameters, the model, the problem instance
+// (generation, verification) and the profiles.
+//
+// Names: gemm/<variant>[/<isa>]/<dtype>/MxNxK[/<params>]/threads:T
+//   every variant: ld:+p  pads each leading dimension by p elements (default 0: lda = K,
+//                         ldb = ldc = N), for unaligned rows
+//   blocked:       mc:, kc:, nc:  (default from 32 KiB L1 / 512 KiB L2 / 8 MiB L3 per
+//                                  default_blocked_plan; the machine model measured these L1
+//                                  and L2 sizes on this VM)
+//   sfc_ca:        k_layers:, kbf: (in every generated name), bm:, bn:, bk: (default 96, 96, 128)
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <type_traits>
+
+#include "harness/buffer.hpp"
+#include "harness/error.hpp"
+#include "kernels/gemm/detail.hpp"
+#include "kernels/gemm/gemm.hpp"
+
+namespace rooflab {
+namespace {
+using namespace gemm;
+
+enum class Kind { loops, blocked, sfc_ca, sfc_xsmm, baseline };
+bool is_sfc(Kind k) { return k == Kind::sfc_ca || k == Kind::sfc_xsmm; }
+bool has_isa(Kind k) { return k == Kind::blocked || k == Kind::sfc_ca; }  // our own micro-kernel
+
+struct Spec {
+  std::string name;
+  std::string description;
+  Kind kind;
+  LoopOrder order = LoopOrder::ijk;
+  const detail::Baseline* lib = nullptr;
+};
+
+const std::vector<Spec>& specs() {
+  static const std::vector<Spec> s = [] {
+    std::vector<Spec> v;
+    const std::pair<const char*, LoopOrder> orders[] = {{"ijk", LoopOrder::ijk}, {"ikj", LoopOrder::ikj},
+                                                        {"jik", LoopOrder::jik}, {"jki", LoopOrder::jki},
+                                                        {"kij", LoopOrder::kij}, {"kji", LoopOrder::kji}};
+    for (const auto& [n, o] : orders)
+      v.push_back({n, std::string("plain triple loop, order ") + n + ", OpenMP over the outer i/j loop",
+                   Kind::loops, o});
+    v.push_back({"blocked", "BLIS/Goto: NC/KC/MC blocking, packed A and B, MR x NR register micro-kernel",
+                 Kind::blocked});
+    v.push_back({"sfc_ca", "SFC-CA: C tiles along a generalized Hilbert curve, k_layers copies of C, "
+                           "BRGEMM over kbf K-blocks per tile", Kind::sfc_ca});
+#ifdef ROOFLAB_HAVE_LIBXSMM
+    v.push_back({"sfc_ca_libxsmm", "SFC-CA as sfc_ca with LIBXSMM's JIT BRGEMM (reducebatch_strd) as the tile kernel",
+                 Kind::sfc_xsmm});
+#endif
+    const detail::Baseline* libs[] = {
+#ifdef ROOFLAB_HAVE_OPENBLAS
+        &detail::openblas,
+#endif
+#if defined(ROOFLAB_HAVE_BLIS) || defined(ROOFLAB_GEMM_HAVE_BLIS)
+        &detail::blis,
+#endif
+#ifdef ROOFLAB_HAVE_DNNL
+        &detail::onednn,
+#endif
+        nullptr};
+    for (const detail::Baseline* b : libs)
+      if (b) v.push_back({b->name, std::string("library baseline: ") + b->name, Kind::baseline, {}, b});
+    return v;
+  }();
+  return s;
+}
+
+const Spec* spec_of(const std::string& name) {
+  for (const Spec& s : specs())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+// Plain loops above this M*N*K are refused: the slow orders (jki / kji stream columns) run at
+// ~0.3-0.5 GFLOP/s on this machine, so 2^30 multiply-adds already take ~5 s.
+constexpr int64_t kLoopsMaxMnk = int64_t(1) << 30;
+// Full double reference up to this M*N*K (~0.1 s); above, Freivalds + sampled entries.
+constexpr int64_t kFullReferenceMaxMnk = int64_t(1) << 27;
+// sfc_ca defaults: a 96 x 96 C tile (a multiple of every MR and NR here), K-blocks of 128 and
+// batches of 2 (256 of K per BRGEMM: the B sliver fills half of L1, as KC does for blocked);
+// measured best of a small sweep at 2048^3 on this machine (bk 64 / kbf 4: ~10% slower).
+constexpr int64_t kSfcBm = 96, kSfcBn = 96, kSfcBk = 128, kSfcKbf = 2;
+// Cache sizes for the blocked defaults: typical Zen 3 / Skylake-SP sizes, equal to those the
+// machine model measured here (L1 32 KiB, L2 512 KiB, L3 measured ~11 MiB -> 8 MiB used).
+constexpr int64_t kL1 = 32 << 10, kL2 = 512 << 10, kL3 = 8 << 20;
+
+struct Params {
+  const Spec* spec = nullptr;
+  Dims d;
+  BlockedPlan bp;
+  SfcPlan sp;
+  Isa isa = Isa::none;
+};
+
+int64_t parse_pad(const Case& c) {
+  const std::string* v = c.param("ld");
+  if (!v) return 0;
+  std::string s = *v;
+  if (!s.empty() && s[0] == '+') s = s.substr(1);
+  size_t pos = 0;
+  int64_t p = -1;
+  try {
+    p = std::stoll(s, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (pos != s.size() || s.empty() || p < 0 || p > 4096)
+    throw Error(c.name() + ": ld must be +p with 0 <= p <= 4096 (padding of each leading dimension), got '" +
+                *v + "'");
+  return p;
+}
+
+Params params_of(const Case& c) {
+  Params p;
+  const std::string name = c.name();
+  p.spec = spec_of(c.variant);
+  if (!p.spec) throw Error(name + ": unknown gemm variant '" + c.variant + "'");
+  if (c.dims.size() != 3) throw Error(name + ": gemm takes three dimensions, MxNxK");
+  const int64_t pad = parse_pad(c);
+  p.d = {c.dims[0], c.dims[1], c.dims[2], c.dims[2] + pad, c.dims[1] + pad, c.dims[1] + pad};
+  check_dims(p.d);
+  if (c.dtype == DType::f32 && 4 * p.d.k + 8 >= (int64_t(1) << 24))
+    throw Error(name + ": K too large for exact f32 verification (integer sums must stay below 2^24)");
+
+  const Kind kind = p.spec->kind;
+  std::string known = "ld";
+  if (kind == Kind::blocked) known += ", mc, kc, nc";
+  if (is_sfc(kind)) known += ", k_layers, kbf, bm, bn, bk";
+  for (const auto& [k, v] : c.params) {
+    const bool ok = k == "ld" || (kind == Kind::blocked && (k == "mc" || k == "kc" || k == "nc")) ||
+                    (is_sfc(kind) && (k == "k_layers" || k == "kbf" || k == "bm" || k == "bn" || k == "bk"));
+    if (!ok)
+      throw Error(name + ": unknown parameter '" + k + "' for gemm/" + c.variant + " (known: " + known + ")");
+  }
+  const bool needs_isa = kind == Kind::blocked || kind == Kind::sfc_ca;
+  if (needs_isa && c.isa == Isa::none) throw Error(name + ": gemm/" + c.variant + " needs an ISA");
+  if (!needs_isa && c.isa != Isa::none) throw Error(name + ": gemm/" + c.variant + " is not ISA-specific");
+  p.isa = c.isa;
+  if (kind == Kind::loops && p.d.m * p.d.n * p.d.k > kLoopsMaxMnk)
+    throw Error(name + ": plain loops refuse M*N*K > 2^30 (would take more than ~5 s per run)");
+  if (kind == Kind::baseline && c.dtype == DType::f64 && !p.spec->lib->f64)
+    throw Error(name + ": " + c.variant + " has no f64 GEMM");
+
+  if (kind == Kind::blocked) {
+    const int64_t s = int64_t(dtype_size(c.dtype));
+    const auto uk = c.dtype == DType::f64 ? ukernel<double>(p.isa).mr : ukernel<float>(p.isa).mr;
+    const auto nr = c.dtype == DType::f64 ? ukernel<double>(p.isa).nr : ukernel<float>(p.isa).nr;
+    p.bp = default_blocked_plan(s, uk, nr, kL1, kL2, kL3);
+    p.bp.mc = c.param_int("mc", p.bp.mc);
+    p.bp.kc = c.param_int("kc", p.bp.kc);
+    p.bp.nc = c.param_int("nc", p.bp.nc);
+    if (p.bp.mc < 1 || p.bp.kc < 1 || p.bp.nc < 1 || p.bp.mc * p.bp.kc > (int64_t(1) << 26) ||
+        p.bp.kc * p.bp.nc > (int64_t(1) << 28))
+      throw Error(name + ": mc, kc, nc must be >= 1 (and the packed panels below 2^26 / 2^28 elements)");
+  }
+  if (is_sfc(kind)) {
+    p.sp.bm = c.param_int("bm", kSfcBm);
+    p.sp.bn = c.param_int("bn", kSfcBn);
+    p.sp.bk = c.param_int("bk", kSfcBk);
+    p.sp.k_layers = c.param_int("k_layers", 1);
+    const int64_t kb = p.sp.bk >= 1 ? (p.d.k + p.sp.bk - 1) / p.sp.bk : 1;
+    p.sp.kbf = c.param_int("kbf", std::clamp<int64_t>(kb / std::max<int64_t>(1, p.sp.k_layers), 1, kSfcKbf));
+    try {
+      check_sfc_plan(p.sp, p.d);
+    } catch (const Error& e) {
+      throw Error(name + ": " + e.what());
+    }
+  }
+  return p;
+}
+
+std::string accepts(const Case& c) {
+  try {
+    params_of(c);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  if (c.threads < 1) return "threads must be >= 1";
+  return "";
+}
+
+std::string library_note(const Spec& s, int threads) {
+  return std::string(s.lib->info()) + "; " + std::to_string(threads) + " threads";
+}
+
+// ---- Model -------------------------------------------------------------------------------
+// 2MNK flops at the FMA ceiling; traffic the minimum any GEMM moves from the level the three
+// matrices live in: A and B read once, C read and written once ("update", counted twice).
+Model model(const Case& c) {
+  const Params p = params_of(c);
+  const double s = double(dtype_size(c.dtype)), M = double(p.d.m), N = double(p.d.n), K = double(p.d.k);
+  Model m;
+  m.flops = 2 * M * N * K;
+  m.compute_ceiling = c.dtype == DType::f64 ? "fma_f64" : "fma_f32";
+  m.traffic = {{s * (M * K + K * N), "read"}, {2 * s * M * N, "update"}};
+  m.working_set = s * (M * K + K * N + M * N);
+  m.note = "minimum traffic: A, B read once, C read+written once";
+  switch (p.spec->kind) {
+    case Kind::loops: m.note += "; the plain loops re-read far more (lower bound only)"; break;
+    case Kind::blocked:
+      m.note += "; blocked mc:" + std::to_string(p.bp.mc) + " kc:" + std::to_string(p.bp.kc) + " nc:" +
+                std::to_string(p.bp.nc) + " (packing timed; B re-read ceil(M/mc) times per panel from L3)";
+      break;
+    case Kind::sfc_ca:
+    case Kind::sfc_xsmm:
+      m.note += "; " + c.variant + " bm:" + std::to_string(p.sp.bm) + " bn:" + std::to_string(p.sp.bn) + " bk:" +
+                std::to_string(p.sp.bk) + " (packing timed; k_layers-1 extra copies of C zeroed and reduced: +" +
+                std::to_string(3 * (p.sp.k_layers - 1)) + " M*N*s not in the model)";
+      break;
+    case Kind::baseline: m.note += "; " + library_note(*p.spec, c.threads); break;
+  }
+  return m;
+}
+
+size_t memory_bytes(const Case& c) {
+  try {
+    const Params p = params_of(c);
+    const Dims& d = p.d;
+    const size_t s = dtype_size(c.dtype);
+    size_t b = s * size_t(d.m * d.lda + d.k * d.ldb + 2 * d.m * d.ldc);  // A, B, C, C0
+    if (p.spec->kind == Kind::blocked)
+      b += s * size_t(blocked_workspace(p.bp, 16, 32, std::max(1, c.threads)));
+    if (is_sfc(p.spec->kind)) b += s * size_t(sfc_workspace(p.sp, d, 16, 32));
+    if (d.m * d.n * d.k <= kFullReferenceMaxMnk) b += sizeof(double) * size_t(d.m * d.n);
+    return b;
+  } catch (const Error&) {
+    return 0;  // accepts() reports the reason
+  }
+}
+
+// ---- Instance ----------------------------------------------------------------------------
+// Inputs: small integers (A, B in [-2, 2], C0 in [-8, 8]) from a counter-based hash, so every
+// product and partial sum is an integer of magnitude < 4K + 8 < 2^24: exact in f32 and f64
+// whatever the summation order, blocking or FMA use. Verification is therefore exact
+// (tolerance 0), for the full reference and for Freivalds' check alike.
+uint64_t mix(uint64_t x) {
+  x ^= x >> 30, x *= 0xBF58476D1CE4E5B9ull, x ^= x >> 27, x *= 0x94D049BB133111EBull, x ^= x >> 31;
+  return x;
+}
+template <class T>
+T value(uint64_t stream, uint64_t idx, int range) {
+  return T(int64_t(mix(stream * 0x9E3779B97F4A7C15ull + idx) % uint64_t(2 * range + 1)) - range);
+}
+constexpr double kPadSentinel = 12345;  // C's padding columns must keep it
+
+template <class T>
+class GemmInstance final : public Instance {
+ public:
+  GemmInstance(const Params& p, detail::Compute<T> compute)
+      : d_(p.d), compute_(std::move(compute)), A_(size_t(d_.m * d_.lda)), B_(size_t(d_.k * d_.ldb)),
+        C_(size_t(d_.m * d_.ldc)), C0_(size_t(d_.m * d_.ldc)) {
+    const int64_t M = d_.m, N = d_.n, K = d_.k;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t k = 0; k < d_.lda; ++k) A_[size_t(i * d_.lda + k)] = k < K ? value<T>(1, uint64_t(i * K + k), 2) : T(NAN);
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < d_.ldb; ++j) B_[size_t(k * d_.ldb + j)] = j < N ? value<T>(2, uint64_t(k * N + j), 2) : T(NAN);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < d_.ldc; ++j)
+        C0_[size_t(i * d_.ldc + j)] = j < N ? value<T>(3, uint64_t(i * N + j), 8) : T(kPadSentinel);
+    reset();
+  }
+
+  void run() override { compute_(d_, A_.data(), B_.data(), C_.data()); }
+
+  void reset() override {
+    const size_t n = C_.size();
+    const T* src = C0_.data();
+    T* dst = C_.data();
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
+
+  Verification verify() override {
+    reset();
+    run();
+    Verification v = check();
+    reset();
+    return v;
+  }
+
+ private:
+  double a(int64_t i, int64_t k) const { return double(A_[size_t(i * d_.lda + k)]); }
+  double b(int64_t k, int64_t j) const { return double(B_[size_t(k * d_.ldb + j)]); }
+  // The product part of C: C - C0 (exact: integers).
+  double prod(int64_t i, int64_t j) const {
+    return double(C_[size_t(i * d_.ldc + j)]) - double(C0_[size_t(i * d_.ldc + j)]);
+  }
+
+  Verification check() const {
+    Verification v;
+    v.tol = 0;
+    std::ostringstream os;
+    os.precision(17);
+    const int64_t M = d_.m, N = d_.n, K = d_.k;
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = N; j < d_.ldc; ++j)
+        if (double(C_[size_t(i * d_.ldc + j)]) != kPadSentinel) {
+          v.max_err = INFINITY;
+          os << "C padding entry (" << i << ", " << j << ") changed to " << C_[size_t(i * d_.ldc + j)];
+          v.detail = os.str();
+          return v;
+        }
+    int64_t wi = -1, wj = -1;
+    double wgot = 0, wexp = 0;
+    auto note = [&](int64_t i, int64_t j, double expected) {
+      const double got = prod(i, j), e = std::isnan(got) ? INFINITY : std::fabs(got - expected);
+      if (e > v.max_err || (wi < 0 && e > 0)) v.max_err = e, wi = i, wj = j, wgot = got, wexp = expected;
+    };
+    std::string how;
+    if (M * N * K <= kFullReferenceMaxMnk) {
+      std::vector<double> ref(size_t(M * N), 0.0);
+#pragma omp parallel for schedule(static)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t k = 0; k < K; ++k) {
+          const double aik = a(i, k);
+          for (int64_t j = 0; j < N; ++j) ref[size_t(i * N + j)] += aik * b(k, j);
+        }
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) note(i, j, ref[size_t(i * N + j)]);
+      how = "all entries vs the double reference (exact integer data)";
+    } else {
+      // Freivalds: (C - C0) x == A (B x) for random integer x; everything is an integer below
+      // 2^45, exact in long double (64-bit mantissa), so any wrong entry shows with
+      // probability >= 1 - 1/257 per vector unless it is wrong in a way x cannot see.
+      for (uint64_t trial = 0; trial < 2; ++trial) {
+        std::vector<long double> x(static_cast<size_t>(N)), bx(static_cast<size_t>(K)), lhs(static_cast<size_t>(M)), rhs(static_cast<size_t>(M));
+        for (int64_t j = 0; j < N; ++j) x[size_t(j)] = value<long double>(10 + trial, uint64_t(j), 128);
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < K; ++k) {
+          long double s = 0;
+          for (int64_t j = 0; j < N; ++j) s += b(k, j) * x[size_t(j)];
+          bx[size_t(k)] = s;
+        }
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < M; ++i) {
+          long double l = 0, r = 0;
+          for (int64_t j = 0; j < N; ++j) l += prod(i, j) * x[size_t(j)];
+          for (int64_t k = 0; k < K; ++k) r += a(i, k) * bx[size_t(k)];
+          lhs[size_t(i)] = l, rhs[size_t(i)] = r;
+        }
+        for (int64_t i = 0; i < M; ++i)
+          if (lhs[size_t(i)] != rhs[size_t(i)] || std::isnan(double(lhs[size_t(i)]))) {
+            v.max_err = std::isnan(double(lhs[size_t(i)])) ? INFINITY : double(fabsl(lhs[size_t(i)] - rhs[size_t(i)]));
+            os << "Freivalds check " << trial << " fails in row " << i << ": (C - C0) x = " << double(lhs[size_t(i)])
+               << ", A (B x) = " << double(rhs[size_t(i)]);
+            v.detail = os.str();
+            return v;
+          }
+      }
+      // Sampled entries: the four corners, the last row / column (edge tiles) and 256 random.
+      std::vector<std::pair<int64_t, int64_t>> picks = {{0, 0}, {0, N - 1}, {M - 1, 0}, {M - 1, N - 1}};
+      for (int64_t t = 0; t < 64; ++t) picks.emplace_back(M - 1, t * N / 64), picks.emplace_back(t * M / 64, N - 1);
+      for (uint64_t t = 0; t < 256; ++t)
+        picks.emplace_back(int64_t(mix(100 + t) % uint64_t(M)), int64_t(mix(1000 + t) % uint64_t(N)));
+      for (const auto& [i, j] : picks) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k) s += a(i, k) * b(k, j);
+        note(i, j, s);
+      }
+      how = "2 Freivalds vectors (exact, long double) + " + std::to_string(picks.size()) + " sampled entries";
+    }
+    v.ok = v.max_err <= v.tol;
+    if (wi < 0) os << "exact: " << how;
+    else
+      os << "worst |error| " << v.max_err << " at (" << wi << ", " << wj << "): C - C0 = " << wgot
+         << ", expected " << wexp << "; " << how;
+    v.detail = os.str();
+    return v;
+  }
+
+  Dims d_;
+  detail::Compute<T> compute_;
+  AlignedBuffer<T> A_, B_, C_, C0_;
+};
+
+// The compute function of a case (work buffers owned by the closure, allocated here, not in run()).
+template <class T>
+detail::Compute<T> compute_of(const Case& c, const Params& p, const Ukernel<T>* uk_override) {
+  switch (p.spec->kind) {
+    case Kind::loops: {
+      const LoopOrder o = p.spec->order;
+      return [o](const Dims& d, const T* A, const T* B, T* C) { loops(o, d, A, B, C); };
+    }
+    case Kind::blocked: {
+      const Ukernel<T> uk = uk_override ? *uk_override : ukernel<T>(p.isa);
+      const BlockedPlan bp = p.bp;
+      const int threads = std::max({1, c.threads, omp_get_max_threads()});
+      auto work = std::make_shared<AlignedBuffer<T>>(size_t(blocked_workspace(bp, uk.mr, uk.nr, threads)));
+      return [bp, uk, work, threads](const Dims& d, const T* A, const T* B, T* C) {
+        if (omp_get_max_threads() > threads)  // one A block per thread was allocated
+          throw Error("gemm/blocked: run with " + std::to_string(omp_get_max_threads()) +
+                      " threads, workspace sized for " + std::to_string(threads));
+        blocked(bp, uk, d, A, B, C, work->data());
+      };
+    }
+    case Kind::sfc_ca: {
+      const Ukernel<T> uk = uk_override ? *uk_override : ukernel<T>(p.isa);
+      const SfcPlan sp = p.sp;
+      auto work = std::make_shared<AlignedBuffer<T>>(size_t(sfc_workspace(sp, p.d, uk.mr, uk.nr)));
+      auto order = std::make_shared<const std::vector<std::pair<int32_t, int32_t>>>(sfc_order(sp, p.d));
+      return [sp, uk, work, order](const Dims& d, const T* A, const T* B, T* C) {
+        sfc_ca(sp, uk, d, *order, A, B, C, work->data());
+      };
+    }
+    case Kind::sfc_xsmm:
+#ifdef ROOFLAB_HAVE_LIBXSMM
+      if constexpr (std::is_same_v<T, double>) return detail::sfc_libxsmm_f64(p.sp, p.d);
+      else return detail::sfc_libxsmm_f32(p.sp, p.d);
+#else
+      break;
+#endif
+    case Kind::baseline:
+      if constexpr (std::is_same_v<T, double>) return p.spec->lib->make_f64(p.d, c.threads);
+      else return p.spec->lib->make_f32(p.d, c.threads);
+  }
+  throw Error("gemm: unreachable variant kind");
+}
+
+template <class T>
+std::unique_ptr<Instance> make_typed(const Case& c, const Ukernel<T>* uk) {
+  const Params p = params_of(c);
+  return std::make_unique<GemmInstance<T>>(p, compute_of<T>(c, p, uk));
+}
+
+std::unique_ptr<Instance> make(const Case& c) {
+  return c.dtype == DType::f64 ? make_typed<double>(c, nullptr) : make_typed<float>(c, nullptr);
+}
+
+// ---- Profiles ----------------------------------------------------------------------------
+Case make_case(const Spec& s, DType dt, int64_t m, int64_t n, int64_t k, int threads, Isa isa = Isa::none,
+               int64_t k_layers = 1) {
+  Case c;
+  c.family = "gemm";
+  c.variant = s.name;
+  c.dtype = dt;
+  c.dims = {m, n, k};
+  c.threads = threads;
+  c.isa = isa;
+  if (is_sfc(s.kind)) {
+    const int64_t kb = (k + kSfcBk - 1) / kSfcBk;
+    c.params.emplace_back("k_layers", std::to_string(k_layers));
+    c.params.emplace_back("kbf", std::to_string(std::clamp<int64_t>(kb / k_layers, 1, kSfcKbf)));
+  }
+  return c;
+}
+
+std::vector<Case> cases(std::string_view profile) {
+  std::vector<Case> out;
+  auto fast = [](const Spec& s) { return s.kind != Kind::loops; };
+  auto dtypes_of = [](const Spec& s) {
+    return s.kind == Kind::baseline && !s.lib->f64 ? std::vector<DType>{DType::f32}
+                                                   : std::vector<DType>{DType::f64, DType::f32};
+  };
+  if (profile == "quick") {
+    // ~1 minute on 2 cores: the loop orders at 512^3 (f64, 2 threads); everything else at
+    // 512^3 and the odd 1000x777x513 (every ISA, 1 and 2 threads for ours), 2048^3 at 2
+    // threads on the widest ISA; sfc_ca with k_layers 2 once.
+    for (const Spec& s : specs()) {
+      if (!fast(s)) {
+        out.push_back(make_case(s, DType::f64, 512, 512, 512, 2));
+        continue;
+      }
+      for (DType dt : dtypes_of(s)) {
+        for (int t : {1, 2}) {
+          if (!has_isa(s.kind) && t == 1) continue;  // libraries: 2 threads only
+          out.push_back(make_case(s, dt, 512, 512, 512, t));
+          out.push_back(make_case(s, dt, 1000, 777, 513, t));
+        }
+        out.push_back(make_case(s, dt, 2048, 2048, 2048, 2, has_isa(s.kind) ? best_isa() : Isa::none));
+      }
+      if (s.kind == Kind::sfc_ca) out.push_back(make_case(s, DType::f64, 2048, 2048, 2048, 2, best_isa(), 2));
+    }
+  } else if (profile == "paper") {
+    // The 125-shape grid {256..4096}^3 for blocked, sfc_ca and the libraries, all cores.
+    const int t = std::max(1, omp_get_num_procs());
+    const int64_t sizes[] = {256, 512, 1024, 2048, 4096};
+    for (const Spec& s : specs()) {
+      if (!fast(s)) continue;
+      for (DType dt : dtypes_of(s))
+        for (int64_t m : sizes)
+          for (int64_t n : sizes)
+            for (int64_t k : sizes)
+              out.push_back(make_case(s, dt, m, n, k, t, has_isa(s.kind) ? best_isa() : Isa::none));
+    }
+  }
+  return out;
+}
+
+Variant variant_row(const Spec& s) {
+  Variant v;
+  v.name = s.name;
+  v.description = s.kind == Kind::baseline ? s.description + " (" + s.lib->info() + ")" : s.description;
+#ifdef ROOFLAB_HAVE_LIBXSMM
+  if (s.kind == Kind::sfc_xsmm) v.description += " (" + detail::libxsmm_info() + ")";
+#endif
+  if (s.kind == Kind::blocked || s.kind == Kind::sfc_ca) v.isas = {Isa::scalar, Isa::avx2, Isa::avx512};
+  v.dtypes = s.kind == Kind::baseline && !s.lib->f64 ? std::vector<DType>{DType::f32}
+                                                     : std::vector<DType>{DType::f64, DType::f32};
+  v.accepts = accepts;
+  v.model = model;
+  v.make = make;
+  return v;
+}
+}  // namespace
+
+template <class T>
+std::unique_ptr<Instance> gemm::make_instance(const Case& c, const Ukernel<T>& uk) {
+  if (c.dtype != (std::is_same_v<T, double> ? DType::f64 : DType::f32))
+    throw Error(c.name() + ": micro-kernel of the wrong element type for this case");
+  return make_typed<T>(c, &uk);
+}
+template std::unique_ptr<Instance> gemm::make_instance<float>(const Case&, const Ukernel<float>&);
+template std::unique_ptr<Instance> gemm::make_instance<double>(const Case&, const Ukernel<double>&);
+
+const Family& gemm_family() {
+  static const Family f = [] {
+    Family fam;
+    fam.name = "gemm";
+    fam.description = "C += A·B: loop orders, BLIS-style blocked, SFC-CA (Hilbert-curve tiles, "
+                      "k_layers, BRGEMM), library baselines";
+    for (const Spec& s : specs()) fam.variants.push_back(variant_row(s));
+    fam.cases = cases;
+    fam.memory_bytes = memory_bytes;
+    return fam;
+  }();
+  return f;
+}
+
+}  // namespace rooflab

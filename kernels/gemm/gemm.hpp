@@ -1,0 +1,118 @@
+#pragma once
+// GEMM (C += A·B) and the SFC-CA GEMM of Georganas et al., "Harnessing deep learning and HPC
+// kernels via high-level loop and tensor abstractions on CPU architectures" / the SFC-CA paper
+// (../shared/papers/sfc-ca-gemm.txt): the kernel contract and the family.
+//
+// Contract: A is M x K, B is K x N, C is M x N, all row-major with leading dimensions
+// lda >= K, ldb >= N, ldc >= N; every variant computes C += A·B (alpha = beta = 1).
+// Variants (names as in the registry):
+//   ijk ikj jik jki kij kji  the three plain loops in that order; the outermost i or j loop is
+//                            an OpenMP for (for kij / kji the middle one)
+//   blocked                  BLIS/Goto: NC / KC / MC cache blocking, packed A (MC x KC) and B
+//                            (KC x NC) panels, an MR x NR register micro-kernel per ISA
+//   sfc_ca                   C in bm x bn tiles ordered along a generalized Hilbert curve,
+//                            k_layers copies of C splitting K, each tile a BRGEMM over kbf
+//                            K-blocks of bk (the same micro-kernel, batch-reduce form)
+//   sfc_ca_libxsmm           sfc_ca with LIBXSMM 1.17's JIT BRGEMM as the tile kernel (when found)
+//   openblas blis onednn     the libraries, when found at configure time (onednn: f32 only);
+//                            each reports its version / kernel / threading in its description
+//                            and Model::note, and runs with the case's thread count
+// Kernels never allocate; they use omp_get_max_threads() threads from outside a parallel region.
+//
+// Benchmark instance (family.cpp): inputs are small integers (A, B in [-2, 2], C0 in [-8, 8]),
+// so every summation order is exact and verification compares exactly: all entries against a
+// double reference up to M*N*K = 2^27, above that two Freivalds vectors ((C - C0) x == A (B x),
+// exact in long double) plus ~390 sampled entries; C's padding columns (ld:+p) must be
+// untouched. Each timed unit is C += A·B; reset() (before every repetition) restores C = C0.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/isa.hpp"
+#include "harness/registry.hpp"
+
+namespace rooflab {
+
+// The registry table of the "gemm" family.
+const Family& gemm_family();
+
+namespace gemm {
+
+// ---- The register micro-kernel (batch-reduce form) -------------------------------------------
+// C[0:m, 0:n] (row stride ldc) += sum_{b < nb} Ap_b · Bp_b, with Ap_b = A + b * sa an MR x kc
+// sliver packed k-major (Ap_b[k * MR + i]) and Bp_b = B + b * sb a kc x NR sliver packed
+// k-major (Bp_b[k * NR + j]); m <= MR, n <= NR (edges: masked loads/stores of C only; the
+// slivers are zero-padded to MR / NR). nb = 1 is the BLIS micro-kernel; nb > 1 is a BRGEMM
+// with strided batch addresses (LIBXSMM's reducebatch_strd), C kept in registers throughout.
+template <class T>
+using UkernelFn = void (*)(int64_t nb, int64_t kc, const T* A, int64_t sa, const T* B, int64_t sb,
+                           T* C, int64_t ldc, int64_t m, int64_t n);
+template <class T>
+struct Ukernel {
+  int mr = 0, nr = 0;
+  UkernelFn<T> fn = nullptr;
+};
+// isa: scalar, avx2 or avx512 (returned whatever the CPU supports; callers check
+// isa_supported()). Throws Error for Isa::none.
+template <class T> Ukernel<T> ukernel(Isa isa);
+
+// Packs rows [0, m) x columns [0, kc) of A (stride lda) into MR-row slivers, k-major, zero
+// rows up to a multiple of mr: dst[s * mr * kc + k * mr + i] = A[(s * mr + i) * lda + k].
+template <class T> void pack_a(int64_t m, int64_t kc, const T* A, int64_t lda, int mr, T* dst);
+// Packs rows [0, kc) x columns [0, n) of B (stride ldb) into NR-column slivers, k-major, zero
+// columns up to a multiple of nr: dst[s * nr * kc + k * nr + j] = B[k * ldb + s * nr + j].
+template <class T> void pack_b(int64_t kc, int64_t n, const T* B, int64_t ldb, int nr, T* dst);
+
+// ---- Drivers -------------------------------------------------------------------------------
+struct Dims {
+  int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
+};
+// Throws Error unless m, n, k >= 1 and lda >= k, ldb >= n, ldc >= n.
+void check_dims(const Dims& d);
+
+enum class LoopOrder { ijk, ikj, jik, jki, kij, kji };
+template <class T> void loops(LoopOrder order, const Dims& d, const T* A, const T* B, T* C);
+
+struct BlockedPlan {
+  int64_t mc = 0, kc = 0, nc = 0;  // 0: default_blocked_plan()
+};
+// MC / KC / NC from cache sizes (bytes): a B sliver (KC x NR) fills half of L1, an A block
+// (MC x KC) half of L2, a B panel (KC x NC) half of L3; MC a multiple of MR, NC of NR.
+BlockedPlan default_blocked_plan(int64_t elem_size, int mr, int nr, int64_t l1, int64_t l2, int64_t l3);
+// Scratch the blocked driver needs (elements): one B panel + one A block per thread.
+int64_t blocked_workspace(const BlockedPlan& p, int mr, int nr, int threads);
+template <class T>
+void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T* A, const T* B, T* C,
+             T* work);
+
+struct SfcPlan {
+  int64_t bm = 0, bn = 0, bk = 0;  // tile of C and K-block
+  int64_t k_layers = 1;            // copies of C, each summing a contiguous range of K blocks
+  int64_t kbf = 1;                 // K blocks per BRGEMM call
+};
+// Throws Error for a bad combination (non-positive knobs, k_layers > K blocks, kbf > the K
+// blocks of a layer), naming the knob and its limit.
+void check_sfc_plan(const SfcPlan& p, const Dims& d);
+// Scratch of sfc_ca (elements): packed A and B blocks + (k_layers - 1) copies of C.
+int64_t sfc_workspace(const SfcPlan& p, const Dims& d, int mr, int nr);
+// The tile order: the generalized Hilbert curve over ceil(M / bm) x ceil(N / bn) tiles.
+// Computed once per problem (not timed).
+std::vector<std::pair<int32_t, int32_t>> sfc_order(const SfcPlan& p, const Dims& d);
+template <class T>
+void sfc_ca(const SfcPlan& p, const Ukernel<T>& uk, const Dims& d,
+            const std::vector<std::pair<int32_t, int32_t>>& order, const T* A, const T* B, T* C, T* work);
+
+// Generalized Hilbert ("gilbert") curve over a w x h grid of cells, any w, h >= 1: every cell
+// (x, y), 0 <= x < w, 0 <= y < h, exactly once, starting at (0, 0); consecutive cells are
+// edge-neighbours, except for one diagonal step when the parities of w and h force it
+// (see tests). Throws Error for w < 1 or h < 1.
+std::vector<std::pair<int32_t, int32_t>> gilbert(int64_t w, int64_t h);
+
+// The benchmark instance of a case with the given micro-kernel instead of the variant's own
+// (tests inject broken kernels to see verify() fail). Throws Error for a bad case.
+template <class T>
+std::unique_ptr<Instance> make_instance(const Case& c, const Ukernel<T>& uk);
+
+}  // namespace gemm
+}  // namespace rooflab

@@ -1,0 +1,75 @@
+#pragma once
+// The register micro-kernel, written once over a vector-traits type V and instantiated by each
+// ISA translation unit (ukernel.cpp: scalar, ukernel_avx2.cpp, ukernel_avx512.cpp). Include
+// only from those files and instantiate only with traits from an anonymous namespace, so every
+// instantiation has internal linkage (no AVX-512 code can be picked by the linker elsewhere).
+//
+// V provides T, R, W, MR, NRV (vectors per row; NR = NRV * W), zero(), set1, load, store,
+// loadn / storen (first n lanes), add, fma(a, b, c) = a * b + c.
+#include <cstdint>
+
+#include "kernels/gemm/gemm.hpp"
+
+namespace rooflab::gemm::uk {
+namespace {
+
+template <class V>
+void kernel(int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const typename V::T* B,
+            int64_t sb, typename V::T* C, int64_t ldc, int64_t m, int64_t n) {
+  using R = typename V::R;
+  constexpr int MR = V::MR, NRV = V::NRV;
+  constexpr int64_t W = V::W, NR = NRV * W;
+  R acc[MR][NRV];
+#pragma GCC unroll 32
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NRV; ++v) acc[i][v] = V::zero();
+
+  for (int64_t b = 0; b < nb; ++b) {
+    const typename V::T* a = A + b * sa;
+    const typename V::T* bp = B + b * sb;
+    for (int64_t k = 0; k < kc; ++k, a += MR, bp += NR) {
+      R bv[NRV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NRV; ++v) bv[v] = V::load(bp + v * W);
+#pragma GCC unroll 32
+      for (int i = 0; i < MR; ++i) {
+        const R ai = V::set1(a[i]);
+#pragma GCC unroll 4
+        for (int v = 0; v < NRV; ++v) acc[i][v] = V::fma(ai, bv[v], acc[i][v]);
+      }
+    }
+  }
+
+  if (m == MR && n == NR) {
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < NRV; ++v) {
+        typename V::T* c = C + i * ldc + v * W;
+        V::store(c, V::add(V::load(c), acc[i][v]));
+      }
+    return;
+  }
+  // Edge: only the m x n corner of C is read and written.
+#pragma GCC unroll 32
+  for (int i = 0; i < MR; ++i) {
+    if (i >= m) break;
+#pragma GCC unroll 4
+    for (int v = 0; v < NRV; ++v) {
+      const int64_t lanes = n - v * W;
+      if (lanes <= 0) break;
+      typename V::T* c = C + i * ldc + v * W;
+      if (lanes >= W) V::store(c, V::add(V::load(c), acc[i][v]));
+      else V::storen(c, V::add(V::loadn(c, int(lanes)), acc[i][v]), int(lanes));
+    }
+  }
+}
+
+template <class V>
+constexpr Ukernel<typename V::T> table() {
+  return {V::MR, int(V::NRV * V::W), &kernel<V>};
+}
+
+}  // namespace
+}  // namespace rooflab::gemm::uk

@@ -1,0 +1,346 @@
+// GEMM family tests. The reference here is independent of the family's own verify(): a
+// straight long double triple loop on test-owned matrices with guard bands.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/error.hpp"
+#include "harness/isa.hpp"
+#include "harness/registry.hpp"
+#include "kernels/gemm/gemm.hpp"
+
+namespace rooflab::gemm {
+namespace {
+
+constexpr Isa kIsas[] = {Isa::scalar, Isa::avx2, Isa::avx512};
+
+// Row-major matrix with `pad` guard columns holding a sentinel; small integer entries (exact
+// in any summation order), seeded.
+template <class T>
+struct Mat {
+  int64_t rows, cols, ld;
+  std::vector<T> a;
+  static constexpr T kGuard = T(-777);
+  Mat(int64_t r, int64_t c, int64_t pad, uint64_t seed) : rows(r), cols(c), ld(c + pad), a(size_t(r * (c + pad)), kGuard) {
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) {
+        s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
+        a[size_t(i * ld + j)] = T(int64_t((s * 0x2545F4914F6CDD1Dull) >> 59) - 16);  // [-16, 15]
+      }
+  }
+  T& operator()(int64_t i, int64_t j) { return a[size_t(i * ld + j)]; }
+  T operator()(int64_t i, int64_t j) const { return a[size_t(i * ld + j)]; }
+  bool guards_intact() const {
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = cols; j < ld; ++j)
+        if (a[size_t(i * ld + j)] != kGuard) return false;
+    return true;
+  }
+};
+
+// Expected C0 + A·B in long double; EXPECTs equality everywhere (integer data: exact).
+template <class T>
+void expect_product(const Mat<T>& A, const Mat<T>& B, const Mat<T>& C0, const Mat<T>& C, const std::string& what) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < C.rows; ++i)
+    for (int64_t j = 0; j < C.cols; ++j) {
+      long double s = C0(i, j);
+      for (int64_t k = 0; k < A.cols; ++k) s += (long double)A(i, k) * B(k, j);
+      if ((long double)C(i, j) != s && bad++ < 3)
+        ADD_FAILURE() << what << ": C(" << i << ", " << j << ") = " << C(i, j) << ", expected " << double(s);
+    }
+  EXPECT_EQ(bad, 0) << what;
+  EXPECT_TRUE(C.guards_intact()) << what << ": wrote into C's padding";
+}
+
+struct Shape {
+  int64_t m, n, k, pad;
+};
+// 1x1x1, vectors, non-multiples of MR (4/6/12) / NR (4/8/16/32) / small blocks, unaligned ld.
+const Shape kShapes[] = {{1, 1, 1, 0},   {1, 37, 1, 0},  {37, 1, 1, 3},  {1, 1, 70, 1}, {17, 33, 65, 0},
+                         {17, 33, 65, 3}, {6, 8, 64, 0},  {13, 19, 7, 5}, {50, 45, 130, 1}, {97, 101, 129, 7}};
+
+std::string label(Isa isa) { return std::string(to_string(isa)); }
+
+template <class T>
+void check_drivers(Isa isa) {
+  const Ukernel<T> uk = ukernel<T>(isa);
+  for (const Shape& s : kShapes) {
+    const Mat<T> A(s.m, s.k, s.pad, 1), B(s.k, s.n, s.pad, 2), C0(s.m, s.n, s.pad, 3);
+    const Dims d{s.m, s.n, s.k, A.ld, B.ld, C0.ld};
+    const std::string shp = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                            " pad " + std::to_string(s.pad) + " " + label(isa);
+    // Blocked: default plan and tiny blocks (many jc / pc / ic iterations, partial blocks).
+    for (BlockedPlan bp : {default_blocked_plan(sizeof(T), uk.mr, uk.nr, 32 << 10, 512 << 10, 8 << 20),
+                           BlockedPlan{int64_t(uk.mr) + 1, 5, int64_t(uk.nr) + 3}}) {
+      for (int threads : {1, 2}) {
+        omp_set_num_threads(threads);
+        Mat<T> C = C0;
+        std::vector<T> work(size_t(blocked_workspace(bp, uk.mr, uk.nr, threads)));
+        blocked(bp, uk, d, A.a.data(), B.a.data(), C.a.data(), work.data());
+        expect_product(A, B, C0, C, "blocked mc" + std::to_string(bp.mc) + " " + shp + " t" + std::to_string(threads));
+      }
+    }
+    // SFC-CA: several tiles / K blocks / layers / batch sizes, including non-dividing ones.
+    for (SfcPlan sp : {SfcPlan{96, 96, 64, 1, 1}, SfcPlan{7, 9, 5, 1, 1}, SfcPlan{7, 9, 5, 2, 2},
+                       SfcPlan{16, 16, 3, 3, 4}, SfcPlan{5, 40, 8, 4, 1}}) {
+      try {
+        check_sfc_plan(sp, d);
+      } catch (const Error&) {
+        continue;  // too few K blocks for this plan at this K (bad-knob tests cover the message)
+      }
+      for (int threads : {1, 2}) {
+        omp_set_num_threads(threads);
+        Mat<T> C = C0;
+        std::vector<T> work(size_t(sfc_workspace(sp, d, uk.mr, uk.nr)));
+        sfc_ca(sp, uk, d, sfc_order(sp, d), A.a.data(), B.a.data(), C.a.data(), work.data());
+        expect_product(A, B, C0, C, "sfc_ca bm" + std::to_string(sp.bm) + " bk" + std::to_string(sp.bk) +
+                                        " L" + std::to_string(sp.k_layers) + " kbf" + std::to_string(sp.kbf) +
+                                        " " + shp + " t" + std::to_string(threads));
+      }
+    }
+  }
+}
+
+class GemmIsa : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    if (!isa_supported(GetParam()))
+      GTEST_SKIP() << "this CPU lacks " << to_string(GetParam()) << " (kernel compiled, not run)";
+  }
+};
+
+TEST_P(GemmIsa, MicroKernelBatchReduceAndEdges) {
+  for (bool f64 : {true, false}) {
+    auto body = [&](auto zero) {
+      using T = decltype(zero);
+      const Ukernel<T> uk = ukernel<T>(GetParam());
+      ASSERT_GT(uk.mr, 0);
+      ASSERT_GT(uk.nr, 0);
+      for (int64_t nb : {1, 3})
+        for (int64_t kc : {1, 7})
+          for (int64_t m : {int64_t(1), int64_t(uk.mr) - 1, int64_t(uk.mr)})
+            for (int64_t n : {int64_t(1), int64_t(uk.nr) / 2 + 1, int64_t(uk.nr)}) {
+              if (m < 1) continue;
+              const int64_t sa = uk.mr * kc + 5, sb = uk.nr * kc + 3;  // batch strides with gaps
+              Mat<T> Ap(1, nb * sa, 0, 11), Bp(1, nb * sb, 0, 12);
+              Mat<T> C(uk.mr, uk.nr, 2, 13);
+              const Mat<T> C0 = C;
+              uk.fn(nb, kc, Ap.a.data(), sa, Bp.a.data(), sb, C.a.data(), C.ld, m, n);
+              for (int64_t i = 0; i < uk.mr; ++i)
+                for (int64_t j = 0; j < uk.nr; ++j) {
+                  long double s = C0(i, j);
+                  if (i < m && j < n)
+                    for (int64_t b = 0; b < nb; ++b)
+                      for (int64_t k = 0; k < kc; ++k)
+                        s += (long double)Ap.a[size_t(b * sa + k * uk.mr + i)] * Bp.a[size_t(b * sb + k * uk.nr + j)];
+                  ASSERT_EQ((long double)C(i, j), s) << "nb " << nb << " kc " << kc << " m " << m << " n " << n
+                                                     << " at (" << i << ", " << j << ")";
+                }
+              ASSERT_TRUE(C.guards_intact());
+            }
+    };
+    if (f64) body(0.0); else body(0.0f);
+  }
+}
+
+TEST_P(GemmIsa, BlockedAndSfcMatchReferenceF64) { check_drivers<double>(GetParam()); }
+TEST_P(GemmIsa, BlockedAndSfcMatchReferenceF32) { check_drivers<float>(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Isas, GemmIsa, ::testing::ValuesIn(kIsas),
+                         [](const auto& info) { return label(info.param); });
+
+TEST(Gemm, LoopOrdersMatchReference) {
+  const std::pair<LoopOrder, const char*> orders[] = {{LoopOrder::ijk, "ijk"}, {LoopOrder::ikj, "ikj"},
+                                                      {LoopOrder::jik, "jik"}, {LoopOrder::jki, "jki"},
+                                                      {LoopOrder::kij, "kij"}, {LoopOrder::kji, "kji"}};
+  omp_set_num_threads(2);
+  for (const auto& [o, name] : orders)
+    for (const Shape& s : kShapes) {
+      const Mat<double> A(s.m, s.k, s.pad, 1), B(s.k, s.n, s.pad, 2), C0(s.m, s.n, s.pad, 3);
+      Mat<double> C = C0;
+      loops(o, Dims{s.m, s.n, s.k, A.ld, B.ld, C.ld}, A.a.data(), B.a.data(), C.a.data());
+      expect_product(A, B, C0, C, std::string(name) + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                                      std::to_string(s.k));
+    }
+}
+
+// ---- The curve -------------------------------------------------------------------------------
+// A Hamiltonian path on a w x h grid from (0,0) to the other end of the major axis exists only
+// when the colours of the grid's checkerboard allow it; where they do not (w*h even but the
+// end cell has the start's colour) the curve needs exactly one diagonal step.
+TEST(Gilbert, VisitsEveryCellOnceWithNeighbourSteps) {
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t w = 1; w <= 24; ++w)
+    for (int64_t h = 1; h <= 24; ++h) sizes.emplace_back(w, h);
+  for (auto wh : {std::pair<int64_t, int64_t>{100, 7}, {7, 100}, {1, 61}, {64, 64}, {43, 22}, {128, 3}})
+    sizes.push_back(wh);
+  for (const auto& [w, h] : sizes) {
+    const auto c = gilbert(w, h);
+    ASSERT_EQ(int64_t(c.size()), w * h) << w << "x" << h;
+    std::set<std::pair<int32_t, int32_t>> seen;
+    int64_t diagonal = 0;
+    for (size_t i = 0; i < c.size(); ++i) {
+      const auto [x, y] = c[i];
+      ASSERT_TRUE(x >= 0 && x < w && y >= 0 && y < h) << w << "x" << h << ": cell (" << x << ", " << y << ") outside";
+      ASSERT_TRUE(seen.insert(c[i]).second) << w << "x" << h << ": cell (" << x << ", " << y << ") visited twice";
+      if (i == 0) continue;
+      const int64_t dx = std::abs(x - c[i - 1].first), dy = std::abs(y - c[i - 1].second);
+      ASSERT_TRUE(std::max(dx, dy) == 1) << w << "x" << h << ": jump at step " << i;
+      diagonal += dx == 1 && dy == 1;
+    }
+    EXPECT_EQ(c.front(), (std::pair<int32_t, int32_t>{0, 0}));
+    EXPECT_LE(diagonal, 1) << w << "x" << h;
+    const int64_t major = std::max(w, h);
+    const bool parity_forces = (w * h) % 2 == 0 && major % 2 == 1;
+    if (!parity_forces) {
+      EXPECT_EQ(diagonal, 0) << w << "x" << h << ": diagonal step where an edge path exists";
+    }
+  }
+}
+
+TEST(Gilbert, RejectsEmptyGrid) {
+  EXPECT_THROW(gilbert(0, 3), Error);
+  EXPECT_THROW(gilbert(3, -1), Error);
+}
+
+// ---- Instances through the registry --------------------------------------------------------
+Case gemm_case(const std::string& name) { return parse_case_name(name); }
+
+TEST(GemmFamily, EveryVariantVerifiesAtOddShapes) {
+  const Family* fam = find_family("gemm");
+  ASSERT_NE(fam, nullptr);
+  omp_set_num_threads(2);
+  int checked = 0;
+  for (const Variant& v : fam->variants)
+    for (DType dt : v.dtypes)
+      for (Isa isa : v.isas.empty() ? std::vector<Isa>{Isa::none} : v.isas) {
+        if (!isa_supported(isa)) continue;
+        for (const char* shp : {"1x1x1", "1x40x1", "17x33x65", "130x97x200/ld:+3", "200x150x700"}) {
+          std::string name = "gemm/" + v.name + (isa == Isa::none ? "" : "/" + label(isa)) + "/" +
+                             std::string(to_string(dt)) + "/" + shp;
+          if (v.name.rfind("sfc_ca", 0) == 0 && std::string(shp) == "200x150x700") name += "/k_layers:2/kbf:3";
+          // Libraries at 1 thread: OpenBLAS's pthread pool and libgomp's both spin-wait after
+          // each call, and with 2 + 2 spinning threads on 2 cores the many tiny calls here crawl
+          // (~20 s instead of ~1 s); threading is covered by our variants and the benchmarks.
+          name += v.description.rfind("library", 0) == 0 ? "/threads:1" : "/threads:2";
+          const Case c = gemm_case(name);
+          ASSERT_EQ(v.accepts(c), "") << name;
+          validate_case(c);
+          auto inst = v.make(c);
+          const Verification r = inst->verify();
+          EXPECT_TRUE(r.ok) << name << ": " << r.detail;
+          EXPECT_EQ(r.max_err, 0) << name;
+          // verify() leaves the instance reset: two runs then verify again.
+          inst->run();
+          inst->reset();
+          EXPECT_TRUE(inst->verify().ok) << name;
+          ++checked;
+        }
+      }
+  EXPECT_GE(checked, 5 * (6 + 2 * 2 * 2));
+}
+
+// A micro-kernel dropping the last k of every sliver.
+Ukernel<double> g_real;
+void drop_last_k(int64_t nb, int64_t kc, const double* A, int64_t sa, const double* B, int64_t sb, double* C,
+                 int64_t ldc, int64_t m, int64_t n) {
+  g_real.fn(nb, kc > 1 ? kc - 1 : kc, A, sa, B, sb, C, ldc, m, n);
+}
+
+TEST(GemmFamily, VerificationCatchesBrokenKernel) {
+  omp_set_num_threads(2);
+  g_real = ukernel<double>(Isa::scalar);
+  Ukernel<double> broken = g_real;
+  broken.fn = drop_last_k;
+  // Full reference (small) and Freivalds + samples (M*N*K > 2^27).
+  for (const char* name : {"gemm/blocked/scalar/f64/50x40x30/threads:2",
+                           "gemm/sfc_ca/scalar/f64/520x530x520/k_layers:1/kbf:2/threads:2"}) {
+    auto good = make_instance(gemm_case(name), g_real);
+    const Verification ok = good->verify();
+    EXPECT_TRUE(ok.ok) << name << ": " << ok.detail;
+    auto bad = make_instance(gemm_case(name), broken);
+    const Verification r = bad->verify();
+    EXPECT_FALSE(r.ok) << name;
+    EXPECT_GT(r.max_err, 0) << name;
+    if (std::string(name).find("520x") != std::string::npos) {
+      EXPECT_NE(r.detail.find("Freivalds"), std::string::npos) << r.detail;
+    }
+  }
+  EXPECT_THROW(make_instance(gemm_case("gemm/blocked/scalar/f32/5x5x5/threads:1"), g_real), Error);
+}
+
+TEST(GemmFamily, BadInputIsRejectedWithAReason) {
+  const Family* fam = find_family("gemm");
+  ASSERT_NE(fam, nullptr);
+  const std::pair<const char*, const char*> bad[] = {
+      {"gemm/ijk/f64/0x5x5/threads:1", "dimensions must be >= 1"},
+      {"gemm/blocked/scalar/f64/5x0x5/threads:1", "dimensions must be >= 1"},
+      {"gemm/ikj/f64/4096x4096x4096/threads:1", "refuse"},
+      {"gemm/ijk/f64/8x8x8/ld:-2/threads:1", "ld must be"},
+      {"gemm/ijk/f64/8x8x8/ld:x/threads:1", "ld must be"},
+      {"gemm/ijk/f64/8x8x8/kbf:2/threads:1", "unknown parameter"},
+      {"gemm/ijk/f64/8x8/threads:1", "three dimensions"},
+      {"gemm/sfc_ca/scalar/f64/64x64x128/k_layers:3/kbf:1/threads:1", "k_layers must be in [1, K blocks"},
+      {"gemm/sfc_ca/scalar/f64/64x64x1024/k_layers:2/kbf:5/threads:1", "kbf (K blocks per BRGEMM) must be in [1, 4]"},
+      {"gemm/sfc_ca/scalar/f64/64x64x512/k_layers:0/kbf:1/threads:1", "k_layers"},
+      {"gemm/sfc_ca/scalar/f64/64x64x512/k_layers:1/kbf:0/threads:1", "kbf"},
+      {"gemm/sfc_ca/scalar/f64/64x64x512/bm:0/threads:1", "bm, bn, bk must be >= 1"},
+      {"gemm/blocked/scalar/f64/64x64x512/kc:0/threads:1", "mc, kc, nc"},
+  };
+  for (const auto& [name, why] : bad) {
+    const Case c = gemm_case(name);
+    const Variant* v = fam->find(c.variant);
+    ASSERT_NE(v, nullptr) << name;
+    const std::string reason = v->accepts(c);
+    EXPECT_NE(reason.find(why), std::string::npos) << name << ": got '" << reason << "'";
+    EXPECT_THROW(validate_case(c), Error) << name;
+  }
+  Dims d{4, 4, 4, 3, 4, 4};
+  EXPECT_THROW(check_dims(d), Error);  // lda < K
+  if (const Variant* v = fam->find("onednn")) {
+    EXPECT_EQ(v->dtypes, std::vector<DType>{DType::f32});
+    EXPECT_FALSE(v->accepts(gemm_case("gemm/onednn/f64/8x8x8/threads:1")).empty());
+  }
+}
+
+TEST(GemmFamily, ProfilesAreValidAndModelsConsistent) {
+  for (const char* profile : {"quick", "paper"}) {
+    const auto cs = expand_cases(profile);
+    std::set<std::string> names;
+    int gemm_cases = 0;
+    for (const Case& c : cs) {
+      if (c.family != "gemm") continue;
+      ++gemm_cases;
+      EXPECT_TRUE(names.insert(c.name()).second) << "duplicate " << c.name();
+      EXPECT_EQ(parse_case_name(c.name()).name(), c.name());
+      const Variant& v = variant_of(c);
+      EXPECT_EQ(v.accepts(c), "") << c.name();
+      const Model m = v.model(c);
+      const double M = double(c.dims[0]), N = double(c.dims[1]), K = double(c.dims[2]), s = double(dtype_size(c.dtype));
+      EXPECT_DOUBLE_EQ(m.flops, 2 * M * N * K);
+      EXPECT_DOUBLE_EQ(m.bytes(), s * (M * K + K * N + 2 * M * N));
+      EXPECT_EQ(m.compute_ceiling, c.dtype == DType::f64 ? "fma_f64" : "fma_f32");
+      if (c.variant == "sfc_ca") {
+        EXPECT_NE(c.param("k_layers"), nullptr);
+        EXPECT_NE(c.param("kbf"), nullptr);
+      }
+    }
+    EXPECT_GT(gemm_cases, 20) << profile;
+    if (std::string(profile) == "paper") {
+      int grid = 0;
+      for (const Case& c : cs)
+        if (c.family == "gemm" && c.variant == "blocked" && c.dtype == DType::f64) ++grid;
+      EXPECT_EQ(grid, 125);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rooflab::gemm
