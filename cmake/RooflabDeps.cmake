@@ -67,8 +67,17 @@ rooflab_dep(MPI MPI_CXX_FOUND "${MPI_CXX_VERSION}" "mpich libmpich-dev")
 
 pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET openblas)
 rooflab_dep(OPENBLAS OPENBLAS_FOUND "${OPENBLAS_VERSION}" "libopenblas-dev")
-pkg_check_modules(BLIS QUIET IMPORTED_TARGET blis)
-rooflab_dep(BLIS BLIS_FOUND "${BLIS_VERSION}" "libblis-dev")
+# Debian's libblis-dev ships no pkg-config file: found by header + library. Its blis.h and
+# cblas.h must only be seen by the BLIS baseline (its cblas.h would shadow OpenBLAS's).
+find_path(ROOFLAB_BLIS_INCLUDE_DIR blis.h PATH_SUFFIXES blis-openmp blis blis-pthread
+          PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
+find_library(ROOFLAB_BLIS_LIBRARY blis PATH_SUFFIXES blis-openmp blis-pthread)
+if(ROOFLAB_BLIS_INCLUDE_DIR AND ROOFLAB_BLIS_LIBRARY)
+  set(_blis_found ON)
+else()
+  set(_blis_found OFF)
+endif()
+rooflab_dep(BLIS _blis_found "${ROOFLAB_BLIS_LIBRARY}" "libblis-dev")
 find_package(dnnl QUIET CONFIG)
 rooflab_dep(DNNL dnnl_FOUND "${dnnl_VERSION}" "libdnnl-dev")
 pkg_check_modules(LIBXSMM QUIET IMPORTED_TARGET libxsmm)

@@ -23,7 +23,7 @@ struct Baseline {
 #ifdef ROOFLAB_HAVE_OPENBLAS
 extern const Baseline openblas;
 #endif
-#if defined(ROOFLAB_HAVE_BLIS) || defined(ROOFLAB_GEMM_HAVE_BLIS)
+#if defined(ROOFLAB_HAVE_BLIS)
 extern const Baseline blis;
 #endif
 #ifdef ROOFLAB_HAVE_DNNL

@@ -59,7 +59,7 @@ const std::vector<Spec>& specs() {
 #ifdef ROOFLAB_HAVE_OPENBLAS
         &detail::openblas,
 #endif
-#if defined(ROOFLAB_HAVE_BLIS) || defined(ROOFLAB_GEMM_HAVE_BLIS)
+#if defined(ROOFLAB_HAVE_BLIS)
         &detail::blis,
 #endif
 #ifdef ROOFLAB_HAVE_DNNL
