@@ -9,40 +9,22 @@
 #include "harness/error.hpp"
 #include "kernels/floyd_warshall/detail.hpp"
 #include "kernels/floyd_warshall/simd_kernels.hpp"
+#include "kernels/simd/dispatch.hpp"
+#include "kernels/simd/scalar.hpp"
 
 namespace rooflab::fw {
 namespace {
 template <class Elem>
-struct Scalar {
-  using T = Elem;
-  using R = Elem;
-  static constexpr int64_t W = 1;
+struct Scalar : ::rooflab::simd::Scalar<Elem> {
   static constexpr int MR = 4;
   static constexpr int NRV = 2;
-  static R set1(T x) { return x; }
-  static R load(const T* p) { return *p; }
-  static void store(T* p, R x) { *p = x; }
-  // W == 1: the masked forms are never reached (a tail is always shorter than W).
-  static R loadn(const T* p, int n) { return n > 0 ? *p : T(0); }
-  static void storen(T* p, R x, int n) { if (n > 0) *p = x; }
-  static R add(R a, R b) { return a + b; }
-  static R min(R a, R b) { return a < b ? a : b; }
 };
 }  // namespace
 
 template <class T>
 Kernels<T> simd_kernels(Isa isa) {
-  constexpr bool f64 = std::is_same_v<T, double>;
-  switch (isa) {
-    case Isa::scalar: return simd::table<Scalar<T>>();
-    case Isa::avx2:
-      if constexpr (f64) return detail::simd_avx2_f64; else return detail::simd_avx2_f32;
-    case Isa::avx512:
-      if constexpr (f64) return detail::simd_avx512_f64; else return detail::simd_avx512_f32;
-    case Isa::none: break;
-  }
-  throw Error("floyd_warshall: no SIMD kernel for isa '" + std::string(to_string(isa)) +
-              "' (known: scalar, avx2, avx512)");
+  return ::rooflab::simd::pick<T>(isa, simd::table<Scalar<T>>(), detail::simd_avx2_f64, detail::simd_avx2_f32,
+                                  detail::simd_avx512_f64, detail::simd_avx512_f32, "floyd_warshall/simd");
 }
 template Kernels<float> simd_kernels<float>(Isa);
 template Kernels<double> simd_kernels<double>(Isa);

@@ -6,6 +6,8 @@
 
 #include "harness/error.hpp"
 #include "kernels/gemm/ukernel_impl.hpp"
+#include "kernels/simd/dispatch.hpp"
+#include "kernels/simd/scalar.hpp"
 
 namespace rooflab::gemm {
 namespace detail {
@@ -15,37 +17,16 @@ extern const Ukernel<float> ukernel_avx2_f32, ukernel_avx512_f32;
 
 namespace {
 template <class E>
-struct ScalarUk {
-  using T = E;
-  using R = E;
-  static constexpr int64_t W = 1;
+struct ScalarUk : ::rooflab::simd::Scalar<E> {
   static constexpr int MR = 4;
   static constexpr int NRV = 4;
-  static R zero() { return E(0); }
-  static R set1(T x) { return x; }
-  static R load(const T* p) { return *p; }
-  static void store(T* p, R x) { *p = x; }
-  // W == 1: a tail is never shorter than a vector, so the masked forms are never reached.
-  static R loadn(const T* p, int n) { return n > 0 ? *p : T(0); }
-  static void storen(T* p, R x, int n) { if (n > 0) *p = x; }
-  static R add(R a, R b) { return a + b; }
-  static R fma(R a, R b, R c) { return a * b + c; }
 };
 }  // namespace
 
 template <class T>
 Ukernel<T> ukernel(Isa isa) {
-  constexpr bool f64 = std::is_same_v<T, double>;
-  switch (isa) {
-    case Isa::scalar: return uk::table<ScalarUk<T>>();
-    case Isa::avx2:
-      if constexpr (f64) return detail::ukernel_avx2_f64; else return detail::ukernel_avx2_f32;
-    case Isa::avx512:
-      if constexpr (f64) return detail::ukernel_avx512_f64; else return detail::ukernel_avx512_f32;
-    case Isa::none: break;
-  }
-  throw Error("gemm: no micro-kernel for isa '" + std::string(to_string(isa)) +
-              "' (known: scalar, avx2, avx512)");
+  return simd::pick<T>(isa, uk::table<ScalarUk<T>>(), detail::ukernel_avx2_f64, detail::ukernel_avx2_f32,
+                       detail::ukernel_avx512_f64, detail::ukernel_avx512_f32, "gemm micro-kernel");
 }
 template Ukernel<float> ukernel<float>(Isa);
 template Ukernel<double> ukernel<double>(Isa);

@@ -7,13 +7,8 @@ namespace rooflab::gemm {
 namespace {
 template <class E>
 struct Avx2Uk : ::rooflab::simd::Avx2<E> {
-  using Base = ::rooflab::simd::Avx2<E>;
   static constexpr int MR = 6;
   static constexpr int NRV = 2;
-  static typename Base::R fma(typename Base::R a, typename Base::R b, typename Base::R c) {
-    if constexpr (sizeof(E) == 8) return _mm256_fmadd_pd(a, b, c);
-    else return _mm256_fmadd_ps(a, b, c);
-  }
 };
 }  // namespace
 

@@ -8,13 +8,8 @@ namespace rooflab::gemm {
 namespace {
 template <class E>
 struct Avx512Uk : ::rooflab::simd::Avx512<E> {
-  using Base = ::rooflab::simd::Avx512<E>;
   static constexpr int MR = 12;
   static constexpr int NRV = 2;
-  static typename Base::R fma(typename Base::R a, typename Base::R b, typename Base::R c) {
-    if constexpr (sizeof(E) == 8) return _mm512_fmadd_pd(a, b, c);
-    else return _mm512_fmadd_ps(a, b, c);
-  }
 };
 }  // namespace
 

@@ -32,6 +32,7 @@ struct Avx2<double> {
   static R add(R a, R b) { return _mm256_add_pd(a, b); }
   static R mul(R a, R b) { return _mm256_mul_pd(a, b); }
   static R min(R a, R b) { return _mm256_min_pd(a, b); }
+  static R fma(R a, R b, R c) { return _mm256_fmadd_pd(a, b, c); }  // a * b + c
   static T hsum(R x) {
     __m128d s = _mm_add_pd(_mm256_castpd256_pd128(x), _mm256_extractf128_pd(x, 1));
     return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
@@ -53,6 +54,7 @@ struct Avx2<float> {
   static R add(R a, R b) { return _mm256_add_ps(a, b); }
   static R mul(R a, R b) { return _mm256_mul_ps(a, b); }
   static R min(R a, R b) { return _mm256_min_ps(a, b); }
+  static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
   static T hsum(R x) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));

@@ -32,6 +32,7 @@ struct Avx512<double> {
   static R add(R a, R b) { return _mm512_add_pd(a, b); }
   static R mul(R a, R b) { return _mm512_mul_pd(a, b); }
   static R min(R a, R b) { return _mm512_min_pd(a, b); }
+  static R fma(R a, R b, R c) { return _mm512_fmadd_pd(a, b, c); }  // a * b + c
   static T hsum(R x) {
     const __m256d h = _mm512_castpd512_pd256(_mm512_add_pd(x, _mm512_shuffle_f64x2(x, x, 0xEE)));
     const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
@@ -54,6 +55,7 @@ struct Avx512<float> {
   static R add(R a, R b) { return _mm512_add_ps(a, b); }
   static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
   static R min(R a, R b) { return _mm512_min_ps(a, b); }
+  static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
   static T hsum(R x) {
     const __m256 h = _mm512_castps512_ps256(_mm512_add_ps(x, _mm512_shuffle_f32x4(x, x, 0xEE)));
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));

@@ -8,41 +8,22 @@
 #include "kernels/sinkhorn/detail.hpp"
 #include "kernels/sinkhorn/fused_simd.hpp"
 #include "kernels/sinkhorn/microkernel_simd.hpp"
+#include "kernels/simd/dispatch.hpp"
+#include "kernels/simd/scalar.hpp"
 
 namespace rooflab::sinkhorn {
 namespace {
 template <class Elem>
-struct Scalar {
-  using T = Elem;
-  using R = Elem;
-  static constexpr int64_t W = 1;
-  static constexpr int MR = 4;
+struct Scalar : ::rooflab::simd::Scalar<Elem> {
+  static constexpr int MR = 4;  // the paper's mr = nr = 4 micro-tile
   static constexpr int64_t NRV = 4;
-  static R zero() { return 0; }
-  static R set1(T x) { return x; }
-  static R load(const T* p) { return *p; }
-  static void store(T* p, R x) { *p = x; }
-  // W == 1: the masked forms are never reached with n >= 1; n == 0 loads nothing.
-  static R loadn(const T* p, int n) { return n > 0 ? *p : T(0); }
-  static void storen(T* p, R x, int n) { if (n > 0) *p = x; }
-  static R add(R a, R b) { return a + b; }
-  static R mul(R a, R b) { return a * b; }
-  static T hsum(R x) { return x; }
 };
 }  // namespace
 
 template <class T>
 SkKernels<T> microkernel_kernels(Isa isa) {
-  constexpr bool f64 = std::is_same_v<T, double>;
-  switch (isa) {
-    case Isa::scalar: return mk::table<Scalar<T>>();
-    case Isa::avx2:
-      if constexpr (f64) return detail::microkernel_avx2_f64; else return detail::microkernel_avx2_f32;
-    case Isa::avx512:
-      if constexpr (f64) return detail::microkernel_avx512_f64; else return detail::microkernel_avx512_f32;
-    case Isa::none: break;
-  }
-  throw Error("sinkhorn/microkernel: no kernel for isa '" + std::string(to_string(isa)) + "'");
+  return simd::pick<T>(isa, mk::table<Scalar<T>>(), detail::microkernel_avx2_f64, detail::microkernel_avx2_f32,
+                       detail::microkernel_avx512_f64, detail::microkernel_avx512_f32, "sinkhorn/microkernel");
 }
 template SkKernels<float> microkernel_kernels<float>(Isa);
 template SkKernels<double> microkernel_kernels<double>(Isa);
