@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/error.hpp"
 #include "harness/isa.hpp"
 
 namespace rooflab {
@@ -113,6 +114,27 @@ struct Family {
   std::function<size_t(const Case&)> memory_bytes;
   const Variant* find(std::string_view variant) const;
 };
+
+// Helpers for family tables.
+// A Variant::accepts from the family's parameter parser: acceptable when parsing (which
+// throws Error with the reason) succeeds.
+template <class Parse>
+std::function<std::string(const Case&)> accepts_if_parses(Parse parse) {
+  return [parse](const Case& c) -> std::string {
+    try {
+      parse(c);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+}
+// Throws Error when kernels of element type T are handed a case of another dtype.
+template <class T>
+void require_dtype(const Case& c) {
+  if (c.dtype != (sizeof(T) == 8 ? DType::f64 : DType::f32))
+    throw Error(c.name() + ": kernels of the wrong element type for this case");
+}
 
 // All families, in a fixed order (harness/families.cpp lists them).
 const std::vector<Family>& families();

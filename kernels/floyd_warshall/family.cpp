@@ -130,16 +130,6 @@ Params params_of(const Case& c) {
   return p;
 }
 
-std::string accepts(const Case& c) {
-  try {
-    params_of(c);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  if (c.threads < 1) return "threads must be >= 1";
-  return "";
-}
-
 bool tiled(const Plan& plan) { return plan.schedule != Schedule::flat; }
 
 // ---- Model -------------------------------------------------------------------------------
@@ -192,7 +182,7 @@ size_t memory_bytes(const Case& c) {
     if (p.n <= kFullReferenceMax) b += n * n * sizeof(double);  // the double reference
     return b;
   } catch (const Error&) {
-    return 0;  // accepts() reports the reason
+    return 0;  // Variant::accepts reports the reason
   }
 }
 
@@ -388,7 +378,7 @@ Variant variant_row(const Spec& s) {
   v.description = s.description;
   if (s.simd) v.isas = {Isa::scalar, Isa::avx2, Isa::avx512};
   v.dtypes = {DType::f32, DType::f64};
-  v.accepts = accepts;
+  v.accepts = accepts_if_parses(params_of);
   v.model = model;
   v.make = make;
   return v;
@@ -397,8 +387,7 @@ Variant variant_row(const Spec& s) {
 
 template <class T>
 std::unique_ptr<Instance> fw::make_instance(const Case& c, const Kernels<T>& k) {
-  if (c.dtype != (std::is_same_v<T, double> ? DType::f64 : DType::f32))
-    throw Error(c.name() + ": kernels of the wrong element type for this case");
+  require_dtype<T>(c);
   return std::make_unique<FwInstance<T>>(params_of(c), k);
 }
 template std::unique_ptr<Instance> fw::make_instance<float>(const Case&, const Kernels<float>&);

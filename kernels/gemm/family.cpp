@@ -177,16 +177,6 @@ Params params_of(const Case& c) {
   return p;
 }
 
-std::string accepts(const Case& c) {
-  try {
-    params_of(c);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  if (c.threads < 1) return "threads must be >= 1";
-  return "";
-}
-
 std::string library_note(const Spec& s, int threads) {
   return std::string(s.lib->info()) + "; " + std::to_string(threads) + " threads";
 }
@@ -232,7 +222,7 @@ size_t memory_bytes(const Case& c) {
     if (d.m * d.n * d.k <= kFullReferenceMaxMnk) b += sizeof(double) * size_t(d.m * d.n);
     return b;
   } catch (const Error&) {
-    return 0;  // accepts() reports the reason
+    return 0;  // Variant::accepts reports the reason
   }
 }
 
@@ -507,7 +497,7 @@ Variant variant_row(const Spec& s) {
   if (s.kind == Kind::blocked || s.kind == Kind::sfc_ca) v.isas = {Isa::scalar, Isa::avx2, Isa::avx512};
   v.dtypes = s.kind == Kind::baseline && !s.lib->f64 ? std::vector<DType>{DType::f32}
                                                      : std::vector<DType>{DType::f64, DType::f32};
-  v.accepts = accepts;
+  v.accepts = accepts_if_parses(params_of);
   v.model = model;
   v.make = make;
   return v;
@@ -516,8 +506,7 @@ Variant variant_row(const Spec& s) {
 
 template <class T>
 std::unique_ptr<Instance> gemm::make_instance(const Case& c, const Ukernel<T>& uk) {
-  if (c.dtype != (std::is_same_v<T, double> ? DType::f64 : DType::f32))
-    throw Error(c.name() + ": micro-kernel of the wrong element type for this case");
+  require_dtype<T>(c);
   return make_typed<T>(c, &uk);
 }
 template std::unique_ptr<Instance> gemm::make_instance<float>(const Case&, const Ukernel<float>&);

@@ -79,18 +79,8 @@ Params params_of(const Case& c) {
   return p;
 }
 
-std::string accepts(const Case& c) {
-  try {
-    params_of(c);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  // Every variant runs on row slices (threads:T). typical is threaded too: its staged
-  // column walks work on a slice like any other, which is what the thread-scaling figure
-  // compares against.
-  return "";
-}
-
+// Every variant runs on row slices (threads:T), typical too: its staged column walks work
+// on a slice like any other, which is what the thread-scaling figure compares against.
 // ---- Model -----------------------------------------------------------------------------
 // Per element a pass does one add (its sum) and one multiply (its scaling): 2·M·N flops, no
 // FMA, so the ceiling is the add ceiling. Minimal DRAM traffic per pass, in the bandwidth
@@ -398,7 +388,7 @@ Variant variant_row(std::string name, std::string description, std::vector<Isa> 
   v.description = std::move(description);
   v.isas = std::move(isas);
   v.dtypes = {DType::f64, DType::f32};
-  v.accepts = accepts;
+  v.accepts = accepts_if_parses(params_of);
   v.model = model;
   v.make = make;
   return v;
@@ -407,8 +397,7 @@ Variant variant_row(std::string name, std::string description, std::vector<Isa> 
 
 template <class T>
 std::unique_ptr<Instance> sinkhorn::make_instance(const Case& c, const SkKernels<T>& k) {
-  if (c.dtype != (std::is_same_v<T, double> ? DType::f64 : DType::f32))
-    throw Error(c.name() + ": kernels of the wrong element type for this case");
+  require_dtype<T>(c);
   return std::make_unique<SkInstance<T>>(params_of(c), k);
 }
 template std::unique_ptr<Instance> sinkhorn::make_instance<float>(const Case&, const SkKernels<float>&);
