@@ -57,6 +57,15 @@ void require_schema(const json& j, const std::string& kind, int major, const fs:
   if (got != want) throw Error(path.string() + ": schema is " + got + ", expected " + want);
 }
 
+void merge_machine_section(const fs::path& machine_json, const std::string& section, const json& value) {
+  if (!fs::exists(machine_json))
+    throw Error("machine model " + machine_json.string() + " not found; run `rooflab characterize --out DIR` first");
+  json j = read_json_file(machine_json);
+  require_schema(j, "rooflab.machine", 1, machine_json);
+  j[section] = value;
+  write_json_atomic(machine_json, j);
+}
+
 void ensure_writable_dir(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);

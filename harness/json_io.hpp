@@ -16,6 +16,12 @@ json read_json_file(const std::filesystem::path& path);
 // Checks `"schema": "<kind>/<major>"`; throws Error naming the file otherwise.
 void require_schema(const json& j, const std::string& kind, int major,
                     const std::filesystem::path& path);
+// Sets machine.json's top-level `section` (e.g. "mpi", "gpu", "rtamm") to `value`, keeping
+// everything else, atomically. Sections measured by other commands than `rooflab
+// characterize` live there. Throws Error naming the file when it is missing or not a
+// rooflab.machine/1 file (run `rooflab characterize` first).
+void merge_machine_section(const std::filesystem::path& machine_json, const std::string& section,
+                           const json& value);
 // Creates the directory (and parents) and checks it is writable; throws Error otherwise.
 void ensure_writable_dir(const std::filesystem::path& dir);
 std::string utc_timestamp();  // 2026-11-22T07:00:00Z
