@@ -29,6 +29,9 @@ rooflab_cli_test(model_missing_machine 1 "run `rooflab characterize`"
                  --machine ${TMPD}/none.json --out ${TMPD}/m.json)
 rooflab_cli_test(threads_not_int 2 "must be an integer" ${RL} characterize --threads two --out ${TMPD})
 rooflab_cli_test(report_missing_dir 1 "does not exist" ${RL} report --run ${TMPD}/nope)
+# compare runs plots/compare.py (its own tests are tests/plots/test_compare.py).
+rooflab_cli_test(compare_missing 1 "not found .produce it with `rooflab bench"
+                 ${RL} compare ${TMPD}/none.json ${TMPD}/none.json)
 
 # End to end on a tiny case: bench (verified, timed) -> model against the fixture machine.
 add_test(NAME cli_bench_model_small COMMAND sh -c

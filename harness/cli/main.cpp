@@ -1,5 +1,6 @@
 // The `rooflab` command line: one binary, subcommands. Exit codes: 0 success, 1 error
-// (message on stderr), 2 usage error, 3 a variant failed verification (reported, not timed).
+// (message on stderr), 2 usage error, 3 a variant failed verification (reported, not timed),
+// 4 a performance regression found by `rooflab compare`.
 #include <unistd.h>
 
 #include <cstdio>
@@ -33,13 +34,15 @@ commands:
   counters      cache-miss counters -> DIR/counters.json   [--filter REGEX] [--case NAME]... [--backend B]
                                                            [--machine FILE] [--ll-level L2|L3] [--runs K] [--out DIR]
   report        HTML report of a run directory             --run DIR
+  compare       regression gate: BASE vs NEW bench.json    BASE NEW [--metric time|efficiency] [--threshold 0.10]
+                (Mann-Whitney U per benchmark; exit 4 when significantly slower; `rooflab compare --help`)
   sinkhorn      solve (unbalanced) OT to a tolerance -> JSON (`rooflab sinkhorn --help`)
   info          build and CPU facts
   help          this text
 
 profiles: quick (small sizes, minutes), paper (the papers' sizes)
 benchmark names: <family>/<variant>[/<isa>]/<dtype>/<dims>[/<key>:<value>]*/threads:<T>
-exit codes: 0 ok, 1 error, 2 usage, 3 a variant failed verification
+exit codes: 0 ok, 1 error, 2 usage, 3 a variant failed verification, 4 a performance regression (compare)
 )";
 
 struct Usage : Error {
@@ -194,6 +197,19 @@ std::string python_interpreter() {
   return fs::exists(venv) ? venv.string() : "python3";
 }
 
+// Replaces this process with `python plots/<script> args...` (the Python side of rooflab).
+[[noreturn]] void exec_python(const char* script_name, const std::vector<std::string>& args) {
+  const fs::path script = fs::path(ROOFLAB_SOURCE_DIR) / "plots" / script_name;
+  const std::string py = python_interpreter();
+  std::vector<std::string> argv = {py, script.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (auto& s : argv) cargv.push_back(s.data());
+  cargv.push_back(nullptr);
+  execvp(py.c_str(), cargv.data());
+  throw Error("cannot run " + py + " (set ROOFLAB_PYTHON or run ./run_all.sh once to make .venv)");
+}
+
 int cmd_report(Args a) {
   std::string run;
   while (!a.done()) {
@@ -202,14 +218,7 @@ int cmd_report(Args a) {
   }
   if (run.empty()) throw Usage("report needs --run DIR");
   if (!fs::is_directory(run)) throw Error("run directory " + run + " does not exist");
-  const fs::path script = fs::path(ROOFLAB_SOURCE_DIR) / "plots/report.py";
-  const std::string py = python_interpreter();
-  std::vector<std::string> argv = {py, script.string(), "--run", run};
-  std::vector<char*> cargv;
-  for (auto& s : argv) cargv.push_back(s.data());
-  cargv.push_back(nullptr);
-  execvp(py.c_str(), cargv.data());
-  throw Error("cannot run " + py + " (set ROOFLAB_PYTHON or run ./run_all.sh once to make .venv)");
+  exec_python("report.py", {"--run", run});
 }
 
 int cmd_info() {
@@ -239,6 +248,7 @@ int main(int argc, char** argv) {
     if (cmd == "bench") return cmd_bench(rest);
     if (cmd == "model") return cmd_model(rest);
     if (cmd == "report") return cmd_report(rest);
+    if (cmd == "compare") exec_python("compare.py", rest.rest);
     if (cmd == "info") return cmd_info();
     if (cmd == "counters") return counters::counters_main(rest.rest);
     if (cmd == "run-case") return counters::run_case_main(rest.rest);

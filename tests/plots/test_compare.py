@@ -1,0 +1,111 @@
+"""`rooflab compare` (plots/compare.py): a synthetic 20% slowdown is caught, identical
+distributions are not flagged, the efficiency metric cancels a uniformly faster machine,
+failed verification and bad input are reported with their exit codes."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+import compare
+
+NAME = "gemm/blocked/avx2/f64/512x512x512/threads:1"
+
+
+def bench_doc(times_ms: dict[str, list[float]], predicted_s: float | None = 1e-3, errors=()) -> dict:
+    benchmarks = []
+    for name, times in times_ms.items():
+        rl = {"name": name, "family": name.split("/")[0], "variant": name.split("/")[1],
+              "prediction": None if predicted_s is None else {"time_s": predicted_s}}
+        if name in errors:
+            benchmarks.append({"name": name, "run_name": name, "run_type": "iteration", "error_occurred": True,
+                               "error_message": "verification failed: max_err 1 > tol 0", "rooflab": rl})
+            continue
+        for i, t in enumerate(times):
+            benchmarks.append({"name": name, "run_name": name, "run_type": "iteration", "repetition_index": i,
+                               "real_time": t, "time_unit": "ms", "rooflab": rl})
+        benchmarks.append({"name": name + "_median", "run_name": name, "run_type": "aggregate",
+                           "aggregate_name": "median", "real_time": sorted(times)[len(times) // 2],
+                           "time_unit": "ms", "rooflab": rl})
+    return {"schema": "rooflab.bench/1", "context": {}, "benchmarks": benchmarks}
+
+
+def noisy(seed: int, scale: float = 1.0, n: int = 12) -> list[float]:
+    """Times like this VM's: ~3% log-normal noise around `scale` ms plus rare 15% outliers."""
+    rng = random.Random(seed)
+    return [scale * rng.lognormvariate(0, 0.03) * (1.15 if rng.random() < 0.08 else 1.0) for _ in range(n)]
+
+
+def write(tmp_path, label, doc):
+    p = tmp_path / f"{label}.json"
+    p.write_text(json.dumps(doc))
+    return str(p)
+
+
+def test_twenty_percent_slowdown_is_caught(tmp_path, capsys):
+    base = write(tmp_path, "base", bench_doc({NAME: noisy(1)}))
+    new = write(tmp_path, "new", bench_doc({NAME: noisy(2, scale=1.2)}))
+    out = tmp_path / "cmp.json"
+    assert compare.main([base, new, "--json-out", str(out)]) == 4
+    row = json.loads(out.read_text())["rows"][0]
+    assert row["status"] == "slower"
+    assert row["ratio"] == pytest.approx(1.2, rel=0.05)
+    assert row["p_value"] < 0.01
+    assert "slower" in capsys.readouterr().out
+
+
+def test_identical_distributions_are_not_flagged():
+    # 200 pairs of runs from the same distribution: none may trip the gate (alpha 0.01 and a
+    # 10% threshold together make a false alarm practically impossible at 3% noise).
+    flagged = 0
+    for seed in range(200):
+        rows = compare.compare({NAME: compare.Side(noisy(2 * seed), 1e-3, "")},
+                               {NAME: compare.Side(noisy(2 * seed + 1), 1e-3, "")},
+                               "time", 0.10, 0.01, 9)
+        flagged += rows[0].status == "slower"
+    assert flagged == 0
+
+
+def test_small_significant_change_below_threshold_is_same(tmp_path):
+    base = write(tmp_path, "base", bench_doc({NAME: [1.0 + 0.001 * i for i in range(12)]}))
+    new = write(tmp_path, "new", bench_doc({NAME: [1.05 + 0.001 * i for i in range(12)]}))
+    assert compare.main([base, new]) == 0  # 5% slower, significant, but under the 10% threshold
+    assert compare.main([base, new, "--threshold", "0.03"]) == 4
+
+
+def test_efficiency_metric_cancels_a_uniformly_faster_machine(tmp_path):
+    # NEW runs on a machine 30% slower everywhere: its own ceilings predict 30% more time.
+    base = write(tmp_path, "base", bench_doc({NAME: noisy(3)}, predicted_s=1e-3))
+    new = write(tmp_path, "new", bench_doc({NAME: noisy(4, scale=1.3)}, predicted_s=1.3e-3))
+    assert compare.main([base, new, "--metric", "time"]) == 4
+    assert compare.main([base, new, "--metric", "efficiency"]) == 0
+    nopred = write(tmp_path, "nopred", bench_doc({NAME: noisy(4)}, predicted_s=None))
+    assert compare.main([base, nopred, "--metric", "efficiency"]) == 1  # nothing comparable
+
+
+def test_failed_verification_in_new_is_exit_3(tmp_path):
+    base = write(tmp_path, "base", bench_doc({NAME: noisy(5)}))
+    new = write(tmp_path, "new", bench_doc({NAME: []}, errors={NAME}))
+    assert compare.main([base, new]) == 3
+
+
+def test_too_few_repetitions_are_reported_not_gated(tmp_path, capsys):
+    other = "sinkhorn/c2r/f64/512x512/threads:1"
+    base = write(tmp_path, "base", bench_doc({NAME: noisy(6), other: noisy(7, n=3)}))
+    new = write(tmp_path, "new", bench_doc({NAME: noisy(8), other: noisy(9, scale=2.0, n=3)}))
+    assert compare.main([base, new]) == 0
+    assert "too few" in capsys.readouterr().out
+    only3 = write(tmp_path, "only3", bench_doc({other: noisy(9, n=3)}))
+    assert compare.main([base, only3, "--filter", "sinkhorn"]) == 1
+
+
+def test_bad_input_is_a_clear_error(tmp_path, capsys):
+    good = write(tmp_path, "good", bench_doc({NAME: noisy(1)}))
+    assert compare.main([str(tmp_path / "missing.json"), good]) == 1
+    assert "rooflab bench" in capsys.readouterr().err
+    wrong = write(tmp_path, "wrong", {"schema": "rooflab.model/1", "rows": []})
+    assert compare.main([wrong, good]) == 1
+    assert "rooflab.bench/1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        compare.main([good, good, "--threshold", "2"])
