@@ -5,11 +5,13 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
 
+#include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
 #include "harness/progress.hpp"
@@ -183,6 +185,7 @@ int run_bench(const BenchOptions& opt) {
     rs.fields.push_back(std::move(f));
   }
   rs.progress = std::make_unique<Progress>("bench", rs.cases.size());
+  const std::vector<std::string> env_warnings = diag::environment(omp_get_num_procs());
 
   const fs::path tmp = opt.out_dir / (".bench.gbench." + std::to_string(getpid()) + ".json");
   const bool paper = opt.profile == "paper";
@@ -248,6 +251,11 @@ int run_bench(const BenchOptions& opt) {
   out["filter"] = opt.filter;
   out["machine"] = machine ? json(fs::absolute(opt.machine).string()) : json(nullptr);
   out["created"] = utc_timestamp();
+  // Self-diagnosis: the machine state before the run, then how stable the timings were.
+  json diagnostics = env_warnings;
+  for (const auto& w : diag::timing(out)) diagnostics.push_back(w);
+  for (const auto& w : diagnostics) std::fprintf(stderr, "warning: %s\n", w.get<std::string>().c_str());
+  out["diagnostics"] = diagnostics;
   const fs::path dest = opt.out_dir / "bench.json";
   write_json_atomic(dest, out);
   std::fprintf(stderr, "wrote %s\n", dest.c_str());

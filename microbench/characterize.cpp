@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
 #include "microbench/capacity.hpp"
 #include "microbench/kernels.hpp"
@@ -209,18 +210,7 @@ json characterize(const CharacterizeOptions& opt) {
   const KernelTable& kt = kernels_for(isa);
 
   // Self-diagnosis (as nanobench does): conditions that make the numbers unreliable.
-  json diagnostics = json::array();
-  const auto load_before = load_average();
-  if (load_before && *load_before > 0.5 * ncores)
-    diagnostics.push_back("load average " + fmt(*load_before) + " on " + std::to_string(ncores) +
-                          " cores before the run: other processes compete for the cores, so "
-                          "bandwidth and compute numbers may be low; rerun on a quiet machine");
-  if (std::string(ROOFLAB_BUILD_TYPE) != "Release" && std::string(ROOFLAB_BUILD_TYPE) != "RelWithDebInfo")
-    diagnostics.push_back(std::string("built as ") + ROOFLAB_BUILD_TYPE +
-                          ": kernels are not optimized; configure with -DCMAKE_BUILD_TYPE=Release");
-  if (const std::string gov = cpufreq_governor(); !gov.empty() && gov != "performance")
-    diagnostics.push_back("cpufreq governor is '" + gov +
-                          "': the clock may ramp during the run; 'performance' is steadier");
+  json diagnostics = diag::environment(ncores);
 
   std::map<std::string, size_t> reported;
   size_t largest_reported = 0;
@@ -460,7 +450,7 @@ json characterize(const CharacterizeOptions& opt) {
                     {"clock_ghz_estimate", ghz}};
   if (host.cpu_mhz_reported) host_json["cpu_mhz_reported"] = *host.cpu_mhz_reported;
 
-  if (const auto load_after = load_average(); load_after && *load_after > ncores + 0.5)
+  if (const auto load_after = diag::load_average(); load_after && *load_after > ncores + 0.5)
     diagnostics.push_back("load average " + fmt(*load_after) + " after the run exceeds the " +
                           std::to_string(ncores) + " cores this run used: it was not alone");
   const double wall =

@@ -108,20 +108,6 @@ size_t available_memory() {
   return static_cast<size_t>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
-std::optional<double> load_average() {
-  std::ifstream in("/proc/loadavg");
-  double l;
-  if (in >> l) return l;
-  return std::nullopt;
-}
-
-std::string cpufreq_governor() {
-  std::ifstream in("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
-  std::string g;
-  in >> g;
-  return g;
-}
-
 ScopedPin::ScopedPin(int cpu) {
   CPU_ZERO(&saved_);
   restore_ = sched_getaffinity(0, sizeof saved_, &saved_) == 0;

@@ -37,10 +37,6 @@ HostInfo read_host_info();
 
 size_t available_memory();  // MemAvailable from /proc/meminfo (sysconf fallback)
 
-// For self-diagnosis: 1-minute load average, and cpu0's cpufreq governor ("" if none).
-std::optional<double> load_average();
-std::string cpufreq_governor();  // MemAvailable from /proc/meminfo (sysconf fallback)
-
 // Pins the calling thread to one CPU for the object's lifetime, restoring its previous
 // affinity afterwards (OpenMP reuses pool threads, so pins must not leak).
 class ScopedPin {

@@ -335,6 +335,17 @@ def provenance_section(run: Run) -> str:
     return "<h2>Commands and inputs</h2>" + table(["file", "written by", "details"], rows)
 
 
+def diagnostics_section(run: Run) -> str:
+    """Self-diagnosis recorded by `rooflab characterize` and `rooflab bench` (as nanobench
+    warns): unoptimized build, load, clock not fixed, VM without counters, unstable timings,
+    too few repetitions for `rooflab compare`."""
+    items = [("characterize", w) for w in (run.machine or {}).get("diagnostics", [])]
+    items += [("bench", w) for w in (run.bench or {}).get("diagnostics", [])]
+    if not items:
+        return ""
+    return "<h2>Self-diagnosis</h2>" + "\n".join(note(f"{src}: {w}", "warn") for src, w in items)
+
+
 def build(run_dir, out_dir=None) -> Path:
     run = load_run(run_dir)
     out = Path(out_dir) if out_dir else run.run_dir / "report"
@@ -346,6 +357,7 @@ def build(run_dir, out_dir=None) -> Path:
     title = f"rooflab report — {host or run.run_dir.name}"
     body = [f"<h1>{esc(title)}</h1>", f'<p class="meta">run directory: <code>{esc(run.run_dir.resolve())}</code></p>']
     body += [note(msg) for msg in run.missing.values()]
+    body.append(diagnostics_section(run))
     body += [machine_section(run), figures_section(run, out), family_sections(run, out), results_section(run),
              counters_section(run),
              provenance_section(run)]

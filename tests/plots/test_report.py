@@ -151,3 +151,16 @@ def test_family_sections_without_model_json(run_copy, tmp_path):
     page = make_report(run_copy, tmp_path / "r")
     sk = page[page.index("<h2>Sinkhorn</h2>"):page.index("<h2>Floyd-Warshall</h2>")]
     assert "not drawn:" in sk and "run `rooflab model`" in sk
+
+
+def test_self_diagnosis_from_characterize_and_bench_is_shown(run_copy, tmp_path):
+    bench = load(run_copy, "bench.json")
+    bench["diagnostics"] = ["2 of 50 benchmarks are unstable (coefficient of variation above 5%): a <b> (7.1%)"]
+    save(run_copy, "bench.json", bench)
+    machine = load(run_copy, "machine.json")
+    machine["diagnostics"] = ["turbo/boost state cannot be read"]
+    save(run_copy, "machine.json", machine)
+    page = make_report(run_copy, tmp_path / "report")
+    assert "<h2>Self-diagnosis</h2>" in page
+    assert "characterize: turbo/boost state cannot be read" in page
+    assert "bench: 2 of 50 benchmarks are unstable" in page and "a &lt;b&gt; (7.1%)" in page

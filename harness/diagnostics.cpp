@@ -1,0 +1,150 @@
+#include "harness/diagnostics.hpp"
+
+#include <cpuid.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace rooflab::diag {
+namespace {
+std::string read_word(const char* path) {
+  std::ifstream in(path);
+  std::string w;
+  in >> w;
+  return w;
+}
+std::string fmt(double v, int prec = 2) {
+  std::ostringstream os;
+  os.precision(prec);
+  os << std::fixed << v;
+  return os.str();
+}
+}  // namespace
+
+std::optional<double> load_average() {
+  std::ifstream in("/proc/loadavg");
+  double l;
+  if (in >> l) return l;
+  return std::nullopt;
+}
+
+std::string cpufreq_governor() { return read_word("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"); }
+
+std::optional<bool> boost_enabled() {
+  if (const std::string b = read_word("/sys/devices/system/cpu/cpufreq/boost"); !b.empty()) return b == "1";
+  if (const std::string n = read_word("/sys/devices/system/cpu/intel_pstate/no_turbo"); !n.empty()) return n == "0";
+  return std::nullopt;
+}
+
+bool virtualized() {
+  unsigned a, b, c, d;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 31));
+}
+
+std::string hardware_counters_problem() {
+  perf_event_attr attr{};
+  attr.type = PERF_TYPE_HARDWARE;
+  attr.size = sizeof attr;
+  attr.config = PERF_COUNT_HW_CPU_CYCLES;
+  attr.disabled = 1;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+  if (fd < 0) {
+    const int e = errno;
+    std::string why = std::string("perf_event_open(cycles) fails: ") + std::strerror(e);
+    if (e == EACCES || e == EPERM)
+      why += " (perf_event_paranoid = " + read_word("/proc/sys/kernel/perf_event_paranoid") + ")";
+    else if (e == ENOENT || e == EOPNOTSUPP || e == ENODEV)
+      why += " (no hardware PMU exposed)";
+    return why;
+  }
+  ioctl(int(fd), PERF_EVENT_IOC_RESET, 0);
+  ioctl(int(fd), PERF_EVENT_IOC_ENABLE, 0);
+  volatile double x = 1;
+  for (int i = 0; i < 200000; ++i) x = x * 1.0000001 + 1e-9;
+  ioctl(int(fd), PERF_EVENT_IOC_DISABLE, 0);
+  long long count = 0;
+  const bool ok = read(int(fd), &count, sizeof count) == sizeof count;
+  close(int(fd));
+  if (!ok || count <= 0) return "the cycle counter opens but reads 0 (no hardware PMU behind it)";
+  return "";
+}
+
+std::vector<std::string> environment(int ncores) {
+  std::vector<std::string> w;
+  if (std::string(ROOFLAB_BUILD_TYPE) != "Release" && std::string(ROOFLAB_BUILD_TYPE) != "RelWithDebInfo")
+    w.push_back(std::string("built as ") + ROOFLAB_BUILD_TYPE +
+                ": kernels are not optimized; configure with the release preset");
+  if (ROOFLAB_SANITIZER[0])
+    w.push_back(std::string("built with sanitizer ") + ROOFLAB_SANITIZER + ": timings are not representative");
+  if (const auto l = load_average(); l && *l > 0.5 * ncores)
+    w.push_back("load average " + fmt(*l) + " on " + std::to_string(ncores) +
+                " cores before the run: other processes compete for the cores; rerun on a quiet machine");
+  const std::string gov = cpufreq_governor();
+  if (gov.empty())
+    w.push_back("the cpufreq governor cannot be read (no cpufreq in sysfs, usual in a VM): the clock "
+                "is not known to be fixed");
+  else if (gov != "performance")
+    w.push_back("cpufreq governor is '" + gov + "': the clock may ramp during the run; 'performance' is steadier");
+  if (const auto b = boost_enabled(); !b)
+    w.push_back("turbo/boost state cannot be read: clock speed may vary with load and temperature");
+  else if (*b)
+    w.push_back("turbo/boost is enabled: single-thread runs may clock higher than multi-thread ones");
+  if (virtualized()) {
+    const std::string pmu = hardware_counters_problem();
+    w.push_back("running in a virtual machine" + (pmu.empty() ? std::string(" (hardware counters work)")
+                                                              : ": no hardware counters (" + pmu +
+                                                                    "); cache misses come from the cachegrind simulation"));
+  }
+  return w;
+}
+
+std::vector<std::string> timing(const nlohmann::json& gbench, double cv_max, int min_reps) {
+  std::map<std::string, std::vector<double>> times;
+  std::vector<std::string> order;
+  for (const auto& b : gbench.value("benchmarks", nlohmann::json::array())) {
+    if (b.value("run_type", "") != "iteration" || b.value("error_occurred", false)) continue;
+    const std::string name = b.value("run_name", b.value("name", ""));
+    if (!times.count(name)) order.push_back(name);
+    times[name].push_back(b.value("real_time", 0.0));
+  }
+  std::vector<std::pair<double, std::string>> noisy;
+  int fewest = 1 << 30;
+  for (const auto& name : order) {
+    const auto& t = times[name];
+    fewest = std::min(fewest, int(t.size()));
+    if (t.size() < 2) continue;
+    double mean = 0, var = 0;
+    for (double x : t) mean += x / double(t.size());
+    for (double x : t) var += (x - mean) * (x - mean) / double(t.size() - 1);
+    const double cv = mean > 0 ? std::sqrt(var) / mean : 0;
+    if (cv > cv_max) noisy.emplace_back(cv, name);
+  }
+  std::vector<std::string> w;
+  if (!noisy.empty()) {
+    std::sort(noisy.rbegin(), noisy.rend());
+    std::string list;
+    for (size_t i = 0; i < noisy.size() && i < 5; ++i)
+      list += std::string(i ? ", " : "") + noisy[i].second + " (" + fmt(100 * noisy[i].first, 1) + "%)";
+    if (noisy.size() > 5) list += ", and " + std::to_string(noisy.size() - 5) + " more";
+    w.push_back(std::to_string(noisy.size()) + " of " + std::to_string(order.size()) +
+                " benchmarks are unstable (coefficient of variation above " + fmt(100 * cv_max, 0) + "%): " + list);
+  }
+  if (!order.empty() && fewest < min_reps)
+    w.push_back("only " + std::to_string(fewest) + " repetitions per benchmark: `rooflab compare` needs >= " +
+                std::to_string(min_reps) + " for its U test (--benchmark_repetitions=" + std::to_string(min_reps) + ")");
+  return w;
+}
+
+}  // namespace rooflab::diag

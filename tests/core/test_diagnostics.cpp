@@ -1,0 +1,54 @@
+// Self-diagnosis: unstable benchmarks are named worst first, too few repetitions for the U
+// test are flagged, a stable run with enough repetitions gives no timing warning; the
+// environment check always says something about the clock on this kind of machine.
+#include <gtest/gtest.h>
+
+#include "harness/diagnostics.hpp"
+
+using nlohmann::json;
+using namespace rooflab;
+
+namespace {
+json run_of(const std::vector<std::pair<std::string, std::vector<double>>>& b) {
+  json out = {{"benchmarks", json::array()}};
+  for (const auto& [name, times] : b)
+    for (double t : times)
+      out["benchmarks"].push_back({{"run_name", name}, {"run_type", "iteration"}, {"real_time", t}});
+  return out;
+}
+}  // namespace
+
+TEST(Diagnostics, UnstableBenchmarksNamedWorstFirst) {
+  const auto w = diag::timing(run_of({{"a", {1, 1, 1, 1, 1, 1, 1, 1, 1}},
+                                      {"b", {1, 1.2, 1, 1.2, 1, 1.2, 1, 1.2, 1}},
+                                      {"c", {1, 2, 1, 2, 1, 2, 1, 2, 1}}}));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("2 of 3 benchmarks are unstable"), std::string::npos) << w[0];
+  EXPECT_LT(w[0].find("c ("), w[0].find("b (")) << w[0];
+  EXPECT_EQ(w[0].find("a ("), std::string::npos) << w[0];
+}
+
+TEST(Diagnostics, TooFewRepetitionsForCompare) {
+  const auto w = diag::timing(run_of({{"a", {1, 1, 1}}}));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("only 3 repetitions"), std::string::npos) << w[0];
+  EXPECT_TRUE(diag::timing(run_of({{"a", std::vector<double>(9, 1.0)}})).empty());
+  EXPECT_TRUE(diag::timing(json::object()).empty());
+}
+
+TEST(Diagnostics, ErroredEntriesAreNotTimings) {
+  json r = run_of({{"a", std::vector<double>(9, 1.0)}});
+  r["benchmarks"].push_back({{"run_name", "a"}, {"run_type", "iteration"}, {"real_time", 100.0},
+                             {"error_occurred", true}});
+  EXPECT_TRUE(diag::timing(r).empty());
+}
+
+TEST(Diagnostics, EnvironmentMentionsTheClockWhenItCannotBeControlled) {
+  const auto env = diag::environment(1);
+  const bool gov_known = diag::cpufreq_governor() == "performance";
+  const auto boost = diag::boost_enabled();
+  if (gov_known && boost && !*boost) GTEST_SKIP() << "clock fixed on this machine: nothing to warn about";
+  bool mentions = false;
+  for (const auto& s : env) mentions |= s.find("governor") != std::string::npos || s.find("boost") != std::string::npos;
+  EXPECT_TRUE(mentions);
+}
