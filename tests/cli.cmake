@@ -32,6 +32,7 @@ rooflab_cli_test(report_missing_dir 1 "does not exist" ${RL} report --run ${TMPD
 # compare runs plots/compare.py (its own tests are tests/plots/test_compare.py).
 rooflab_cli_test(compare_missing 1 "not found .produce it with `rooflab bench"
                  ${RL} compare ${TMPD}/none.json ${TMPD}/none.json)
+rooflab_cli_test(claims_missing_run 1 "does not exist" ${RL} claims --run ${TMPD}/nope)
 
 # End to end on a tiny case: bench (verified, timed) -> model against the fixture machine.
 add_test(NAME cli_bench_model_small COMMAND sh -c

@@ -34,6 +34,7 @@ commands:
   counters      cache-miss counters -> DIR/counters.json   [--filter REGEX] [--case NAME]... [--backend B]
                                                            [--machine FILE] [--ll-level L2|L3] [--runs K] [--out DIR]
   report        HTML report of a run directory             --run DIR
+  claims        the papers' claims vs a run -> DIR/claims.{json,md}   --run DIR
   compare       regression gate: BASE vs NEW bench.json    BASE NEW [--metric time|efficiency] [--threshold 0.10]
                 (Mann-Whitney U per benchmark; exit 4 when significantly slower; `rooflab compare --help`)
   sinkhorn      solve (unbalanced) OT to a tolerance -> JSON (`rooflab sinkhorn --help`)
@@ -249,6 +250,7 @@ int main(int argc, char** argv) {
     if (cmd == "model") return cmd_model(rest);
     if (cmd == "report") return cmd_report(rest);
     if (cmd == "compare") exec_python("compare.py", rest.rest);
+    if (cmd == "claims") exec_python("claims.py", rest.rest);
     if (cmd == "info") return cmd_info();
     if (cmd == "counters") return counters::counters_main(rest.rest);
     if (cmd == "run-case") return counters::run_case_main(rest.rest);

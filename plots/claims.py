@@ -1,0 +1,359 @@
+"""The claims ledger: each paper's headline claim (../shared/papers/README.md) next to the
+number this run measured, with the benchmarks it came from, and whether the claim's direction
+and rough size hold here.
+
+`rooflab claims --run DIR` (or `python plots/claims.py --run DIR`) writes DIR/claims.json
+(schema rooflab.claims/1) and DIR/claims.md. A claim is measured from the run directory's
+files only (model.json, counters.json, pot_compare.json, and the family outputs); a claim
+whose inputs are absent says which command produces them; a claim that cannot be measured on
+this kind of machine (64 nodes, a GPU, 36 cores) says why and gives the closest measurement.
+
+Verdicts: "holds" (same direction and within the stated rough factor), "direction holds"
+(same direction, size differs by more than that), "does not hold", "not measured" (inputs
+absent in this run), "not measurable here" (needs hardware this machine lacks).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from rooflab_data import RooflabDataError, load_run
+
+SCHEMA = "rooflab.claims/1"
+HOLDS, DIRECTION, FAILS, NOT_MEASURED, NOT_HERE = (
+    "holds", "direction holds", "does not hold", "not measured", "not measurable here")
+
+
+@dataclass
+class Outcome:
+    verdict: str
+    measured: str = ""                       # the number(s), with units
+    benchmarks: list[str] = field(default_factory=list)
+    note: str = ""                           # sizes used, scaling, closest measurement, why not
+
+
+@dataclass
+class Claim:
+    id: str
+    paper: str
+    where: str                               # figure / table / section of the paper
+    statement: str
+    paper_value: str
+    measure: Callable[["Ctx"], Outcome]
+    figure: str = ""                         # the report's figure that regenerates it
+
+
+class Ctx:
+    """The run's data, loaded once; helpers find rows by regex on the canonical names."""
+
+    def __init__(self, run_dir: Path):
+        self.run = load_run(run_dir)
+        self.dir = Path(run_dir)
+        m = self.run.model_df
+        self.ok = m[m.status == "ok"] if m is not None else pd.DataFrame(columns=["name", "median_s"])
+        self.counters = self.run.counters_df["rows"] if self.run.counters_df else None
+        self.extra: dict[str, dict | None] = {}
+
+    def rows(self, pattern: str) -> pd.DataFrame:
+        return self.ok[self.ok.name.str.contains(pattern, regex=True)]
+
+    def json_file(self, name: str) -> dict | None:
+        if name not in self.extra:
+            p = self.dir / name
+            self.extra[name] = json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
+        return self.extra[name]
+
+    def largest(self, pattern: str) -> pd.Series | None:
+        """The ok row matching `pattern` with the largest problem (product of dims)."""
+        r = self.rows(pattern)
+        if r.empty:
+            return None
+        size = r.dims.apply(lambda d: math.prod(d))
+        return r.loc[size.idxmax()]
+
+
+def ratio_verdict(measured: float, paper: float, factor: float = 2.0) -> str:
+    """Both are speed-ups (> 1 means the claimed winner wins). Holds when the winner wins and
+    the size is within `factor` of the paper's; direction holds when only the winner wins."""
+    if not math.isfinite(measured):
+        return NOT_MEASURED
+    if (measured > 1) != (paper > 1):
+        return FAILS
+    return HOLDS if paper / factor <= measured <= paper * factor else DIRECTION
+
+
+def missing(what: str, command: str) -> Outcome:
+    return Outcome(NOT_MEASURED, note=f"no {what} in this run: {command}")
+
+
+def dims_of(row) -> str:
+    return "x".join(str(d) for d in row.dims)
+
+
+# ----------------------------------------------------------------------------- COFFEE
+
+def coffee_col_vs_row(c: Ctx) -> Outcome:
+    col = c.largest(r"^sinkhorn/typical/f64/.*/part:col/threads:1$")
+    if col is None:
+        return missing("sinkhorn/typical part:col row", "rooflab bench --filter 'sinkhorn/typical/f64'")
+    row = c.rows("^" + re.escape(col["name"].replace("part:col", "part:row")) + "$")
+    if row.empty:
+        return missing("matching part:row row", "rooflab bench --filter 'sinkhorn/typical/f64'")
+    r = float(col.median_s / row.iloc[0].median_s)
+    return Outcome(ratio_verdict(r, 15.6, 3.0), f"{r:.1f}x", [col["name"], row.iloc[0]["name"]],
+                   f"at {dims_of(col)} (paper: 16000^2 on Intel)")
+
+
+def coffee_steps(c: Ctx) -> Outcome:
+    typ = c.largest(r"^sinkhorn/typical/f64/.*/part:col/threads:1$")
+    if typ is None:
+        return missing("sinkhorn part:col rows", "rooflab bench --filter 'sinkhorn/.*/f64/.*part:col'")
+    size = dims_of(typ)
+    out, names, verdicts = [], [typ["name"]], []
+    for variant, paper in (("c2r", 4.4), ("blocked", 6.2), ("microkernel", 9.8)):
+        r = c.rows(f"^sinkhorn/{variant}/.*f64/{size}/.*part:col/threads:1$")
+        if r.empty:
+            out.append(f"{variant}: -")
+            continue
+        best = r.loc[r.median_s.idxmin()]
+        s = float(typ.median_s / best.median_s)
+        names.append(best["name"])
+        out.append(f"{variant} {s:.1f}x")
+        verdicts.append(ratio_verdict(s, paper, 2.5))
+    if not verdicts:
+        return missing("c2r/blocked/microkernel part:col rows", "rooflab bench --filter 'sinkhorn/.*part:col'")
+    v = HOLDS if all(x == HOLDS for x in verdicts) else FAILS if FAILS in verdicts else DIRECTION
+    return Outcome(v, ", ".join(out), names, f"speed-up of the column pass over typical's at {size}, 1 thread")
+
+
+def coffee_l1(c: Ctx) -> Outcome:
+    if c.counters is None:
+        return missing("counters.json", "rooflab counters --filter 'sinkhorn/(typical|microkernel)/.*part:col'")
+    rows = c.counters
+    key = ("derived", "L1_miss_rate")
+    if key not in rows.columns:
+        return missing("L1 miss rates", "rooflab counters --backend cachegrind")
+    typ = rows[rows.name.str.contains(r"^sinkhorn/typical/f64/.*part:col")]
+    mk = rows[rows.name.str.contains(r"^sinkhorn/microkernel/.*f64/.*part:col")]
+    if typ.empty or mk.empty:
+        return missing("typical and microkernel part:col counter rows",
+                       "rooflab counters --case sinkhorn/typical/f64/4096x4096/part:col/threads:1 --case ...")
+    t, m = float(typ.iloc[0][key]), float(mk[key].min())
+    v = HOLDS if m < t else FAILS
+    return Outcome(v, f"{100 * t:.1f}% -> {100 * m:.1f}%", [typ.iloc[0]["name"], mk.loc[mk[key].idxmin()]["name"]],
+                   "cachegrind simulation (no hardware counters in this VM)")
+
+
+# ----------------------------------------------------------------------------- MAP-UOT
+
+def mapuot_vs_pot(c: Ctx) -> Outcome:
+    doc = c.json_file("pot_compare.json")
+    if doc is None:
+        return missing("pot_compare.json", "scripts/pot_compare.py (step 'POT comparison' of run_all.sh)")
+    rows = [r for r in doc.get("rows", []) if r.get("variant") == "mapuot" and r.get("threads", 1) == 1
+            and isinstance(r.get("speedup_vs_pot"), (int, float))]
+    if not rows:
+        return missing("mapuot rows in pot_compare.json", "scripts/pot_compare.py")
+    sp = [float(r["speedup_vs_pot"]) for r in rows]
+    best, avg = max(sp), sum(sp) / len(sp)
+    return Outcome(ratio_verdict(best, 2.9, 2.0), f"up to {best:.2f}x, avg {avg:.2f}x",
+                   [f"sinkhorn/mapuot (N={r['N']})" for r in rows],
+                   f"POT {doc.get('pot_version', '?')} ot.sinkhorn, stopThr=0, {doc.get('iters')} iterations, "
+                   f"per-iteration time; sizes N = {sorted({r['N'] for r in rows})}")
+
+
+def mapuot_vs_coffee(c: Ctx) -> Outcome:
+    mp = c.largest(r"^sinkhorn/mapuot/avx[^/]*/f64/[0-9x]+/threads:1$")
+    if mp is None:
+        return missing("sinkhorn/mapuot rows", "rooflab bench --filter 'sinkhorn/(mapuot|microkernel)'")
+    size = dims_of(mp)
+    co = c.rows(f"^sinkhorn/microkernel/.*f64/{size}/part:iter/threads:1$")
+    if co.empty:
+        return missing("COFFEE microkernel part:iter row", "rooflab bench --filter 'sinkhorn/microkernel'")
+    best = co.loc[co.median_s.idxmin()]
+    s = float(best.median_s / mp.median_s)
+    return Outcome(ratio_verdict(s, 1.6, 2.0), f"{s:.2f}x", [mp["name"], best["name"]],
+                   f"one full iteration, balanced, {size}, 1 thread; paper: up to 2.4x, avg 1.6x")
+
+
+def mapuot_roofline(c: Ctx) -> Outcome:
+    r = c.rows(r"^sinkhorn/mapuot/avx[^/]*/f64/4096x4096/threads:\d+$")
+    if r.empty:
+        r = c.rows(r"^sinkhorn/mapuot/.*f64/")
+    if r.empty or r.efficiency.isna().all():
+        return missing("sinkhorn/mapuot rows with a prediction", "rooflab bench + rooflab model with machine.json")
+    best = r.loc[r.efficiency.idxmax()]
+    e = float(best.efficiency)
+    return Outcome(HOLDS if e >= 0.8 else DIRECTION if e >= 0.5 else FAILS, f"{100 * e:.0f}% of the roofline",
+                   [best["name"]], "attained / predicted (one read + one write of A per iteration at the "
+                                   "measured DRAM bandwidth)")
+
+
+def mapuot_threads(c: Ctx) -> Outcome:
+    one = c.largest(r"^sinkhorn/mapuot/avx[^/]*/f64/[0-9x]+/threads:1$")
+    if one is None:
+        return missing("sinkhorn/mapuot rows", "rooflab bench --filter sinkhorn/mapuot")
+    many = c.rows("^" + re.escape(one["name"].rsplit("/threads:", 1)[0]) + r"/threads:\d+$")
+    many = many[many.threads > 1]
+    if many.empty:
+        return missing("multi-thread mapuot rows", "rooflab bench --filter 'sinkhorn/mapuot/.*threads:2'")
+    top = many.loc[many.threads.idxmax()]
+    s = float(one.median_s / top.median_s)
+    return Outcome(NOT_HERE, f"{s:.2f}x on {int(top.threads)} threads", [one["name"], top["name"]],
+                   f"the paper's 16 threads need 16 cores; this machine has {int(top.threads)}: the closest "
+                   "measurement is the speed-up at all its cores (memory-bound: bandwidth, not cores, limits it)")
+
+
+def mapuot_gpu(c: Ctx) -> Outcome:
+    return Outcome(NOT_HERE, note="needs a CUDA GPU; the CUDA kernels (kernels/sinkhorn/cuda) run only where "
+                                  "one is present (see the sinkhorn_cuda family)")
+
+
+# ----------------------------------------------------------------------------- Floyd-Warshall
+
+def fw_fraction_of_peak(c: Ctx) -> Outcome:
+    r = c.rows(r"^floyd_warshall/.*/f32/")
+    if r.empty or r.ceiling_gflops.isna().all():
+        return missing("floyd_warshall f32 rows with a prediction", "rooflab bench --filter floyd_warshall + model")
+    m = c.run.machine_df["compute"] if c.run.machine_df else None
+    best = r.loc[r.gflops.idxmax()]
+    peak = m[(m.key == "fma_f32") & (m.threads == int(best.threads))].gflops if m is not None else pd.Series([])
+    if peak.empty:
+        return missing("fma_f32 ceiling", "rooflab characterize")
+    frac = float(best.gflops / peak.iloc[0])
+    t = int(best.threads)
+    return Outcome(HOLDS if 0.5 * 0.21 <= frac else FAILS, f"{best.gflops:.1f} GFLOP/s = {100 * frac:.0f}% of the FP32 "
+                   f"FMA peak", [best["name"]], f"{t} thread{'s' if t > 1 else ''} here vs 36 cores in the paper "
+                   "(1.1 TFLOP/s): the fraction of peak is what compares; holds when >= half the paper's 21%")
+
+
+def fw_regblock(c: Ctx) -> Outcome:
+    # The paper's ablation: Rec-OPT (regblock, recursion, block layout) vs Rec-NoRBK (bdl, recursion).
+    rb = c.rows(r"^floyd_warshall/regblock/avx[^/]*/f32/.*sched:rec/layout:bdl/.*threads:1$")
+    base = c.rows(r"^floyd_warshall/bdl/avx[^/]*/f32/.*sched:rec/.*threads:1$")
+    if rb.empty or base.empty:
+        return missing("regblock and bdl rows", "rooflab bench --filter 'floyd_warshall/(regblock|bdl)'")
+    pairs = []
+    for _, r in rb.iterrows():
+        b = base[base.dims.apply(tuple) == tuple(r.dims)]
+        if not b.empty:
+            pairs.append((float(b.median_s.min() / r.median_s), r["name"], b.loc[b.median_s.idxmin()]["name"]))
+    if not pairs:
+        return missing("regblock and bdl rows of the same size", "rooflab bench --filter floyd_warshall")
+    s, n1, n2 = max(pairs)
+    return Outcome(ratio_verdict(s, 2.0, 1.5), f"{100 * (s - 1):+.0f}%", [n1, n2],
+                   "Rec-OPT vs Rec-NoRBK: register blocking on the same recursion and block layout, one core "
+                   "(paper: one KNL core)")
+
+
+def fw_rec_vs_nonrec(c: Ctx) -> Outcome:
+    rec = c.rows(r"^floyd_warshall/regblock/avx[^/]*/f32/.*sched:rec/layout:bdl/.*threads:1$")
+    non = c.rows(r"^floyd_warshall/regblock/avx[^/]*/f32/.*sched:blocked/layout:bdl/.*threads:1$")
+    if rec.empty or non.empty:
+        return missing("Rec-OPT and NonRec-OPT rows", "rooflab bench --filter floyd_warshall/regblock")
+    by_n = []
+    for _, r in rec.iterrows():
+        n = non[(non.dims.apply(tuple) == tuple(r.dims)) & (non.isa == r.isa)]
+        if not n.empty:
+            by_n.append((r.dims[0], float(n.median_s.min() / r.median_s), r["name"], n.iloc[0]["name"]))
+    by_n = [max((t for t in by_n if t[0] == n), key=lambda t: t[1]) for n in sorted({t[0] for t in by_n})]
+    if len(by_n) < 2:
+        return Outcome(NOT_MEASURED, ", ".join(f"N={n}: rec {s:.2f}x" for n, s, *_ in by_n),
+                       [x for t in by_n for x in t[2:]], "needs at least a small and a large N (paper profile)")
+    by_n.sort()
+    small, large = by_n[0], by_n[-1]
+    ok = large[1] > 1 and small[1] < large[1]
+    return Outcome(HOLDS if ok else FAILS, ", ".join(f"N={n}: rec/non-rec speed-up {s:.2f}x" for n, s, *_ in by_n),
+                   [x for t in by_n for x in t[2:]], "recursive should win at large N and lose (or gain less) at small N")
+
+
+CLAIMS: list[Claim] = [
+    Claim("coffee.col_vs_row", "COFFEE", "Sec. III / Fig. 12", "typical's column rescaling is much slower than "
+          "its row rescaling (strided column walk)", "15.6x", coffee_col_vs_row, "sinkhorn_breakdown.png"),
+    Claim("coffee.steps", "COFFEE", "Fig. 12", "column rescaling speed-up over typical: C2R, C2R+blocking, "
+          "all (COFFEE-CPU)", "4.4x, 6.2x, 9.8x", coffee_steps, "sinkhorn_breakdown.png"),
+    Claim("coffee.l1", "COFFEE", "Fig. 11", "L1 miss rate of the column pass drops with COFFEE-CPU",
+          "6.6% -> 1.0%", coffee_l1, "cache_misses.png"),
+    Claim("mapuot.pot", "MAP-UOT", "Fig. 9", "single-thread per-iteration speed-up over POT", "up to 2.9x (avg 1.9x)",
+          mapuot_vs_pot, "pot_compare.png"),
+    Claim("mapuot.coffee", "MAP-UOT", "Fig. 9", "single-thread speed-up over COFFEE", "up to 2.4x (avg 1.6x)",
+          mapuot_vs_coffee, "sinkhorn_iteration.png"),
+    Claim("mapuot.roofline", "MAP-UOT", "Sec. 5", "attained performance close to the roofline limit", "close",
+          mapuot_roofline, "attained_vs_predicted.png"),
+    Claim("mapuot.threads", "MAP-UOT", "Fig. 10", "16-thread speed-up (POT: 3.3x)", "7.2x", mapuot_threads,
+          "sinkhorn_iteration.png"),
+    Claim("mapuot.gpu", "MAP-UOT", "Fig. 12", "GPU speed-up over POT on CuPy", "up to 3.5x (avg 1.6x)", mapuot_gpu),
+    Claim("fw.peak", "Floyd-Warshall", "Sec. 5", "best variant reaches a sizeable fraction of the SP peak",
+          "1.1 TFLOP/s = 21% of SP peak (42% without FMA)", fw_fraction_of_peak, "fw_performance.png"),
+    Claim("fw.regblock", "Floyd-Warshall", "Sec. 5", "register blocking speed-up on one core", "+100% (KNL)",
+          fw_regblock, "fw_performance.png"),
+    Claim("fw.rec", "Floyd-Warshall", "Sec. 5", "recursive beats non-recursive at large N, loses at small N",
+          "crossover with N", fw_rec_vs_nonrec, "fw_performance.png"),
+]
+
+
+def evaluate(run_dir: str | Path) -> list[dict]:
+    ctx = Ctx(Path(run_dir))
+    out = []
+    for cl in CLAIMS:
+        try:
+            o = cl.measure(ctx)
+        except (KeyError, ValueError, TypeError, json.JSONDecodeError) as e:
+            o = Outcome(NOT_MEASURED, note=f"could not evaluate: {type(e).__name__}: {e}")
+        row = {k: v for k, v in asdict(cl).items() if k != "measure"}
+        row.update(asdict(o))
+        out.append(row)
+    return out
+
+
+def markdown(rows: list[dict]) -> str:
+    esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
+    lines = ["| paper | where | claim | paper's number | measured here | verdict | benchmarks / notes |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        notes = "; ".join(x for x in ["<br>".join(f"`{b}`" for b in r["benchmarks"]), r["note"],
+                                      f"figure: {r['figure']}" if r["figure"] else ""] if x)
+        lines.append(f"| {esc(r['paper'])} | {esc(r['where'])} | {esc(r['statement'])} | {esc(r['paper_value'])} | "
+                     f"{esc(r['measured'] or '-')} | **{esc(r['verdict'])}** | {esc(notes)} |")
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in (HOLDS, DIRECTION, FAILS, NOT_MEASURED, NOT_HERE)}
+    lines.append("")
+    lines.append(f"{len(rows)} claims: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n))
+    return "\n".join(lines) + "\n"
+
+
+def write(run_dir: str | Path) -> tuple[Path, Path]:
+    run = Path(run_dir)
+    rows = evaluate(run)
+    doc = {"schema": SCHEMA, "run": str(run.resolve()), "claims": rows}
+    js, md = run / "claims.json", run / "claims.md"
+    for path, text in ((js, json.dumps(doc, indent=2) + "\n"), (md, "# Claims ledger\n\n" + markdown(rows))):
+        tmp = path.with_name("." + path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    return js, md
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="rooflab claims", description="The papers' claims vs this run (claims.json, claims.md).")
+    ap.add_argument("--run", required=True, help="run directory (model.json, counters.json, ...)")
+    a = ap.parse_args(argv)
+    try:
+        js, md = write(a.run)
+    except RooflabDataError as e:
+        print(f"rooflab claims: error: {e}", file=sys.stderr)
+        return 1
+    print(md.read_text(encoding="utf-8"))
+    print(js)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""The claims ledger (plots/claims.py) on the fixture run: measured numbers come from the
+named rows, absent inputs name the command that produces them, verdict rules, both outputs."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+import claims
+
+
+@pytest.fixture
+def run(run_families, tmp_path):
+    dst = tmp_path / "run"
+    shutil.copytree(run_families, dst)
+    return dst
+
+
+def by_id(rows):
+    return {r["id"]: r for r in rows}
+
+
+def test_ratios_come_from_the_named_rows(run):
+    rows = by_id(claims.evaluate(run))
+    r = rows["coffee.col_vs_row"]
+    assert r["measured"] == f"{0.432114622 / 0.012414108909090909:.1f}x"  # fixture medians: col / row
+    assert r["benchmarks"] == ["sinkhorn/typical/f64/4096x4096/part:col/threads:1",
+                               "sinkhorn/typical/f64/4096x4096/part:row/threads:1"]
+    assert r["verdict"] == claims.HOLDS
+    mc = rows["mapuot.coffee"]
+    assert mc["measured"] == f"{0.02619148266666667 / 0.011507515666666666:.2f}x"
+    assert "4096x4096" in mc["note"]
+    assert rows["mapuot.pot"]["measured"].startswith("up to 2.41x")
+    # register blocking: Rec-OPT vs Rec-NoRBK at the same size and ISA
+    rb = rows["fw.regblock"]
+    assert all("sched:rec" in b for b in rb["benchmarks"])
+    assert rb["verdict"] == claims.DIRECTION  # +26% here vs the paper's +100%
+
+
+def test_absent_inputs_name_the_command(run):
+    (run / "counters.json").unlink(missing_ok=True)
+    (run / "pot_compare.json").unlink()
+    rows = by_id(claims.evaluate(run))
+    assert rows["coffee.l1"]["verdict"] == claims.NOT_MEASURED
+    assert "rooflab counters" in rows["coffee.l1"]["note"]
+    assert rows["mapuot.pot"]["verdict"] == claims.NOT_MEASURED
+    assert "pot_compare.py" in rows["mapuot.pot"]["note"]
+    assert rows["mapuot.gpu"]["verdict"] == claims.NOT_HERE  # never a fake number for absent hardware
+    assert rows["mapuot.gpu"]["measured"] == ""
+
+
+def test_verdict_rules():
+    assert claims.ratio_verdict(15.0, 15.6) == claims.HOLDS
+    assert claims.ratio_verdict(40.0, 15.6) == claims.DIRECTION
+    assert claims.ratio_verdict(0.8, 15.6) == claims.FAILS
+    assert claims.ratio_verdict(float("nan"), 2.0) == claims.NOT_MEASURED
+
+
+def test_writes_json_and_markdown(run, capsys):
+    assert claims.main(["--run", str(run)]) == 0
+    doc = json.loads((run / "claims.json").read_text())
+    assert doc["schema"] == "rooflab.claims/1"
+    assert {r["id"] for r in doc["claims"]} == {c.id for c in claims.CLAIMS}
+    md = (run / "claims.md").read_text()
+    assert md.count("\n| ") == len(claims.CLAIMS) + 1  # header + one row per claim
+    assert "**holds**" in md
+    assert claims.main(["--run", str(run / "nope")]) == 1
+    assert "does not exist" in capsys.readouterr().err
