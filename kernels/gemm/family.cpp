@@ -7,7 +7,9 @@
 //   blocked:       mc:, kc:, nc:  (default from 32 KiB L1 / 512 KiB L2 / 8 MiB L3 per
 //                                  default_blocked_plan; the machine model measured these L1
 //                                  and L2 sizes on this VM)
-//   sfc_ca:        k_layers:, kbf: (in every generated name), bm:, bn:, bk: (default 96, 96, 128)
+//   sfc_ca:        k_layers:, kbf: (in every generated name), bm:, bn:, bk: (default 96, 96, 128),
+//                  or knobs:nn / knobs:analytic (k_layers, kbf, bk chosen by that model when the
+//                  case is made, knobs.hpp; not with k_layers / kbf / bk)
 #include <omp.h>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include "harness/error.hpp"
 #include "kernels/gemm/detail.hpp"
 #include "kernels/gemm/gemm.hpp"
+#include "kernels/gemm/knobs.hpp"
 
 namespace rooflab {
 namespace {
@@ -84,10 +87,9 @@ const Spec* spec_of(const std::string& name) {
 constexpr int64_t kLoopsMaxMnk = int64_t(1) << 30;
 // Full double reference up to this M*N*K (~0.1 s); above, Freivalds + sampled entries.
 constexpr int64_t kFullReferenceMaxMnk = int64_t(1) << 27;
-// sfc_ca defaults: a 96 x 96 C tile (a multiple of every MR and NR here), K-blocks of 128 and
-// batches of 2 (256 of K per BRGEMM: the B sliver fills half of L1, as KC does for blocked);
-// measured best of a small sweep at 2048^3 on this machine (bk 64 / kbf 4: ~10% slower).
-constexpr int64_t kSfcBm = 96, kSfcBn = 96, kSfcBk = 128, kSfcKbf = 2;
+// sfc_ca defaults: kSfcDefault (gemm.hpp).
+constexpr int64_t kSfcBm = kSfcDefault.bm, kSfcBn = kSfcDefault.bn, kSfcBk = kSfcDefault.bk,
+                  kSfcKbf = kSfcDefault.kbf;
 // Cache sizes for the blocked defaults: typical Zen 3 / Skylake-SP sizes, equal to those the
 // machine model measured here (L1 32 KiB, L2 512 KiB, L3 measured ~11 MiB -> 8 MiB used).
 constexpr int64_t kL1 = 32 << 10, kL2 = 512 << 10, kL3 = 8 << 20;
@@ -134,9 +136,11 @@ Params params_of(const Case& c) {
   std::string known = "ld";
   if (kind == Kind::blocked) known += ", mc, kc, nc";
   if (is_sfc(kind)) known += ", k_layers, kbf, bm, bn, bk";
+  if (kind == Kind::sfc_ca) known += ", knobs";
   for (const auto& [k, v] : c.params) {
     const bool ok = k == "ld" || (kind == Kind::blocked && (k == "mc" || k == "kc" || k == "nc")) ||
-                    (is_sfc(kind) && (k == "k_layers" || k == "kbf" || k == "bm" || k == "bn" || k == "bk"));
+                    (is_sfc(kind) && (k == "k_layers" || k == "kbf" || k == "bm" || k == "bn" || k == "bk")) ||
+                    (kind == Kind::sfc_ca && k == "knobs");
     if (!ok)
       throw Error(name + ": unknown parameter '" + k + "' for gemm/" + c.variant + " (known: " + known + ")");
   }
@@ -168,6 +172,16 @@ Params params_of(const Case& c) {
     p.sp.k_layers = c.param_int("k_layers", 1);
     const int64_t kb = p.sp.bk >= 1 ? (p.d.k + p.sp.bk - 1) / p.sp.bk : 1;
     p.sp.kbf = c.param_int("kbf", std::clamp<int64_t>(kb / std::max<int64_t>(1, p.sp.k_layers), 1, kSfcKbf));
+    if (const std::string* method = c.param("knobs")) {
+      if (c.param("k_layers") || c.param("kbf") || c.param("bk") || c.param("bm") || c.param("bn"))
+        throw Error(name + ": knobs:" + *method + " chooses k_layers, kbf and bk; drop those (and bm, bn)");
+      try {
+        const knobs::Knob k = knobs::resolve_method(*method, {p.d.m, p.d.n, p.d.k, c.dtype, c.threads, c.isa});
+        p.sp.bk = k.bk, p.sp.k_layers = k.k_layers, p.sp.kbf = k.kbf;
+      } catch (const Error& e) {
+        throw Error(name + ": " + e.what());
+      }
+    }
     try {
       check_sfc_plan(p.sp, p.d);
     } catch (const Error& e) {
@@ -201,7 +215,8 @@ Model model(const Case& c) {
       break;
     case Kind::sfc_ca:
     case Kind::sfc_xsmm:
-      m.note += "; " + c.variant + " bm:" + std::to_string(p.sp.bm) + " bn:" + std::to_string(p.sp.bn) + " bk:" +
+      m.note += "; " + c.variant + " k_layers:" + std::to_string(p.sp.k_layers) + " kbf:" + std::to_string(p.sp.kbf) +
+                " bm:" + std::to_string(p.sp.bm) + " bn:" + std::to_string(p.sp.bn) + " bk:" +
                 std::to_string(p.sp.bk) + " (packing timed; k_layers-1 extra copies of C zeroed and reduced: +" +
                 std::to_string(3 * (p.sp.k_layers - 1)) + " M*N*s not in the model)";
       break;

@@ -1,0 +1,410 @@
+// `rooflab gemm-knobs`: sfc_ca's (k_layers, kbf) by autotuning, the analytic model and the
+// nearest neighbour; building the NN set and evaluating both models against the autotuned best.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <numeric>
+
+#include "harness/error.hpp"
+#include "harness/json_io.hpp"
+#include "harness/progress.hpp"
+#include "kernels/gemm/knobs.hpp"
+#include "roofline/machine.hpp"
+
+namespace rooflab::gemm::knobs {
+namespace fs = std::filesystem;
+namespace {
+
+const char* kUsage = R"(usage: rooflab gemm-knobs <command> [options]
+
+commands:
+  tune      autotune sfc_ca's knobs for shapes, cached       --shape MxNxK... [--cache FILE]
+  predict   the analytic model's prediction per knob + NN    --shape MxNxK... [--machine FILE] [--nn FILE]
+  build-nn  autotune the nearest-neighbour set -> FILE       [--sizes a,b,..] [--out FILE]
+  evaluate  analytic and NN vs autotuned over random shapes  --shapes N --out DIR [--seed S]
+            -> DIR/gemm_knobs.json                           [--min 256] [--max 2048] [--machine FILE] [--nn FILE]
+common options:
+  --dtype f64|f32 (f64)  --threads T (all cores)  --isa I (the widest)  --reps R (3: fastest of R runs)
+  --wait-quiet S (3: per knob, wait up to S seconds in all for nothing else runnable before a run)
+  --grid k_layers:1,2,4/kbf:1,2,4,8/bk:128 (the default)  --verbose (a line per knob timed)
+defaults: --machine results/latest/machine.json and --nn results/gemm/knobs_nn.json in the
+source tree; --cache for tune: ./gemm_knobs_cache.json. build-nn and evaluate resume from
+their output file (its autotuned entries are reused; --retune ignores them).
+Time it alone: flock /tmp/rooflab-timing.lock rooflab gemm-knobs ...
+)";
+
+struct Usage : Error {
+  using Error::Error;
+};
+
+// --key value / --key=value.
+struct Opts {
+  std::vector<std::string> a;
+  size_t i = 0;
+  bool done() const { return i >= a.size(); }
+  bool flag(const char* name) {
+    if (a[i] != name) return false;
+    ++i;
+    return true;
+  }
+  bool opt(const std::string& name, std::string& v) {
+    if (a[i] == name) {
+      if (i + 1 >= a.size()) throw Usage(name + " needs a value");
+      v = a[i + 1], i += 2;
+      return true;
+    }
+    if (a[i].rfind(name + "=", 0) == 0) {
+      v = a[i].substr(name.size() + 1), ++i;
+      return true;
+    }
+    return false;
+  }
+};
+
+int to_int(const std::string& s, const std::string& what, int lo, int hi) {
+  try {
+    size_t pos = 0;
+    const long v = std::stol(s, &pos);
+    if (pos == s.size() && v >= lo && v <= hi) return int(v);
+  } catch (const std::exception&) {
+  }
+  throw Usage(what + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + s + "'");
+}
+
+struct Common {
+  DType dtype = DType::f64;
+  int threads = std::max(1, omp_get_num_procs());
+  Isa isa = best_isa();
+  Grid grid;
+  int reps = 3;
+  double wait_quiet = 3.0;
+  bool verbose = false, retune = false;
+  std::vector<std::string> shapes;
+  std::string machine = std::string(ROOFLAB_SOURCE_DIR) + "/results/latest/machine.json";
+  std::string nn = std::string(ROOFLAB_SOURCE_DIR) + "/results/gemm/knobs_nn.json";
+  std::string cache, out, sizes = "256,431,724,1218,2048", seed = "1", lo = "256", hi = "2048", count;
+  bool nn_given = false;
+
+  Shape shape(const std::string& text) const { return parse_shape(text, dtype, threads, isa); }
+  TuneOptions tune_options() const {
+    TuneOptions o;
+    o.reps = reps;
+    o.wait_quiet_s = wait_quiet;
+    if (verbose) o.progress = [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); };
+    return o;
+  }
+};
+
+Common parse(Opts& o) {
+  Common c;
+  std::string v;
+  while (!o.done()) {
+    if (o.opt("--dtype", v)) {
+      const auto d = parse_dtype(v);
+      if (!d) throw Usage("--dtype must be f64 or f32, got '" + v + "'");
+      c.dtype = *d;
+    } else if (o.opt("--threads", v)) {
+      c.threads = to_int(v, "--threads", 1, 1024);
+    } else if (o.opt("--isa", v)) {
+      const auto i = parse_isa(v);
+      if (!i || *i == Isa::none) throw Usage("--isa must be scalar, avx2 or avx512, got '" + v + "'");
+      if (!isa_supported(*i)) throw Error("this CPU does not support " + v);
+      c.isa = *i;
+    } else if (o.opt("--grid", v)) {
+      c.grid = parse_grid(v);
+    } else if (o.opt("--reps", v)) {
+      c.reps = to_int(v, "--reps", 1, 1000);
+    } else if (o.opt("--wait-quiet", v)) {
+      c.wait_quiet = to_int(v, "--wait-quiet", 0, 3600);
+    } else if (o.opt("--shape", v)) {
+      c.shapes.push_back(v);
+    } else if (o.opt("--machine", c.machine) || o.opt("--cache", c.cache) || o.opt("--out", c.out) ||
+               o.opt("--sizes", c.sizes) || o.opt("--seed", c.seed) || o.opt("--min", c.lo) ||
+               o.opt("--max", c.hi) || o.opt("--shapes", c.count)) {
+    } else if (o.opt("--nn", c.nn)) {
+      c.nn_given = true;
+    } else if (o.flag("--verbose")) {
+      c.verbose = true;
+    } else if (o.flag("--retune")) {
+      c.retune = true;
+    } else {
+      throw Usage("unknown option '" + o.a[o.i] + "'");
+    }
+  }
+  return c;
+}
+
+void warn_if_unoptimized() {
+  if (std::string(ROOFLAB_BUILD_TYPE) != "Release" || std::string(ROOFLAB_SANITIZER) != "")
+    std::fprintf(stderr, "warning: a %s build: timings are not representative\n", ROOFLAB_BUILD_TYPE);
+}
+
+std::string ms(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f ms", s * 1e3);
+  return b;
+}
+
+// The cached entry when it has every candidate, else tunes the missing ones and stores them.
+const Tuned& tuned_for(KnobFile& f, const Shape& s, const Common& c, bool* timed) {
+  const Tuned* have = c.retune ? nullptr : f.find(s);
+  bool complete = have != nullptr;
+  if (have)
+    for (const Knob& k : candidates(c.grid, s)) complete = complete && have->find(k);
+  if (timed) *timed = !complete;
+  if (!complete) f.put(autotune(s, c.grid, c.tune_options(), have));
+  return *f.find(s);
+}
+
+int cmd_tune(Common& c) {
+  if (c.shapes.empty()) throw Usage("tune needs --shape MxNxK (repeatable)");
+  if (c.cache.empty()) c.cache = "gemm_knobs_cache.json";
+  warn_if_unoptimized();
+  KnobFile f = KnobFile::load(c.cache, true);
+  Progress pr("gemm-knobs tune", c.shapes.size());
+  for (size_t i = 0; i < c.shapes.size(); ++i) {
+    const Shape s = c.shape(c.shapes[i]);
+    pr.start(i, to_string(s));
+    bool timed = false;
+    const Tuned& t = tuned_for(f, s, c, &timed);
+    if (timed) f.save(c.cache);
+    const Timing& b = *t.best_among(candidates(c.grid, s));
+    std::printf("%s  best %s  %s%s\n", to_string(s).c_str(), to_string(b.knob).c_str(), ms(b.seconds).c_str(),
+                timed ? "" : "  (cached)");
+  }
+  pr.done(c.cache);
+  return 0;
+}
+
+int cmd_predict(Common& c) {
+  if (c.shapes.empty()) throw Usage("predict needs --shape MxNxK (repeatable)");
+  const roofline::Machine m = roofline::load_machine(c.machine);
+  std::optional<KnobFile> nn;
+  if (c.nn_given || fs::exists(c.nn)) nn = KnobFile::load(c.nn, false);
+  for (const std::string& text : c.shapes) {
+    const Shape s = c.shape(text);
+    const MachineParams mp = machine_params(m, s);
+    std::printf("%s  (A, B from %s, C in %s)\n", to_string(s).c_str(), mp.slow_level.c_str(), mp.c_level.c_str());
+    for (const Knob& k : candidates(c.grid, s)) {
+      const Prediction p = predict(s, k, mp);
+      std::printf("  %-26s predicted %s  (pack %s, critical thread %s of which compute %s, reduce %s; "
+                  "BRGEMMs by slow operands AB/A/B/none: %lld/%lld/%lld/%lld)\n",
+                  to_string(k).c_str(), ms(p.seconds).c_str(), ms(p.pack).c_str(), ms(p.critical).c_str(),
+                  ms(p.compute).c_str(), ms(p.reduce).c_str(), (long long)p.brgemm[0], (long long)p.brgemm[1],
+                  (long long)p.brgemm[2], (long long)p.brgemm[3]);
+    }
+    std::printf("  analytic: %s\n", to_string(analytic_choice(s, c.grid, mp).knob).c_str());
+    if (nn) {
+      const NnChoice ch = nn_choice(nn->entries, s, c.grid);
+      std::printf("  nn:       %s  (neighbour %s, distance %.2f)\n", to_string(ch.knob).c_str(),
+                  to_string(ch.neighbour->shape).c_str(), ch.distance);
+    }
+  }
+  return 0;
+}
+
+std::vector<int64_t> parse_sizes(const std::string& text) {
+  std::vector<int64_t> v;
+  size_t b = 0;
+  while (b <= text.size()) {
+    const size_t e = std::min(text.find(',', b), text.size());
+    v.push_back(to_int(text.substr(b, e - b), "--sizes entry", 1, 1 << 20));
+    b = e + 1;
+  }
+  return v;
+}
+
+int cmd_build_nn(Common& c) {
+  if (c.out.empty()) c.out = std::string(ROOFLAB_SOURCE_DIR) + "/results/gemm/knobs_nn.json";
+  const std::vector<int64_t> sizes = parse_sizes(c.sizes);
+  warn_if_unoptimized();
+  KnobFile f = KnobFile::load(c.out, true);
+  std::vector<Shape> shapes;
+  for (int64_t m : sizes)
+    for (int64_t n : sizes)
+      for (int64_t k : sizes) shapes.push_back(c.shape(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k)));
+  f.extra = {{"kind", "nn_set"},
+             {"produced_by", "rooflab gemm-knobs build-nn --sizes " + c.sizes + " --grid " + to_string(c.grid) +
+                                 " --reps " + std::to_string(c.reps) + " --threads " + std::to_string(c.threads) +
+                                 " --dtype " + std::string(to_string(c.dtype))},
+             {"sizes", sizes},
+             {"grid", to_string(c.grid)},
+             {"reps", c.reps},
+             {"created", utc_timestamp()},
+             {"note", "every (M, N, K) of the sizes autotuned: each knob of the grid verified, then the fastest of "
+                      "`reps` runs at `threads` threads; made under the timing lock"}};
+  Progress pr("gemm-knobs build-nn", shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    pr.start(i, to_string(shapes[i]));
+    bool timed = false;
+    const Tuned& t = tuned_for(f, shapes[i], c, &timed);
+    if (timed) f.save(c.out);
+    std::fprintf(stderr, "  best %s  %s\n", to_string(t.best().knob).c_str(), ms(t.best().seconds).c_str());
+  }
+  f.save(c.out);
+  pr.done(c.out);
+  std::printf("%s\n", c.out.c_str());
+  return 0;
+}
+
+// ---- evaluate ------------------------------------------------------------------------------
+uint64_t splitmix(uint64_t& x) {
+  uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+nlohmann::json knob_json(const Knob& k) { return {{"k_layers", k.k_layers}, {"kbf", k.kbf}, {"bk", k.bk}}; }
+
+struct Losses {
+  std::vector<double> v;
+  nlohmann::json summary() const {
+    std::vector<double> s = v;
+    std::sort(s.begin(), s.end());
+    const size_t n = s.size();
+    auto within = [&](double x) { return double(std::count_if(s.begin(), s.end(), [x](double l) { return l <= x; })) / double(n); };
+    return {{"shapes", n},
+            {"mean_loss", std::accumulate(s.begin(), s.end(), 0.0) / double(n)},
+            {"median_loss", n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2])},
+            {"max_loss", s.back()},
+            {"within_3pct", within(0.03)},
+            {"within_7pct", within(0.07)}};
+  }
+};
+
+int cmd_evaluate(Common& c) {
+  if (c.out.empty()) throw Usage("evaluate needs --out DIR");
+  if (c.count.empty()) throw Usage("evaluate needs --shapes N");
+  const int count = to_int(c.count, "--shapes", 1, 100000);
+  const int lo = to_int(c.lo, "--min", 1, 1 << 20), hi = to_int(c.hi, "--max", 1, 1 << 20);
+  if (lo > hi) throw Usage("--min " + c.lo + " is larger than --max " + c.hi);
+  const uint64_t seed = uint64_t(to_int(c.seed, "--seed", 0, 1 << 30));
+  // Everything that can fail without timing fails first.
+  const roofline::Machine machine = roofline::load_machine(c.machine);
+  const KnobFile nn = KnobFile::load(c.nn, false);
+  ensure_writable_dir(c.out);
+  warn_if_unoptimized();
+  const fs::path dest = fs::path(c.out) / "gemm_knobs.json";
+  // Timings already made (this evaluation's earlier run, or --cache FILE) are reused.
+  KnobFile f = KnobFile::load(c.cache.empty() ? dest : fs::path(c.cache), true);
+
+  // M, N, K log-uniform integers in [lo, hi]; shapes of the NN set and repeats are skipped.
+  std::vector<Shape> shapes;
+  uint64_t state = seed;
+  auto draw = [&] {
+    const double u = double(splitmix(state) >> 11) * 0x1.0p-53;
+    return int64_t(std::lround(std::exp(std::log(double(lo)) + u * (std::log(double(hi)) - std::log(double(lo))))));
+  };
+  for (int tries = 0; int(shapes.size()) < count; ++tries) {
+    if (tries > 100 * count) throw Error("cannot draw " + c.count + " distinct shapes in [" + c.lo + ", " + c.hi + "]");
+    Shape s{draw(), draw(), draw(), c.dtype, c.threads, c.isa};
+    if (nn.find(s) || std::find(shapes.begin(), shapes.end(), s) != shapes.end()) continue;
+    shapes.push_back(s);
+  }
+  for (const Shape& s : shapes) candidates(c.grid, s);  // a grid with no valid knob fails now
+
+  const Knob fixed{1, kSfcDefault.kbf, kSfcDefault.bk};  // the family's default, for reference
+  Losses l_analytic, l_nn, l_default, l_retimed;
+  nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json last;
+  int noisy_total = 0, timings_total = 0;
+  Progress pr("gemm-knobs evaluate", shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const Shape& s = shapes[i];
+    pr.start(i, to_string(s));
+    const Tuned& t = tuned_for(f, s, c, nullptr);
+    const std::vector<Knob> cands = candidates(c.grid, s);
+    const Timing& best = *t.best_among(cands);
+    const Prediction an = analytic_choice(s, c.grid, machine_params(machine, s));
+    const NnChoice nc = nn_choice(nn.entries, s, c.grid);
+    // The autotuned best timed once more: how much of a "loss" is run-to-run noise.
+    const double retimed = time_knob(s, best.knob, c.reps, c.wait_quiet).seconds;
+    auto row_of = [&](const Knob& k, Losses& acc) {
+      const double sec = t.find(k)->seconds, loss = sec / best.seconds - 1;
+      acc.v.push_back(loss);
+      return nlohmann::json{{"knob", knob_json(k)}, {"seconds", sec}, {"loss", loss}};
+    };
+    int noisy = 0;
+    for (const Knob& k : cands) noisy += t.find(k)->quiet_reps == 0;
+    noisy_total += noisy, timings_total += int(cands.size());
+    nlohmann::json row = {{"m", s.m}, {"n", s.n}, {"k", s.k}, {"noisy_timings", noisy}};
+    row["autotune"] = {{"knob", knob_json(best.knob)}, {"seconds", best.seconds}, {"retimed_seconds", retimed},
+                       {"retimed_loss", retimed / best.seconds - 1}};
+    l_retimed.v.push_back(retimed / best.seconds - 1);
+    row["analytic"] = row_of(an.knob, l_analytic);
+    row["analytic"]["predicted_seconds"] = an.seconds;
+    row["nn"] = row_of(nc.knob, l_nn);
+    row["nn"]["neighbour"] = {{"m", nc.neighbour->shape.m}, {"n", nc.neighbour->shape.n}, {"k", nc.neighbour->shape.k}};
+    row["nn"]["distance"] = nc.distance;
+    if (t.find(fixed)) row["default"] = row_of(fixed, l_default);
+    rows.push_back(row);
+    std::fprintf(stderr, "  best %s %s | analytic %s %+.1f%% | nn %s %+.1f%%\n", to_string(best.knob).c_str(),
+                 ms(best.seconds).c_str(), to_string(an.knob).c_str(), 100 * row["analytic"]["loss"].get<double>(),
+                 to_string(nc.knob).c_str(), 100 * row["nn"]["loss"].get<double>());
+
+    KnobFile res;  // this evaluation's shapes only
+    for (const Shape& x : shapes)
+      if (const Tuned* e = f.find(x)) res.put(*e);
+    res.extra = {{"kind", "evaluation"},
+               {"created", utc_timestamp()},
+               {"machine", fs::absolute(c.machine).string()},
+               {"nn_set", {{"path", fs::absolute(c.nn).string()}, {"entries", nn.entries.size()}}},
+               {"dtype", to_string(c.dtype)},
+               {"threads", c.threads},
+               {"isa", to_string(c.isa)},
+               {"grid", to_string(c.grid)},
+               {"reps", c.reps},
+               {"sampling", {{"seed", seed}, {"min", lo}, {"max", hi}, {"shapes", count},
+                             {"how", "M, N, K independent log-uniform integers in [min, max] (splitmix64), "
+                                     "shapes of the NN set and repeats skipped"}}},
+               {"loss", "time of the method's knob / time of the autotuned best - 1 (same timing table)"},
+               {"shapes", rows}};
+    nlohmann::json summary = {{"analytic", l_analytic.summary()}, {"nn", l_nn.summary()},
+                              {"autotune_retimed", l_retimed.summary()}};
+    if (!l_default.v.empty()) summary["default"] = l_default.summary();
+    summary["noisy_timing_fraction"] = double(noisy_total) / double(timings_total);
+    res.extra["summary"] = summary;
+    res.save(dest);  // after every shape: an interrupted run resumes from here
+    last = res.extra["summary"];
+  }
+  const nlohmann::json& sm = last;
+  for (const char* m : {"analytic", "nn", "default", "autotune_retimed"}) {
+    if (!sm.contains(m)) continue;
+    const auto& x = sm[m];
+    std::printf("%-17s mean loss %5.2f%%  median %5.2f%%  max %6.2f%%  within 3%%: %5.1f%%  within 7%%: %5.1f%%\n", m,
+                100 * x["mean_loss"].get<double>(), 100 * x["median_loss"].get<double>(),
+                100 * x["max_loss"].get<double>(), 100 * x["within_3pct"].get<double>(),
+                100 * x["within_7pct"].get<double>());
+  }
+  std::printf("timings with no quiet repetition (machine busy): %.1f%%\n", 100 * sm["noisy_timing_fraction"].get<double>());
+  pr.done(dest.string());
+  std::printf("%s\n", dest.c_str());
+  return 0;
+}
+}  // namespace
+
+int knobs_main(const std::vector<std::string>& args) {
+  try {
+    if (args.empty() || args[0] == "help" || args[0] == "--help") {
+      std::fputs(kUsage, args.empty() ? stderr : stdout);
+      return args.empty() ? 2 : 0;
+    }
+    Opts o{{args.begin() + 1, args.end()}};
+    Common c = parse(o);
+    const std::string& cmd = args[0];
+    if (cmd == "tune") return cmd_tune(c);
+    if (cmd == "predict") return cmd_predict(c);
+    if (cmd == "build-nn") return cmd_build_nn(c);
+    if (cmd == "evaluate") return cmd_evaluate(c);
+    throw Usage("unknown command '" + cmd + "'");
+  } catch (const Usage& e) {
+    std::fprintf(stderr, "rooflab gemm-knobs: %s\n(see `rooflab gemm-knobs help`)\n", e.what());
+    return 2;
+  }
+}
+
+}  // namespace rooflab::gemm::knobs

@@ -1,0 +1,31 @@
+# sfc_ca knob selection (kernels/gemm/knobs.hpp): grid, cache file, nearest neighbour, the
+# analytic model on hand-checkable cases, knobs:<method> cases, bad input; CLI errors.
+rooflab_unit_test(test_gemm_knobs
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/gemm/test_knobs.cpp
+  LIBS rooflab_core rooflab_gemm)
+
+# `rooflab gemm-knobs`: bad input gives one clear message and the exit code; a tiny end to end
+# (build-nn over 2^3 shapes, evaluate 3 random shapes against it, scalar ISA, 1 repetition).
+set(_gk_rl $<TARGET_FILE:rooflab>)
+set(_gk_tmp ${CMAKE_CURRENT_BINARY_DIR}/gemm_knobs_tmp)
+set(_gk_machine ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/run_small/machine.json)
+function(gemm_knobs_cli_test name code regex)
+  add_test(NAME cli_gemm_knobs_${name} COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect.sh ${code} ${regex} -- ${ARGN})
+  set_tests_properties(cli_gemm_knobs_${name} PROPERTIES LABELS integration)
+endfunction()
+gemm_knobs_cli_test(no_args 2 "usage: rooflab gemm-knobs" ${_gk_rl} gemm-knobs)
+gemm_knobs_cli_test(unknown 2 "unknown command 'frob'" ${_gk_rl} gemm-knobs frob)
+gemm_knobs_cli_test(tune_no_shape 2 "needs --shape" ${_gk_rl} gemm-knobs tune)
+gemm_knobs_cli_test(bad_grid 1 "must be an integer in .1, 4096., got '0'"
+                    ${_gk_rl} gemm-knobs tune --shape 64x64x64 --grid kbf:0 --cache ${_gk_tmp}/c.json)
+gemm_knobs_cli_test(bad_shape 1 "shape must be MxNxK" ${_gk_rl} gemm-knobs predict --shape 64x64)
+gemm_knobs_cli_test(missing_machine 1 "run `rooflab characterize"
+                    ${_gk_rl} gemm-knobs evaluate --shapes 3 --out ${_gk_tmp} --machine ${_gk_tmp}/none.json)
+gemm_knobs_cli_test(missing_nn 1 "not found .made by `rooflab gemm-knobs"
+                    ${_gk_rl} gemm-knobs evaluate --shapes 3 --out ${_gk_tmp} --machine ${_gk_machine}
+                    --nn ${_gk_tmp}/none.json)
+gemm_knobs_cli_test(predict 0 "analytic: k_layers:[0-9]+/kbf:[0-9]+"
+                    ${_gk_rl} gemm-knobs predict --shape 1000x777x513 --machine ${_gk_machine})
+add_test(NAME cli_gemm_knobs_end_to_end COMMAND sh -c
+  "rm -rf ${_gk_tmp}/e2e && ${_gk_rl} gemm-knobs build-nn --sizes 64,160 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/e2e/nn.json && ${_gk_rl} gemm-knobs evaluate --shapes 3 --min 64 --max 200 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/e2e --machine ${_gk_machine} --nn ${_gk_tmp}/e2e/nn.json && grep -q within_3pct ${_gk_tmp}/e2e/gemm_knobs.json && grep -q rooflab.gemm_knobs/1 ${_gk_tmp}/e2e/nn.json")
+set_tests_properties(cli_gemm_knobs_end_to_end PROPERTIES LABELS integration)
