@@ -1,0 +1,185 @@
+// The cost formulas (2)-(10) with measured unit costs, the adaptive engine and the unit costs'
+// JSON form (machine.json "rtamm" section).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "harness/error.hpp"
+#include "kernels/rtamm/rtamm.hpp"
+
+namespace rooflab::rtamm {
+
+std::string_view level_name(int l) { return l == kL2 ? "l2" : l == kL3 ? "l3" : "dram"; }
+
+const BlockUnits* Units::find(const Block& b) const {
+  for (const auto& u : blocks)
+    if (u.b == b) return &u;
+  return nullptr;
+}
+
+int source_level(const gemm::Dims& d, int64_t elem, const Caches& c) {
+  const double ws = double(elem) * double(d.m * d.lda + d.k * d.ldb + d.m * d.ldc);
+  return ws <= double(c.l2) ? kL2 : ws <= double(c.l3) ? kL3 : kDram;
+}
+
+namespace {
+// The formula for one plan with its units resolved.
+Cost cost_with(const Plan& p, const gemm::Dims& d, const Units& u, const BlockUnits& bu, const BlockCounts& bc,
+               int level) {
+  const Movement mv = movement(p, d, bc);
+  Cost c;
+  c.level = level;
+  const int l = c.level;
+  c.load_a = mv.a * bu.load_a[l];
+  c.load_b = mv.b * bu.load_b[l];
+  c.load_c = mv.c_load * bu.load_c[l];
+  c.store_c = mv.c_store * bu.store_c[l];
+  c.kernel = double(mv.kernel_calls) * bu.call_ns + mv.kernel_k * bu.k_ns;
+  c.sync = double(mv.phases) * u.sync_ns + u.region_ns;
+  if (p.ahead == Ahead::none) {
+    c.total = c.load_a + c.load_b + c.load_c + c.store_c + c.kernel + c.sync;
+    return c;
+  }
+  // The first step's blocks are loaded before any kernel runs: not overlapped.
+  const double m0 = double(std::min(p.b.mcg, d.m)), n0 = double(std::min(p.b.ncg, d.n)),
+               k0 = double(std::min(p.b.kcg, d.k));
+  const double first = m0 * k0 * bu.load_a[l] + k0 * n0 * bu.load_b[l] +
+                       (p.ahead == Ahead::abc ? m0 * n0 * bu.load_c[l] : 0.0);
+  c.ldst_olp = c.load_a + c.load_b + (p.ahead == Ahead::abc ? c.load_c : 0.0) - first;
+  c.cmpt_olp = c.kernel;
+  const double serial = c.store_c + (p.ahead == Ahead::abc ? 0.0 : c.load_c) + first + c.sync;
+  c.total = serial + c.ldst_olp + c.cmpt_olp - bu.rho[l] * std::min(c.ldst_olp, c.cmpt_olp);
+  return c;
+}
+
+int64_t elem_of(const Units& u) { return u.dtype == "f32" ? 4 : 8; }
+
+[[noreturn]] void missing_triple(const Plan& p, const Units& u) {
+  throw Error("the rtamm unit costs (" + u.dtype + ", threads " + std::to_string(u.threads) + ") have no entry for " +
+              std::to_string(p.b.mcg) + "x" + std::to_string(p.b.ncg) + "x" + std::to_string(p.b.kcg) +
+              " (run `rooflab rtamm units --machine FILE` for this pool)");
+}
+}  // namespace
+
+Cost cost(const Plan& p, const gemm::Dims& d, const Units& u) {
+  const BlockUnits* bu = u.find(p.b);
+  if (!bu) missing_triple(p, u);
+  return cost_with(p, d, u, *bu, block_counts(p.b, d, u.mr, u.nr), source_level(d, elem_of(u), u.caches));
+}
+
+Engine::Engine(std::vector<Plan> plans, Units units) : plans_(std::move(plans)), units_(std::move(units)) {
+  if (plans_.empty()) throw Error("rtamm engine: no plans (empty blocking pool)");
+  for (const Plan& p : plans_) {
+    const BlockUnits* bu = units_.find(p.b);
+    if (!bu) missing_triple(p, units_);
+    bu_.push_back(bu);
+    const auto it = std::find(blocks_.begin(), blocks_.end(), p.b);
+    block_of_.push_back(size_t(it - blocks_.begin()));
+    if (it == blocks_.end()) blocks_.push_back(p.b);
+  }
+}
+
+double Engine::predict(size_t i, const gemm::Dims& d) const {
+  return cost_with(plans_[i], d, units_, *bu_[i], block_counts(plans_[i].b, d, units_.mr, units_.nr),
+                   source_level(d, elem_of(units_), units_.caches))
+      .total;
+}
+
+// Every plan's formula; the block counts once per triple (the decision is timed per GEMM call).
+size_t Engine::choose(const gemm::Dims& d) const {
+  BlockCounts bc[64];
+  const size_t nb = std::min<size_t>(blocks_.size(), 64);
+  for (size_t b = 0; b < nb; ++b) bc[b] = block_counts(blocks_[b], d, units_.mr, units_.nr);
+  const int level = source_level(d, elem_of(units_), units_.caches);
+  size_t best = 0;
+  double bcost = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < plans_.size(); ++i) {
+    const size_t b = block_of_[i];
+    const double c = cost_with(plans_[i], d, units_, *bu_[i], b < nb ? bc[b] : block_counts(blocks_[b], d, units_.mr, units_.nr), level).total;
+    if (c < bcost) bcost = c, best = i;
+  }
+  return best;
+}
+
+// ---- JSON ------------------------------------------------------------------------------------
+namespace {
+json per_level(const double* v) {
+  json j = json::object();
+  for (int l = 0; l < kLevels; ++l) j[std::string(level_name(l))] = v[l];
+  return j;
+}
+void read_levels(const json& j, const char* key, double* v) {
+  if (!j.contains(key) || !j[key].is_object()) throw Error(std::string("rtamm units entry lacks '") + key + "'");
+  for (int l = 0; l < kLevels; ++l) {
+    const std::string n(level_name(l));
+    if (!j[key].contains(n) || !j[key][n].is_number())
+      throw Error(std::string("rtamm units entry '") + key + "' lacks level '" + n + "'");
+    v[l] = j[key][n].get<double>();
+  }
+}
+}  // namespace
+
+json to_json(const Units& u) {
+  json blocks = json::array();
+  for (const BlockUnits& b : u.blocks)
+    blocks.push_back({{"mcg", b.b.mcg}, {"ncg", b.b.ncg}, {"kcg", b.b.kcg},
+                      {"op_load_a_ns", per_level(b.load_a)}, {"op_load_b_ns", per_level(b.load_b)},
+                      {"op_load_c_ns", per_level(b.load_c)}, {"op_store_c_ns", per_level(b.store_c)},
+                      {"op_kernel_ns_per_flop", b.op_kernel}, {"kernel_call_ns", b.call_ns},
+                      {"kernel_k_ns", b.k_ns}, {"overlap_rho", per_level(b.rho)}});
+  return {{"dtype", u.dtype}, {"threads", u.threads}, {"isa", u.isa}, {"mr", u.mr}, {"nr", u.nr},
+          {"caches", {{"L1", u.caches.l1}, {"L2", u.caches.l2}, {"L3", u.caches.l3}, {"source", u.caches.source}}},
+          {"sync_ns", u.sync_ns}, {"region_ns", u.region_ns},
+          {"quiet_fraction", u.quiet_fraction}, {"blocks", blocks}};
+}
+
+Units units_from_json(const json& j) {
+  try {
+    Units u;
+    u.dtype = j.at("dtype").get<std::string>();
+    u.threads = j.at("threads").get<int>();
+    u.isa = j.at("isa").get<std::string>();
+    u.mr = j.at("mr").get<int>(), u.nr = j.at("nr").get<int>();
+    const json& c = j.at("caches");
+    u.caches = {c.at("L1").get<int64_t>(), c.at("L2").get<int64_t>(), c.at("L3").get<int64_t>(),
+                c.value("source", std::string())};
+    u.sync_ns = j.at("sync_ns").get<double>();
+    u.region_ns = j.value("region_ns", 0.0);
+    u.quiet_fraction = j.value("quiet_fraction", 1.0);
+    for (const json& b : j.at("blocks")) {
+      BlockUnits bu;
+      bu.b = {b.at("mcg").get<int64_t>(), b.at("ncg").get<int64_t>(), b.at("kcg").get<int64_t>()};
+      read_levels(b, "op_load_a_ns", bu.load_a);
+      read_levels(b, "op_load_b_ns", bu.load_b);
+      read_levels(b, "op_load_c_ns", bu.load_c);
+      read_levels(b, "op_store_c_ns", bu.store_c);
+      read_levels(b, "overlap_rho", bu.rho);
+      bu.op_kernel = b.at("op_kernel_ns_per_flop").get<double>();
+      bu.call_ns = b.at("kernel_call_ns").get<double>();
+      bu.k_ns = b.at("kernel_k_ns").get<double>();
+      u.blocks.push_back(bu);
+    }
+    return u;
+  } catch (const json::exception& e) {
+    throw Error(std::string("malformed rtamm units entry: ") + e.what());
+  }
+}
+
+Units load_units(const std::filesystem::path& path, const std::string& dtype, int threads) {
+  const json m = read_json_file(path);
+  require_schema(m, "rooflab.machine", 1, path);
+  const std::string how = "run `rooflab rtamm units --machine " + path.string() + " --threads " +
+                          std::to_string(threads) + (dtype == "f64" ? "" : " --dtype " + dtype) + "` first";
+  if (!m.contains("rtamm") || !m["rtamm"].contains("units"))
+    throw Error(path.string() + " has no \"rtamm\" unit costs: " + how);
+  for (const json& e : m["rtamm"]["units"])
+    if (e.value("dtype", "") == dtype && e.value("threads", 0) == threads) {
+      Units u = units_from_json(e);
+      if (u.blocks.empty()) throw Error(path.string() + ": the rtamm unit costs list no blocks (empty pool): " + how);
+      return u;
+    }
+  throw Error(path.string() + " has rtamm unit costs, but none for " + dtype + " with " + std::to_string(threads) +
+              " threads: " + how);
+}
+
+}  // namespace rooflab::rtamm

@@ -1,0 +1,242 @@
+// The "rtamm" family table: the executable plans, the static plan and the adaptive engine.
+//
+// Names: rtamm/<variant>/<dtype>/MxNxK[/<params>]/threads:T
+//   mnk nmk mkn kmn nkm knm  a plan: mcg:, ncg:, kcg: (default: the static triple of the pool
+//                            derived from the gemm family's default caches), ahead:none|ab|abc
+//                            (default ab)
+//   static                   MNK, ahead:ab, the pool's static triple (the paper's baseline)
+//   adaptive                 the cost formulas pick the plan inside each run (the decision is
+//                            timed); unit costs from $ROOFLAB_MACHINE's "rtamm" section
+//   every variant: ld:+p     pads each leading dimension by p elements (unaligned rows)
+// The micro-kernel is the gemm family's for the CPU's best ISA (not in the name).
+#include <omp.h>
+
+#include <cstdlib>
+#include <functional>
+#include <memory>
+
+#include "harness/error.hpp"
+#include "kernels/rtamm/problem.hpp"
+#include "kernels/rtamm/rtamm.hpp"
+
+namespace rooflab {
+namespace {
+using namespace rtamm;
+
+constexpr int64_t kFullReferenceMaxMnk = int64_t(1) << 27;
+
+int mr_of(DType dt) { return dt == DType::f64 ? gemm::ukernel<double>(best_isa()).mr : gemm::ukernel<float>(best_isa()).mr; }
+int nr_of(DType dt) { return dt == DType::f64 ? gemm::ukernel<double>(best_isa()).nr : gemm::ukernel<float>(best_isa()).nr; }
+
+std::vector<Block> default_pool(DType dt) {
+  return derive_pool({int64_t(dtype_size(dt)), mr_of(dt), nr_of(dt), default_caches()});
+}
+
+struct Params {
+  gemm::Dims d;
+  bool adaptive = false;
+  Plan plan;
+};
+
+int64_t parse_pad(const Case& c) {
+  const std::string* v = c.param("ld");
+  if (!v) return 0;
+  const std::string s = !v->empty() && (*v)[0] == '+' ? v->substr(1) : *v;
+  size_t pos = 0;
+  int64_t p = -1;
+  try {
+    p = std::stoll(s, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (s.empty() || pos != s.size() || p < 0 || p > 4096)
+    throw Error(c.name() + ": ld must be +p with 0 <= p <= 4096, got '" + *v + "'");
+  return p;
+}
+
+Params params_of(const Case& c) {
+  const std::string name = c.name();
+  Params p;
+  const auto order = parse_order(c.variant);
+  if (!order && c.variant != "static" && c.variant != "adaptive")
+    throw Error(name + ": unknown rtamm variant '" + c.variant + "'");
+  if (c.dims.size() != 3) throw Error(name + ": rtamm takes three dimensions, MxNxK");
+  const int64_t pad = parse_pad(c);
+  p.d = {c.dims[0], c.dims[1], c.dims[2], c.dims[2] + pad, c.dims[1] + pad, c.dims[1] + pad};
+  gemm::check_dims(p.d);
+  if (c.isa != Isa::none) throw Error(name + ": rtamm variants are not ISA-specific (best ISA used)");
+  if (c.dtype == DType::f32 && 4 * p.d.k + 8 >= (int64_t(1) << 24))
+    throw Error(name + ": K too large for exact f32 verification (integer sums must stay below 2^24)");
+  for (const auto& [k, v] : c.params) {
+    const bool plan_key = k == "mcg" || k == "ncg" || k == "kcg" || k == "ahead";
+    if (k != "ld" && !(order && plan_key))
+      throw Error(name + ": unknown parameter '" + k + "' for rtamm/" + c.variant +
+                  (order ? " (known: ld, mcg, ncg, kcg, ahead)" : " (known: ld)"));
+  }
+  p.adaptive = c.variant == "adaptive";
+  p.plan = static_plan(default_pool(c.dtype));
+  if (order) {
+    p.plan.order = *order;
+    p.plan.b.mcg = c.param_int("mcg", p.plan.b.mcg);
+    p.plan.b.ncg = c.param_int("ncg", p.plan.b.ncg);
+    p.plan.b.kcg = c.param_int("kcg", p.plan.b.kcg);
+    const std::string a = c.param_str("ahead", "ab");
+    const auto ah = parse_ahead(a);
+    if (!ah) throw Error(name + ": ahead must be none, ab or abc, got '" + a + "'");
+    p.plan.ahead = *ah;
+    try {
+      check_plan(p.plan, mr_of(c.dtype), nr_of(c.dtype));
+    } catch (const Error& e) {
+      throw Error(name + ": " + e.what());
+    }
+  }
+  return p;
+}
+
+// The adaptive engine of $ROOFLAB_MACHINE (loaded per case; throws naming the command).
+Engine engine_for(const Case& c) {
+  const char* m = std::getenv("ROOFLAB_MACHINE");
+  if (!m || !*m)
+    throw Error(c.name() + ": rtamm/adaptive needs unit costs: set ROOFLAB_MACHINE to a machine.json measured by "
+                           "`rooflab rtamm units --machine FILE`");
+  Units u = load_units(m, std::string(to_string(c.dtype)), c.threads);
+  std::vector<Block> pool;
+  for (const auto& b : u.blocks) pool.push_back(b.b);
+  check_pool(pool, {int64_t(dtype_size(c.dtype)), u.mr, u.nr, u.caches});
+  return Engine(plans_of(pool), std::move(u));
+}
+
+Model model(const Case& c) {
+  const Params p = params_of(c);
+  const double s = double(dtype_size(c.dtype)), M = double(p.d.m), N = double(p.d.n), K = double(p.d.k);
+  Model m;
+  m.flops = 2 * M * N * K;
+  m.compute_ceiling = c.dtype == DType::f64 ? "fma_f64" : "fma_f32";
+  if (p.adaptive) {
+    m.traffic = {{s * (M * K + K * N), "read"}, {2 * s * M * N, "update"}};
+    m.note = "adaptive: minimum traffic (A, B read once, C updated once); the chosen plan moves more";
+  } else {
+    const Movement mv = movement(p.plan, p.d, mr_of(c.dtype), nr_of(c.dtype));
+    m.traffic = {{s * (mv.a + mv.b), "read"}, {s * (mv.c_load + mv.c_store), "update"}};
+    m.note = "plan " + plan_id(p.plan) + ": A, B, C blocks loaded / stored as the cost formulas count";
+  }
+  m.working_set = s * (M * K + K * N + M * N);
+  return m;
+}
+
+size_t memory_bytes(const Case& c) {
+  try {
+    const Params p = params_of(c);
+    const size_t s = dtype_size(c.dtype);
+    size_t b = s * size_t(p.d.m * p.d.lda + p.d.k * p.d.ldb + 2 * p.d.m * p.d.ldc);
+    b += s * size_t(workspace(p.plan, mr_of(c.dtype), nr_of(c.dtype)));
+    if (p.d.m * p.d.n * p.d.k <= kFullReferenceMaxMnk) b += sizeof(double) * size_t(p.d.m * p.d.n);
+    return b;
+  } catch (const Error&) {
+    return 0;
+  }
+}
+
+template <class T>
+class RtammInstance final : public Instance {
+ public:
+  RtammInstance(const Case& c, const Params& p) : prob_(p.d), uk_(gemm::ukernel<T>(best_isa())) {
+    if (p.adaptive) {
+      engine_ = std::make_shared<Engine>(engine_for(c));
+      int64_t w = 0;
+      for (const Plan& q : engine_->plans()) w = std::max(w, workspace(q, uk_.mr, uk_.nr));
+      work_ = AlignedBuffer<T>(size_t(w));
+    } else {
+      plan_ = p.plan;
+      work_ = AlignedBuffer<T>(size_t(workspace(plan_, uk_.mr, uk_.nr)));
+    }
+  }
+  void run() override {
+    const Plan& p = engine_ ? engine_->plans()[engine_->choose(prob_.d)] : plan_;
+    run_plan(p, uk_, prob_.d, prob_.A.data(), prob_.B.data(), prob_.C.data(), work_.data());
+  }
+  void reset() override { prob_.reset(); }
+  Verification verify() override {
+    prob_.reset();
+    run();
+    const gemm::Dims& d = prob_.d;
+    Verification v = prob_.check(d.m * d.n * d.k <= kFullReferenceMaxMnk, 2);
+    prob_.reset();
+    return v;
+  }
+
+ private:
+  detail::Problem<T> prob_;
+  gemm::Ukernel<T> uk_;
+  Plan plan_;
+  std::shared_ptr<Engine> engine_;
+  AlignedBuffer<T> work_;
+};
+
+std::unique_ptr<Instance> make(const Case& c) {
+  const Params p = params_of(c);
+  if (c.dtype == DType::f64) return std::make_unique<RtammInstance<double>>(c, p);
+  return std::make_unique<RtammInstance<float>>(c, p);
+}
+
+Case make_case(const std::string& variant, DType dt, int64_t m, int64_t n, int64_t k, int threads,
+               std::vector<std::pair<std::string, std::string>> params = {}) {
+  Case c;
+  c.family = "rtamm";
+  c.variant = variant;
+  c.dtype = dt;
+  c.dims = {m, n, k};
+  c.params = std::move(params);
+  c.threads = threads;
+  return c;
+}
+
+std::vector<Case> cases(std::string_view profile) {
+  std::vector<Case> out;
+  if (profile == "quick") {
+    // Every order (equivalent pairs included) x ahead mode at an odd, unaligned shape, and the
+    // static plan at 512^3; 2 threads. adaptive needs unit costs: `rooflab rtamm evaluate`.
+    for (Order o : all_orders())
+      for (const char* a : {"none", "ab", "abc"})
+        out.push_back(make_case(std::string(to_string(o)), DType::f64, 1000, 777, 513, 2, {{"ahead", a}, {"ld", "+1"}}));
+    out.push_back(make_case("static", DType::f64, 512, 512, 512, 2));
+  } else if (profile == "paper") {
+    for (Order o : canonical_orders())
+      out.push_back(make_case(std::string(to_string(o)), DType::f64, 2048, 2048, 2048, 2));
+    out.push_back(make_case("static", DType::f64, 2048, 2048, 2048, 2));
+  }
+  return out;
+}
+
+Variant row(const std::string& name, const std::string& description) {
+  Variant v;
+  v.name = name;
+  v.description = description;
+  v.accepts = accepts_if_parses(params_of);
+  v.model = model;
+  v.make = make;
+  return v;
+}
+}  // namespace
+
+const Family& rtamm_family() {
+  static const Family f = [] {
+    Family fam;
+    fam.name = "rtamm";
+    fam.description = "RTAMM: GEMM plans (loop order x blocking pool x packing ahead) chosen at run time by cost "
+                      "formulas with measured unit costs";
+    for (Order o : all_orders()) {
+      const std::string n(to_string(o));
+      fam.variants.push_back(row(n, "plan: blocks in loop order " + n + " (cost class " +
+                                        std::string(to_string(canonical(o))) + "), mcg/ncg/kcg, ahead none|ab|abc"));
+    }
+    fam.variants.push_back(row("static", "the static baseline: mnk, ahead ab, the pool's static triple"));
+    fam.variants.push_back(row("adaptive", "cost-formula choice of the plan at run time (units from $ROOFLAB_MACHINE)"));
+    fam.cases = cases;
+    fam.memory_bytes = memory_bytes;
+    return fam;
+  }();
+  return f;
+}
+
+}  // namespace rooflab

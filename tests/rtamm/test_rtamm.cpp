@@ -1,0 +1,388 @@
+// RTAMM: every plan exact at odd shapes / M != N / unaligned ld (1 and 2 threads, f64 and f32),
+// movement counts (closed form = the executor's steps = the paper's formulas on hand-checked
+// cases), the cost formulas on hand-computed numbers, the blocking-pool constraints, the unit
+// costs' JSON and bad input, the family table and the evaluation's shapes.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "harness/error.hpp"
+#include "harness/json_io.hpp"
+#include "kernels/rtamm/evaluate.hpp"
+#include "kernels/rtamm/problem.hpp"
+#include "kernels/rtamm/rtamm.hpp"
+
+using namespace rooflab;
+using namespace rooflab::rtamm;
+namespace fs = std::filesystem;
+
+namespace {
+gemm::Dims dims(int64_t m, int64_t n, int64_t k, int64_t pad = 0) { return {m, n, k, k + pad, n + pad, n + pad}; }
+
+template <class T>
+void expect_exact(const Plan& p, const gemm::Dims& d, int threads) {
+  const auto uk = gemm::ukernel<T>(best_isa());
+  detail::Problem<T> prob(d);
+  AlignedBuffer<T> work(static_cast<size_t>(workspace(p, uk.mr, uk.nr)));
+  omp_set_num_threads(threads);
+  run_plan(p, uk, d, prob.A.data(), prob.B.data(), prob.C.data(), work.data());
+  const Verification v = prob.check(true, 0);
+  EXPECT_TRUE(v.ok) << plan_id(p) << " " << d.m << "x" << d.n << "x" << d.k << " ld+" << d.lda - d.k << " T"
+                    << threads << ": " << v.detail;
+}
+
+Units flat_units(int mr, int nr, const std::vector<Block>& pool, double rho) {
+  Units u;
+  u.mr = mr, u.nr = nr, u.threads = 1;
+  u.caches = {32768, 1 << 20, 1 << 24, "test"};
+  for (const Block& b : pool) {
+    BlockUnits bu;
+    bu.b = b;
+    for (int l = 0; l < kLevels; ++l) bu.load_a[l] = bu.load_b[l] = bu.load_c[l] = 1, bu.store_c[l] = 2, bu.rho[l] = rho;
+    bu.k_ns = 1, bu.call_ns = 0, bu.op_kernel = 0.5;
+    u.blocks.push_back(bu);
+  }
+  return u;
+}
+
+fs::path temp_file(const std::string& name, const json& j) {
+  const fs::path p = fs::temp_directory_path() / ("rtamm_test_" + std::to_string(getpid()) + "_" + name);
+  write_json_atomic(p, j);
+  return p;
+}
+}  // namespace
+
+TEST(RtammPlans, EveryOrderAndAheadIsExactAtOddShapes) {
+  const auto uk = gemm::ukernel<double>(best_isa());
+  const int mr = uk.mr, nr = uk.nr;
+  // Blocks that leave edge blocks in every dimension; one plan whose block covers everything.
+  const Block blocks[] = {{2 * mr, 2 * nr, 16}, {3 * mr, nr, 40}, {mr, 3 * nr, 8}, {40 * mr, 40 * nr, 256}};
+  const gemm::Dims shapes[] = {dims(37, 53, 29), dims(61, 100, 300, 3), dims(13, 200, 7), dims(1, 1, 1),
+                               dims(5, 3, 70, 1)};
+  for (Order o : all_orders())
+    for (Ahead a : {Ahead::none, Ahead::ab, Ahead::abc}) {
+      for (const Block& b : blocks)
+        for (const auto& d : shapes) expect_exact<double>({o, b, a}, d, 1);
+      // Two threads split every phase (slivers, rows, tiles, the interleaved ahead tasks); few
+      // cases, as barriers are slow when the 2-core machine is busy.
+      expect_exact<double>({o, blocks[0], a}, shapes[0], 2);
+      expect_exact<double>({o, blocks[1], a}, shapes[1], 2);
+    }
+}
+
+TEST(RtammPlans, F32Exact) {
+  const auto uk = gemm::ukernel<float>(best_isa());
+  for (Order o : canonical_orders())
+    for (Ahead a : {Ahead::none, Ahead::abc})
+      expect_exact<float>({o, {2 * uk.mr, 2 * uk.nr, 24}, a}, dims(45, 77, 131, 5), 2);
+}
+
+TEST(RtammPlans, VerificationCatchesAWrongEntry) {
+  detail::Problem<double> prob(dims(20, 30, 40, 1));
+  const auto uk = gemm::ukernel<double>(best_isa());
+  const Plan p{Order::mkn, {uk.mr, uk.nr, 8}, Ahead::ab};
+  AlignedBuffer<double> work(static_cast<size_t>(workspace(p, uk.mr, uk.nr)));
+  run_plan(p, uk, prob.d, prob.A.data(), prob.B.data(), prob.C.data(), work.data());
+  ASSERT_TRUE(prob.check(false, 1).ok);
+  prob.C[static_cast<size_t>(7 * prob.d.ldc + 11)] += 1;
+  EXPECT_FALSE(prob.check(true, 0).ok);
+  EXPECT_FALSE(prob.check(false, 1).ok);
+  prob.C[static_cast<size_t>(7 * prob.d.ldc + 11)] -= 1;
+  prob.C[static_cast<size_t>(3 * prob.d.ldc + 30)] = 0;  // a padding column
+  EXPECT_FALSE(prob.check(false, 1).ok);
+}
+
+TEST(RtammPlans, BadBlockingIsRefused) {
+  const auto uk = gemm::ukernel<double>(best_isa());
+  EXPECT_THROW(check_plan({Order::mnk, {uk.mr + 1, uk.nr, 8}, Ahead::none}, uk.mr, uk.nr), Error);
+  EXPECT_THROW(check_plan({Order::mnk, {uk.mr, 0, 8}, Ahead::none}, uk.mr, uk.nr), Error);
+  EXPECT_THROW(check_plan({Order::mnk, {uk.mr, uk.nr, 0}, Ahead::none}, uk.mr, uk.nr), Error);
+}
+
+TEST(RtammMovement, PaperFormulasOnAHandCheckedCase) {
+  // M = N = K = 512, Mcg 128, Ncg 256, Kcg 64: m_gb 4, n_gb 2, k_gb 8, MK = KN = MN = 262144.
+  const gemm::Dims d = dims(512, 512, 512);
+  const Block b{128, 256, 64};
+  const double E = 262144;
+  const Movement mnk = movement({Order::mnk, b, Ahead::none}, d, 4, 4);
+  EXPECT_EQ(mnk.a, 2 * E);   // (2): n_gb MK
+  EXPECT_EQ(mnk.b, 4 * E);   //      m_gb KN
+  EXPECT_EQ(mnk.c_load, E);  //      MN
+  EXPECT_EQ(mnk.c_store, E);
+  const Movement mkn = movement({Order::mkn, b, Ahead::none}, d, 4, 4);
+  EXPECT_EQ(mkn.a, E);       // (3): MK
+  EXPECT_EQ(mkn.b, 4 * E);   //      m_gb KN
+  EXPECT_EQ(mkn.c_load, 8 * E);  // k_gb MN
+  const Movement nkm = movement({Order::nkm, b, Ahead::none}, d, 4, 4);
+  EXPECT_EQ(nkm.a, 2 * E);   // (4): n_gb MK
+  EXPECT_EQ(nkm.b, E);       //      KN
+  EXPECT_EQ(nkm.c_store, 8 * E);
+  EXPECT_EQ(mnk.steps, 64);
+  EXPECT_EQ(mnk.kernel_calls, 128 * 128 * 8);  // (512/4)^2 tiles x k_gb
+  EXPECT_EQ(mnk.phases, 2 * 64 + 1);
+  EXPECT_EQ(movement({Order::mnk, b, Ahead::ab}, d, 4, 4).phases, 8 + 64 + 1);  // C changes 8 times
+  // A single K block: the mkn "C re-loaded k_gb times" becomes once (C stays resident).
+  const Movement one_k = movement({Order::mkn, {128, 256, 512}, Ahead::none}, d, 4, 4);
+  EXPECT_EQ(one_k.c_load, E);
+  EXPECT_EQ(one_k.a, E);
+}
+
+TEST(RtammMovement, ClosedFormEqualsTheExecutorsSteps) {
+  const gemm::Dims shapes[] = {dims(512, 512, 512), dims(37, 53, 29), dims(300, 20, 1000), dims(6, 8, 8),
+                               dims(100, 700, 64, 3)};
+  const Block blocks[] = {{12, 16, 16}, {24, 8, 64}, {6, 64, 8}, {600, 800, 1000}};
+  for (Order o : all_orders())
+    for (Ahead a : {Ahead::none, Ahead::ab, Ahead::abc})
+      for (const Block& b : blocks)
+        for (const auto& d : shapes) {
+          const Plan p{o, b, a};
+          const Movement c = movement(p, d, 6, 8), w = movement_by_steps(p, d, 6, 8);
+          const std::string id = plan_id(p) + " at " + std::to_string(d.m) + "x" + std::to_string(d.n) + "x" + std::to_string(d.k);
+          EXPECT_EQ(c.a, w.a) << id;
+          EXPECT_EQ(c.b, w.b) << id;
+          EXPECT_EQ(c.c_load, w.c_load) << id;
+          EXPECT_EQ(c.c_store, w.c_store) << id;
+          EXPECT_EQ(c.steps, w.steps) << id;
+          EXPECT_EQ(c.kernel_calls, w.kernel_calls) << id;
+          EXPECT_EQ(c.kernel_k, w.kernel_k) << id;
+          EXPECT_EQ(c.phases, w.phases) << id;
+        }
+}
+
+TEST(RtammMovement, EquivalentOrdersMoveTheSame) {
+  const gemm::Dims d = dims(333, 517, 260, 1);
+  for (Order o : all_orders()) {
+    const Plan p{o, {24, 64, 64}, Ahead::ab}, q{canonical(o), {24, 64, 64}, Ahead::ab};
+    const Movement a = movement(p, d, 6, 8), b = movement(q, d, 6, 8);
+    EXPECT_EQ(a.a, b.a);
+    EXPECT_EQ(a.b, b.b);
+    EXPECT_EQ(a.c_load, b.c_load);
+    EXPECT_EQ(a.phases, b.phases);
+  }
+  // With one K block (K <= Kcg) the equivalence breaks: mnk keeps A resident across n, nmk
+  // re-packs it for every n block (what the evaluation's equivalent_orders shows).
+  const gemm::Dims one_k = dims(333, 517, 60);
+  const Block b{24, 64, 64};
+  EXPECT_EQ(movement({Order::mnk, b, Ahead::ab}, one_k, 6, 8).a, 333.0 * 60);
+  EXPECT_EQ(movement({Order::nmk, b, Ahead::ab}, one_k, 6, 8).a, 9.0 * 333 * 60);  // n_gb = 9
+}
+
+TEST(RtammCost, HandComputedFormulas) {
+  // 64^3, blocks 32^3, MR = NR = 4; loads 1 ns/element, stores 2, kernel 1 ns per unit of kc
+  // per call (no call overhead), no sync. m_gb = n_gb = k_gb = 2.
+  const gemm::Dims d = dims(64, 64, 64);
+  const Block b{32, 32, 32};
+  Units u = flat_units(4, 4, {b}, 1.0);
+  // none: A 2*4096 + B 2*4096 + C load 4096 + C store 2*4096 + kernel 16*16*64 = 45056.
+  const Cost none = cost({Order::mnk, b, Ahead::none}, d, u);
+  EXPECT_DOUBLE_EQ(none.load_a, 8192);
+  EXPECT_DOUBLE_EQ(none.store_c, 8192);
+  EXPECT_DOUBLE_EQ(none.kernel, 16384);
+  EXPECT_DOUBLE_EQ(none.total, 45056);
+  // ab, rho = 1 (the paper's max): serial = store 8192 + load C 4096 + first A, B blocks 2048;
+  // max(LDST 16384 - 2048, CMPT 16384) = 16384 -> 30720.
+  const Cost ab = cost({Order::mnk, b, Ahead::ab}, d, u);
+  EXPECT_DOUBLE_EQ(ab.ldst_olp, 14336);
+  EXPECT_DOUBLE_EQ(ab.total, 30720);
+  // abc: C loads join the overlap: serial = 8192 + first 3072; max(14336 + 4096 - 1024, 16384).
+  EXPECT_DOUBLE_EQ(cost({Order::mnk, b, Ahead::abc}, d, u).total, 8192 + 3072 + 17408);
+  // rho = 0: nothing hidden, ab costs what none costs.
+  u = flat_units(4, 4, {b}, 0.0);
+  EXPECT_DOUBLE_EQ(cost({Order::mnk, b, Ahead::ab}, d, u).total, 45056);
+  // mkn: A once (4096), B m_gb (8192), C k_gb times: load 8192 + store 16384, kernel 16384.
+  EXPECT_DOUBLE_EQ(cost({Order::mkn, b, Ahead::none}, d, u).total, 4096 + 8192 + 8192 + 16384 + 16384);
+  // sync: one ns per phase (2 * 8 + 1 phases).
+  u.sync_ns = 1;
+  EXPECT_DOUBLE_EQ(cost({Order::mnk, b, Ahead::none}, d, u).sync, 17);
+}
+
+TEST(RtammCost, SourceLevelFollowsTheWorkingSet) {
+  const Caches c{32768, 1 << 20, 1 << 24, "t"};
+  EXPECT_EQ(source_level(dims(64, 64, 64), 8, c), kL2);
+  EXPECT_EQ(source_level(dims(512, 512, 512), 8, c), kL3);
+  EXPECT_EQ(source_level(dims(2048, 2048, 2048), 8, c), kDram);
+}
+
+TEST(RtammEngine, ChoosesTheLeastPredictedPlan) {
+  const std::vector<Block> pool = {{12, 16, 16}, {48, 64, 64}, {96, 256, 128}};
+  Units u = flat_units(6, 8, pool, 0.5);
+  u.blocks[1].k_ns = 0.5;  // a faster kernel for the middle triple
+  const Engine e(plans_of(pool), u);
+  for (const auto& d : {dims(64, 64, 64), dims(500, 30, 900), dims(1000, 1000, 10)}) {
+    const size_t c = e.choose(d);
+    for (size_t i = 0; i < e.plans().size(); ++i) EXPECT_LE(e.predict(c, d), e.predict(i, d));
+  }
+  EXPECT_EQ(e.plans().size(), 3u * 3u * 3u);
+  EXPECT_EQ(plans_of(pool, true).size(), 6u * 3u * 3u);
+}
+
+TEST(RtammPool, DerivedPoolSatisfiesTheConstraints) {
+  const PoolRules r{8, 6, 8, {32768, 370752, 16777216, "measured"}};
+  const auto pool = derive_pool(r, 6);
+  ASSERT_EQ(pool.size(), 6u);
+  EXPECT_NO_THROW(check_pool(pool, r));
+  for (const Block& b : pool) {
+    EXPECT_EQ(pool_violation(b, r), "");
+    EXPECT_EQ(b.mcg % 6, 0);
+    EXPECT_EQ(b.ncg % 8, 0);
+    EXPECT_LE(b.kcg * 8 * 8, 32768 / 2);   // (c1)
+    EXPECT_LE(b.mcg * b.kcg * 8, 370752 / 2);  // (c2)
+  }
+  const Plan s = static_plan(pool);
+  EXPECT_EQ(s.order, Order::mnk);
+  EXPECT_EQ(s.ahead, Ahead::ab);
+  EXPECT_EQ(s.b, pool.front());
+  EXPECT_EQ(s.b.kcg, 256);
+  // Smaller caches, smaller blocks: the pool follows the measured capacities.
+  const auto small = derive_pool({8, 6, 8, {16384, 131072, 1 << 20, "small"}}, 6);
+  for (const Block& b : small) EXPECT_LE(b.mcg * b.kcg * 8, 131072 / 2);
+}
+
+TEST(RtammPool, BadPoolsAreRefusedWithTheReason) {
+  const PoolRules r{8, 6, 8, {32768, 370752, 16777216, "measured"}};
+  auto msg = [&](const std::vector<Block>& p) {
+    try {
+      check_pool(p, r);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(msg({}).find("empty"), std::string::npos);
+  EXPECT_NE(msg({{48, 64, 64}, {48, 64, 64}}).find("twice"), std::string::npos);
+  EXPECT_NE(msg({{7, 64, 64}}).find("multiple of MR"), std::string::npos);
+  EXPECT_NE(msg({{600, 64, 256}}).find("(c2)"), std::string::npos);
+  EXPECT_NE(msg({{48, 64, 512}}).find("(c1)"), std::string::npos);
+  try {
+    derive_pool({8, 6, 8, {256, 1024, 4096, "tiny"}});
+    FAIL() << "a tiny cache must give an empty pool";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("blocking pool is empty"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("rooflab characterize"), std::string::npos);
+  }
+}
+
+TEST(RtammUnits, JsonRoundTripAndMissingUnits) {
+  const std::vector<Block> pool = {{12, 16, 16}, {48, 64, 64}};
+  Units u = flat_units(6, 8, pool, 0.25);
+  u.dtype = "f64", u.threads = 2, u.isa = "avx2";
+  const Units back = units_from_json(to_json(u));
+  ASSERT_EQ(back.blocks.size(), 2u);
+  EXPECT_EQ(back.blocks[1].b, pool[1]);
+  EXPECT_DOUBLE_EQ(back.blocks[0].store_c[kDram], 2);
+  EXPECT_DOUBLE_EQ(back.blocks[0].rho[kL3], 0.25);
+
+  json m = {{"schema", "rooflab.machine/1"}, {"caches", {{"measured", {{"L1", 32768}, {"L2", 370752}, {"L3", 16777216}}}}}};
+  const fs::path no_section = temp_file("nosec.json", m);
+  try {
+    load_units(no_section, "f64", 2);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rooflab rtamm units --machine"), std::string::npos) << e.what();
+  }
+  m["rtamm"] = {{"units", json::array({to_json(u)})}};
+  const fs::path with = temp_file("with.json", m);
+  EXPECT_EQ(load_units(with, "f64", 2).blocks.size(), 2u);
+  try {
+    load_units(with, "f64", 1);  // other thread count
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--threads 1"), std::string::npos) << e.what();
+  }
+  // A plan whose triple has no units: the engine says which command measures them.
+  try {
+    Engine e({{Order::mnk, {96, 256, 128}, Ahead::none}}, u);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rooflab rtamm units"), std::string::npos);
+  }
+  json bad = to_json(u);
+  bad["blocks"][0].erase("op_load_a_ns");
+  EXPECT_THROW(units_from_json(bad), Error);
+  fs::remove(no_section), fs::remove(with);
+}
+
+TEST(RtammUnits, MicroBenchmarkGivesPositiveCosts) {
+  const Caches c{32768, 262144, 1 << 20, "test"};
+  const Units u = measure_units({{12, 16, 64}}, c, DType::f64, 1);
+  ASSERT_EQ(u.blocks.size(), 1u);
+  const BlockUnits& b = u.blocks[0];
+  for (int l = 0; l < kLevels; ++l) {
+    EXPECT_GT(b.load_a[l], 0);
+    EXPECT_GT(b.store_c[l], 0);
+    EXPECT_GE(b.rho[l], 0);
+    EXPECT_LE(b.rho[l], 1);
+  }
+  EXPECT_GT(b.op_kernel, 0);
+  EXPECT_GT(b.call_ns + b.k_ns, 0);
+}
+
+TEST(RtammFamily, NamesVerifyAndBadInput) {
+  const Case ok = parse_case_name("rtamm/nkm/f64/37x53x29/mcg:12/ncg:16/kcg:16/ahead:abc/ld:+3/threads:2");
+  ASSERT_NO_THROW(validate_case(ok));
+  auto inst = variant_of(ok).make(ok);
+  const Verification v = inst->verify();
+  EXPECT_TRUE(v.ok) << v.detail;
+  const Case st = parse_case_name("rtamm/static/f32/45x31x77/threads:1");
+  ASSERT_NO_THROW(validate_case(st));
+  EXPECT_TRUE(variant_of(st).make(st)->verify().ok);
+  EXPECT_THROW(validate_case(parse_case_name("rtamm/mnk/f64/37x53x29/mcg:7/threads:1")), Error);
+  EXPECT_THROW(validate_case(parse_case_name("rtamm/mnk/f64/37x53x29/ahead:maybe/threads:1")), Error);
+  EXPECT_THROW(validate_case(parse_case_name("rtamm/static/f64/37x53x29/mcg:12/threads:1")), Error);
+  EXPECT_THROW(validate_case(parse_case_name("rtamm/zzz/f64/37x53x29/threads:1")), Error);
+  EXPECT_THROW(validate_case(parse_case_name("rtamm/mnk/f64/37x53/threads:1")), Error);
+  // adaptive without unit costs names the command that measures them.
+  unsetenv("ROOFLAB_MACHINE");
+  const Case ad = parse_case_name("rtamm/adaptive/f64/37x53x29/threads:1");
+  try {
+    variant_of(ad).make(ad);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rooflab rtamm units"), std::string::npos);
+  }
+  // ... and with them picks a plan and verifies.
+  const auto uk = gemm::ukernel<double>(best_isa());
+  const std::vector<Block> pool = {{uk.mr * 2, uk.nr * 2, 16}, {uk.mr * 4, uk.nr * 8, 64}};
+  Units u = flat_units(uk.mr, uk.nr, pool, 0.5);
+  u.caches = {32768, 370752, 16777216, "test"};
+  u.dtype = "f64", u.threads = 1, u.isa = "x";
+  const json m = {{"schema", "rooflab.machine/1"}, {"rtamm", {{"units", json::array({to_json(u)})}}}};
+  const fs::path f = temp_file("adaptive.json", m);
+  setenv("ROOFLAB_MACHINE", f.c_str(), 1);
+  EXPECT_TRUE(variant_of(ad).make(ad)->verify().ok);
+  unsetenv("ROOFLAB_MACHINE");
+  fs::remove(f);
+  // The family's quick profile lists every order, equivalent ones included.
+  const Family* fam = find_family("rtamm");
+  ASSERT_NE(fam, nullptr);
+  EXPECT_EQ(fam->cases("quick").size(), 6u * 3u + 1u);
+}
+
+TEST(RtammEvaluate, ShapesCoverTheSixCategories) {
+  const auto shapes = make_shapes(120, {});
+  std::map<std::string, int> per;
+  for (const Shape& s : shapes) {
+    ++per[s.category];
+    const bool aligned = s.category.back() == 'A' && s.category.substr(s.category.size() - 2) != "NA";
+    for (int64_t x : {s.d.m, s.d.n, s.d.k}) {
+      EXPECT_GE(x, 1);
+      if (aligned) EXPECT_EQ(x % 16, 0) << s.category;
+      else EXPECT_NE(x % 8, 0) << s.category;
+    }
+    if (aligned) EXPECT_EQ(s.d.lda, s.d.k);
+    else EXPECT_GT(s.d.lda, s.d.k);
+    EXPECT_NO_THROW(gemm::check_dims(s.d));
+  }
+  ASSERT_EQ(per.size(), 6u);
+  for (const auto& [c, n] : per) EXPECT_EQ(n, 20) << c;
+  // A ratio of up to 10 between the scaled dimension and the others.
+  double rmax = 0;
+  for (const Shape& s : shapes) {
+    const double hi = double(std::max({s.d.m, s.d.n, s.d.k})), lo = double(std::min({s.d.m, s.d.n, s.d.k}));
+    rmax = std::max(rmax, hi / lo);
+  }
+  EXPECT_GT(rmax, 7);
+}
