@@ -7,6 +7,11 @@ if(NOT ROOFLAB_HAVE_MPI OR NOT TARGET rooflab_mpi)
   return()
 endif()
 
+# The alpha-beta-gamma model's formulas (no MPI calls; links MPI for the header's types).
+rooflab_unit_test(test_sinkhorn_mpi_model
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_mpi/test_model.cpp ${PROJECT_SOURCE_DIR}/kernels/sinkhorn/mpi/allreduce.cpp
+  LIBS rooflab_core MPI::MPI_CXX)
+
 set(_mpi_bin $<TARGET_FILE:rooflab_mpi>)
 set(_mpi_expect ${CMAKE_CURRENT_LIST_DIR}/cli/expect.sh)  # CODE REGEX -- command (exit code + output)
 set(_mpi_tmp ${CMAKE_CURRENT_BINARY_DIR}/sinkhorn_mpi_tmp)
@@ -61,6 +66,13 @@ rooflab_mpi_test(coffee_fi 4 0 "${_ok}" --design coffee --size 37x53 --ranks-per
 rooflab_mpi_test(salar_c2r 3 0 "${_ok}" --design salar --size 37x53 --ranks-per-node 3 --chunks 2 --variant c2r --iters 1 --verify)
 rooflab_mpi_test(coffee_scalar_isa 6 0 "${_ok}" --design coffee --size 37x53 --ranks-per-node 3 --chunks 4 --isa scalar --dtype f32 --iters 1 --verify)
 
+# COFFEE's ablation switches (Fig. 16): the binomial MPI_Reduce in place of the balanced
+# reduce-scatter, the column modify after the allreduce instead of overlapped.
+rooflab_mpi_test(coffee_reduce_mpi 6 0 "${_ok}" --design coffee --size 37x53 --ranks-per-node 3 --chunks 3 --node-reduce mpi --iters 1 --verify)
+rooflab_mpi_test(coffee_no_overlap 4 0 "${_ok}" --design coffee --size 37x29 --dtype f32 --ranks-per-node 4 --chunks 4 --no-overlap --iters 1 --verify)
+rooflab_mpi_test(coffee_ablation_name 4 0 "coffee/f64/37x53/ranks:4/rpn:2/chunks:2/reduce:mpi/overlap:off/threads:1"
+                 --design coffee --size 37x53 --ranks-per-node 2 --chunks 2 --node-reduce mpi --no-overlap --iters 1 --verify)
+
 # Verification can fail: rank 0's local column sums corrupted before the allreduce.
 rooflab_mpi_test(fault_detected 4 3 "verification failed: worst relative error"
                  --design coffee --size 37x53 --ranks-per-node 2 --chunks 3 --iters 1 --verify --fault)
@@ -72,18 +84,39 @@ rooflab_mpi_test(bad_rpn 3 2 "--ranks-per-node 2 does not divide the 3 ranks" --
 rooflab_mpi_test(bad_design 2 2 "unknown design 'foo'" --design foo --size 30x8)
 rooflab_mpi_test(bad_size 2 2 "--size takes MxN" --design ring --size 30)
 rooflab_mpi_test(bad_pingpong_one_rank 1 2 "--pingpong needs at least 2 ranks" --pingpong)
+rooflab_mpi_test(bad_overlap_switch 2 2 "--no-overlap and --node-reduce apply to coffee, not salar" --design salar --size 30x8 --no-overlap)
+rooflab_mpi_test(bad_node_reduce 2 2 "--node-reduce takes balanced or mpi, got 'tree'" --design coffee --size 30x8 --node-reduce tree)
+rooflab_mpi_test(bad_pingpong_machine 2 2 "cannot read .*no-such.json .*rooflab characterize" --pingpong --machine ${_mpi_tmp}/no-such.json)
 
 # JSON output (written atomically by rank 0): the name grammar and the run's fields; then
 # the ping-pong fit feeding the communication model of a run.
 rooflab_mpi_test(json_out 4 0 "\"name\": \"sinkhorn_mpi/coffee/f32/37x53/ranks:4/rpn:2/chunks:3/threads:1\""
                  --design coffee --size 37x53 --dtype f32 --ranks-per-node 2 --chunks 3 --iters 2
                  --out ${_mpi_tmp}/coffee.json)
+find_package(Python3 COMPONENTS Interpreter)
+# Calibration into a copy of a machine.json ("mpi" section, fit quality, the allreduce
+# points), then runs predicting their allreduce from it: full and --comm-only.
 add_test(NAME sinkhorn_mpi_model COMMAND sh -c
-  "${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${_mpi_bin} --pingpong --out ${_mpi_tmp}/pp.json >/dev/null && \
-   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 4 ${_mpi_bin} --design salar --size 37x53 --ranks-per-node 2 --chunks 2 --iters 2 --model ${_mpi_tmp}/pp.json --out ${_mpi_tmp}/salar.json >/dev/null && \
+  "cp ${CMAKE_CURRENT_LIST_DIR}/fixtures/run_small/machine.json ${_mpi_tmp}/machine.json && \
+   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${_mpi_bin} --pingpong --machine ${_mpi_tmp}/machine.json --out ${_mpi_tmp}/pp.json >/dev/null && \
+   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 4 ${_mpi_bin} --design salar --size 37x53 --ranks-per-node 2 --chunks 2 --iters 2 --model ${_mpi_tmp}/machine.json --out ${_mpi_tmp}/salar.json >/dev/null && \
    ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 4 ${_mpi_bin} --design coffee --size 37x53 --ranks-per-node 2 --chunks 2 --iters 3 --comm-only --model ${_mpi_tmp}/pp.json --out ${_mpi_tmp}/comm.json >/dev/null && \
-   grep -q 'ranks:4/rpn:2/chunks:2/part:comm/threads:1' ${_mpi_tmp}/comm.json && \
-   grep -q '\"schema\": \"rooflab.mpi_pingpong/1\"' ${_mpi_tmp}/pp.json && \
-   grep -Eq '\"predicted_comm_s\": [0-9.]+(e-?[0-9]+)?,' ${_mpi_tmp}/salar.json && \
-   grep -q '\"ranks_per_node\": 2' ${_mpi_tmp}/salar.json")
+   ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_mpi/check_model.py ${_mpi_tmp}")
 set_tests_properties(sinkhorn_mpi_model PROPERTIES LABELS integration TIMEOUT 90)
+
+# `rooflab mpi`: the command it runs, a real run through it, usage errors.
+if(TARGET rooflab)
+  set(_rl $<TARGET_FILE:rooflab>)
+  add_test(NAME sinkhorn_mpi_cli_dry_run COMMAND ${_mpi_expect} 0 "mpiexec -n 3 .*/rooflab_mpi --design ring --size 9x7$"
+           -- ${_rl} mpi --np 3 --dry-run --design ring --size 9x7)
+  add_test(NAME sinkhorn_mpi_cli_run COMMAND ${_mpi_expect} 0 "${_ok}"
+           -- ${_rl} mpi --np 3 --design coffee --size 19x11 --ranks-per-node 3 --chunks 2 --iters 1 --verify)
+  add_test(NAME sinkhorn_mpi_cli_no_np COMMAND ${_mpi_expect} 2 "rooflab mpi: needs --np P"
+           -- ${_rl} mpi --design ring --size 9x7)
+  add_test(NAME sinkhorn_mpi_cli_bad_np COMMAND ${_mpi_expect} 2 "--np takes a number of ranks in \\[1, 4096\\], got '0'"
+           -- ${_rl} mpi --np 0 --design ring)
+  add_test(NAME sinkhorn_mpi_cli_missing_bin COMMAND ${CMAKE_COMMAND} -E env ROOFLAB_MPI_BIN=${_mpi_tmp}/nothing
+           ${_mpi_expect} 1 "ROOFLAB_MPI_BIN=.*nothing is not an executable file" -- ${_rl} mpi --np 2 --design ring)
+  set_tests_properties(sinkhorn_mpi_cli_dry_run sinkhorn_mpi_cli_run sinkhorn_mpi_cli_no_np sinkhorn_mpi_cli_bad_np
+                       sinkhorn_mpi_cli_missing_bin PROPERTIES LABELS integration TIMEOUT 60)
+endif()

@@ -167,7 +167,7 @@ int node_reduce_scatter(T* buf, int64_t n, MPI_Comm comm, T* tmp) {
 // transfer, the next intra-node reduce and the matrix modify overlap (Sec. V-C).
 template <class T>
 void coffee_allreduce(T* local, T* out, int64_t n, int chunks, const Topology& topo, T* tmp,
-                      const ChunkFn& on_chunk) {
+                      const ChunkFn& on_chunk, bool balanced) {
   const MPI_Datatype t = mpi_type<T>();
   const int C = chunks;
   auto j0 = [&](int c) { return part_begin(n, C, c); };
@@ -183,9 +183,12 @@ void coffee_allreduce(T* local, T* out, int64_t n, int chunks, const Topology& t
     if (c < C) {
       T* chunk = local + j0(c);
       const int64_t L = len(c);
-      const int q = node_reduce_scatter(chunk, L, topo.node, tmp);
       const int r = topo.node_rank;
-      if (topo.leader()) {
+      if (!balanced) {  // the leader receives and adds every rank's chunk (binomial tree)
+        MPI_Reduce(chunk, topo.leader() ? out + j0(c) : nullptr, count(L), t, MPI_SUM, 0, topo.node);
+        if (topo.leader())
+          MPI_Iallreduce(MPI_IN_PLACE, out + j0(c), count(L), t, MPI_SUM, topo.leaders, &all[size_t(c)]);
+      } else if (const int q = node_reduce_scatter(chunk, L, topo.node, tmp); topo.leader()) {
         recvs.clear();
         for (int k = 1; k < q; ++k) {
           const int64_t b = part_begin(L, q, k), e = part_begin(L, q, k + 1);
@@ -216,47 +219,104 @@ void coffee_allreduce(T* local, T* out, int64_t n, int chunks, const Topology& t
 }
 
 // ---- Model -----------------------------------------------------------------------------
+// MPICH 4's MPI_Allreduce (MPIR_Allreduce_intra_auto; all ranks of a run share one machine, so
+// the SMP-aware variant for multi-node communicators never applies): recursive doubling when
+// the vector is <= 2048 bytes (MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE) or has fewer elements than
+// pof2 (the largest power of two <= P), else Rabenseifner (reduce-scatter by recursive
+// halving + allgather by recursive doubling). When P is not a power of two, P - pof2 ranks
+// first hand their whole vector to a partner and get the result back: two more messages.
+// MPI_Reduce (salar's and coffee-without-balance's intra-node step) follows the same rule
+// with a gather in place of the allgather; MPI_Bcast within a node of < 8 ranks is binomial.
 namespace {
-// MPICH's MPI_Allreduce: recursive doubling (log2 P messages of the whole vector) for short
-// vectors, Rabenseifner (reduce-scatter + allgather by recursive halving/doubling:
-// 2 log2 P messages, 2 (P-1)/P of the vector) for long ones; the model takes the cheaper.
-double mpich_s(const CommModel& m, int P, double bytes) {
+int pof2_below(int p) {
+  int q = 1;
+  while (2 * q <= p) q *= 2;
+  return q;
+}
+bool short_vector(int P, double bytes, int elem) {
+  return bytes <= 2048 || bytes / elem < pof2_below(P);
+}
+// Fold of the P - pof2 extra ranks into partners (a whole vector in, added) and the result out.
+double fold_s(const CommModel& m, int P, double bytes, bool back) {
+  if (P == pof2_below(P)) return 0;
+  return m.msg(bytes) + m.gamma * bytes + (back ? m.msg(bytes) : 0);
+}
+double halving_s(const CommModel& m, int q, double bytes, bool add) {  // (q-1)/q of the vector in log2 q steps
+  const double frac = double(q - 1) / q;
+  return ceil_log2(q) * m.alpha + frac * bytes / m.beta + (add ? frac * bytes * m.gamma : 0);
+}
+double mpich_reduce_s(const CommModel& m, int P, double bytes, int elem) {
   if (P <= 1) return 0;
-  const double lg = ceil_log2(P);
-  const double rd = lg * m.msg(bytes);
-  const double rab = 2 * lg * m.alpha + 2.0 * (P - 1) / P * bytes / m.beta;
-  return std::min(rd, rab);
+  const int q = pof2_below(P);
+  if (short_vector(P, bytes, elem)) return ceil_log2(P) * (m.msg(bytes) + m.gamma * bytes);
+  return fold_s(m, P, bytes, false) + halving_s(m, q, bytes, true) + halving_s(m, q, bytes, false);
+}
+double bcast_s(const CommModel& m, int R, double bytes) {
+  if (R <= 1) return 0;
+  if (R < 8) return ceil_log2(R) * m.msg(bytes);
+  // MPICH: scatter (binomial) + ring allgather for larger communicators.
+  return halving_s(m, pof2_below(R), bytes, false) + (R - 1) * m.alpha + double(R - 1) / R * bytes / m.beta;
 }
 // Chunked pipeline of three stages: the first chunk pays all stages, the others the slowest.
 double pipeline_s(int C, double a, double b, double c) { return a + b + c + (C - 1) * std::max({a, b, c}); }
 }  // namespace
 
-// ring:   2 (P-1) messages of n/P elements.
-// salar:  per chunk of m bytes: binomial reduce and bcast in the node (ceil(log2 R) messages
-//         of m each) around the leaders' MPICH allreduce, pipelined over C chunks.
-// coffee: per chunk: the reduce-scatter (a fold of m when R is not a power of two, then
-//         m/2, m/4, ... m/q), the leader receiving q-1 parts of m/q one after another, the
-//         leaders' allreduce and the bcast, pipelined. The overlapped column modify is
-//         compute and not part of this (it hides the allreduce behind the matrix update).
-double predict_allreduce_s(Design d, const CommModel& m, int P, int R, int64_t n, int elem, int chunks) {
+const char* mpich_allreduce_algorithm(int P, double bytes, int elem) {
+  if (P <= 1) return "none (one rank)";
+  return short_vector(P, bytes, elem) ? "recursive doubling" : "Rabenseifner";
+}
+
+double predict_mpich_allreduce_s(const CommModel& m, int P, double bytes, int elem) {
+  if (P <= 1) return 0;
+  const int q = pof2_below(P);
+  const double fold = fold_s(m, P, bytes, true);
+  if (short_vector(P, bytes, elem)) return fold + ceil_log2(q) * (m.msg(bytes) + m.gamma * bytes);
+  return fold + 2 * halving_s(m, q, bytes, false) + double(q - 1) / q * bytes * m.gamma;
+}
+
+const char* model_assumption(Design d, bool balanced) {
+  switch (d) {
+    case Design::mpich:
+      return "MPICH MPI_Allreduce: recursive doubling for <= 2048 bytes (or fewer elements than the largest "
+             "power of two <= P), else Rabenseifner; +2 whole-vector messages when P is not a power of two";
+    case Design::ring:
+      return "ring: 2 (P-1) messages of N/P elements, (P-1) additions of N/P elements";
+    case Design::salar:
+      return "salar: per chunk, MPICH MPI_Reduce in the node (binomial, or Rabenseifner reduce for long "
+             "chunks) -> MPICH allreduce among the P/R leaders -> binomial bcast in the node; the C chunks "
+             "pipelined (first chunk pays all three stages, the others the slowest)";
+    case Design::coffee:
+      return balanced
+          ? "coffee: per chunk, balanced reduce-scatter in the node (fold when R is not a power of two, then "
+            "log2 q halving rounds of m/2 .. m/q), q-1 parts of m/q to the leader, MPICH allreduce among the "
+            "leaders, binomial bcast; chunks pipelined. Compute overlap not counted (comm only)"
+          : "coffee without the balanced reduce: as salar's stages (MPICH MPI_Reduce to the leader), chunks "
+            "pipelined. Compute overlap not counted (comm only)";
+  }
+  return "";
+}
+
+double predict_allreduce_s(Design d, const CommModel& m, int P, int R, int64_t n, int elem, int chunks,
+                           bool balanced) {
   const double bytes = double(n) * elem;
-  const int L = P / std::max(1, R);
+  R = std::clamp(R, 1, std::max(1, P));
+  const int L = P / R;
   const double mb = bytes / chunks;
   switch (d) {
-    case Design::mpich: return mpich_s(m, P, bytes);
-    case Design::ring: return P <= 1 ? 0 : 2.0 * (P - 1) * m.msg(bytes / P);
-    case Design::salar: {
-      const double intra = R > 1 ? ceil_log2(R) * m.msg(mb) : 0;
-      return pipeline_s(chunks, intra, mpich_s(m, L, mb), intra);
-    }
+    case Design::mpich: return predict_mpich_allreduce_s(m, P, bytes, elem);
+    case Design::ring:
+      return P <= 1 ? 0 : 2.0 * (P - 1) * m.msg(bytes / P) + (P - 1) * m.gamma * bytes / P;
+    case Design::salar:
+      return pipeline_s(chunks, mpich_reduce_s(m, R, mb, elem), predict_mpich_allreduce_s(m, L, mb, elem),
+                        bcast_s(m, R, mb));
     case Design::coffee: {
-      int q = 1;
-      while (2 * q <= R) q *= 2;
-      double rs = q < R ? m.msg(mb) : 0;
-      for (int k = 2; k <= q; k *= 2) rs += m.msg(mb / k);
-      rs += (q - 1) * m.msg(mb / q);
-      const double bc = R > 1 ? ceil_log2(R) * m.msg(mb) : 0;
-      return pipeline_s(chunks, rs, mpich_s(m, L, mb), bc);
+      if (!balanced)
+        return pipeline_s(chunks, mpich_reduce_s(m, R, mb, elem), predict_mpich_allreduce_s(m, L, mb, elem),
+                          bcast_s(m, R, mb));
+      const int q = pof2_below(R);
+      double rs = fold_s(m, R, mb, false) + halving_s(m, q, mb, true);
+      if (q > 1) rs += m.alpha + double(q - 1) / q * mb / m.beta;  // parts to the leader, posted together
+      return pipeline_s(chunks, rs, predict_mpich_allreduce_s(m, L, mb, elem), bcast_s(m, R, mb));
     }
   }
   return 0;
@@ -268,7 +328,7 @@ template void salar_allreduce<double>(const double*, double*, int64_t, int, cons
 template void salar_allreduce<float>(const float*, float*, int64_t, int, const Topology&);
 template int node_reduce_scatter<double>(double*, int64_t, MPI_Comm, double*);
 template int node_reduce_scatter<float>(float*, int64_t, MPI_Comm, float*);
-template void coffee_allreduce<double>(double*, double*, int64_t, int, const Topology&, double*, const ChunkFn&);
-template void coffee_allreduce<float>(float*, float*, int64_t, int, const Topology&, float*, const ChunkFn&);
+template void coffee_allreduce<double>(double*, double*, int64_t, int, const Topology&, double*, const ChunkFn&, bool);
+template void coffee_allreduce<float>(float*, float*, int64_t, int, const Topology&, float*, const ChunkFn&, bool);
 
 }  // namespace rooflab::sinkhorn_mpi

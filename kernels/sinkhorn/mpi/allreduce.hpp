@@ -72,19 +72,32 @@ int node_reduce_scatter(T* buf, int64_t n, MPI_Comm comm, T* tmp);
 // per chunk, in order, as soon as out[j0, j0+len) holds the global sums; it should call
 // poke() now and then (e.g. between row blocks) so MPI progresses the next chunk's
 // allreduce while the chunk is being modified. tmp holds >= ceil(n / chunks) + 1 elements.
+// balanced = false replaces the balanced reduce-scatter by MPI_Reduce to the node leader
+// (MPICH's binomial tree: the leader adds every part), the "without reduce optimization"
+// bar of COFFEE Fig. 16.
 using ChunkFn = std::function<void(int64_t j0, int64_t len, const std::function<void()>& poke)>;
 template <class T>
 void coffee_allreduce(T* local, T* out, int64_t n, int chunks, const Topology& topo, T* tmp,
-                      const ChunkFn& on_chunk);
+                      const ChunkFn& on_chunk, bool balanced = true);
 
 // ---- Communication model ---------------------------------------------------------------
 // Time of a message of b bytes: alpha + b / beta (alpha seconds, beta bytes/s), one link for
-// intra- and inter-node alike (all emulated nodes share one machine). Predicted allreduce
-// time of n elements of `elem` bytes for each design; see allreduce.cpp for the terms.
+// intra- and inter-node alike (all emulated nodes share one machine); adding b bytes of
+// partial sums costs gamma * b (gamma s/byte). The model assumes one core per rank: on a
+// machine with fewer cores than ranks it predicts the unshared cost, not the scheduler's.
 struct CommModel {
-  double alpha = 0, beta = 0;
+  double alpha = 0, beta = 0, gamma = 0;
   double msg(double bytes) const { return alpha + bytes / beta; }
 };
-double predict_allreduce_s(Design d, const CommModel& m, int P, int R, int64_t n, int elem, int chunks);
+// Predicted allreduce time of n elements of `elem` bytes by design d over P ranks in nodes of
+// R ranks with `chunks` chunks; balanced: coffee's reduce-scatter (false: binomial reduce).
+double predict_allreduce_s(Design d, const CommModel& m, int P, int R, int64_t n, int elem, int chunks,
+                           bool balanced = true);
+// MPICH's MPI_Allreduce of `bytes` over P ranks as the model assumes it (see allreduce.cpp),
+// and the algorithm it picks ("recursive doubling" or "Rabenseifner").
+double predict_mpich_allreduce_s(const CommModel& m, int P, double bytes, int elem);
+const char* mpich_allreduce_algorithm(int P, double bytes, int elem);
+// One line per design saying what the prediction counts (written into the output JSON).
+const char* model_assumption(Design d, bool balanced = true);
 
 }  // namespace rooflab::sinkhorn_mpi

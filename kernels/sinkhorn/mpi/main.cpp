@@ -1,10 +1,11 @@
 // rooflab_mpi: distributed Sinkhorn-Knopp over MPI ranks, one allreduce design per run.
 //   mpirun -np P rooflab_mpi --design mpich|ring|salar|coffee --size MxN [options]
-//   mpirun -np 2 rooflab_mpi --pingpong [--out FILE.json]
+//   mpirun -np P rooflab_mpi --pingpong [--machine machine.json] [--out FILE.json]
 // Every rank parses the same command line and checks it the same way, so bad input is
 // reported once (rank 0) and every rank returns non-zero after MPI_Finalize (no MPI_Abort,
 // no rank left waiting in a collective).
 #include <mpi.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <climits>
@@ -33,8 +34,9 @@ constexpr const char* kUsage =
     "usage: mpirun -np P rooflab_mpi --design mpich|ring|salar|coffee --size MxN\n"
     "         [--dtype f64|f32] [--variant microkernel|blocked|c2r|typical] [--isa scalar|avx2|avx512]\n"
     "         [--ranks-per-node R] [--chunks C] [--iters K] [--fi x] [--verify]\n"
-    "         [--comm-only] [--model PINGPONG.json] [--out FILE.json]\n"
-    "       mpirun -np 2 rooflab_mpi --pingpong [--out FILE.json]\n";
+    "         [--no-overlap] [--node-reduce balanced|mpi]   (coffee only)\n"
+    "         [--comm-only] [--model PINGPONG.json|machine.json] [--out FILE.json]\n"
+    "       mpirun -np P rooflab_mpi --pingpong [--machine machine.json] [--out FILE.json]   (P >= 2)\n";
 
 struct Options {
   bool pingpong = false;
@@ -52,7 +54,9 @@ struct Options {
   bool verify = false;
   bool fault = false;  // tests: corrupt rank 0's local column sums, verification must fail
   bool comm_only = false;  // time the design's allreduce alone (what the model predicts)
-  std::string out, model;
+  bool overlap = true;     // coffee: modify chunk i-1 while chunk i is all-reduced
+  bool balanced = true;    // coffee: balanced reduce-scatter (false: MPI_Reduce to the leader)
+  std::string out, model, machine;
 };
 
 int64_t parse_int(const std::string& opt, const std::string& v, int64_t lo, int64_t hi) {
@@ -106,6 +110,12 @@ Options parse(int argc, char** argv, int P) {
     } else if (k == "--verify") o.verify = true;
     else if (k == "--fault") o.fault = true;
     else if (k == "--comm-only") o.comm_only = true;
+    else if (k == "--no-overlap") o.overlap = false;
+    else if (k == "--node-reduce") {
+      const std::string& v = val();
+      if (v != "balanced" && v != "mpi") throw Error("--node-reduce takes balanced or mpi, got '" + v + "'");
+      o.balanced = v == "balanced";
+    } else if (k == "--machine") o.machine = val();
     else if (k == "--out") o.out = val();
     else if (k == "--model") o.model = val();
     else if (k == "-h" || k == "--help") throw Error(kUsage);
@@ -115,6 +125,7 @@ Options parse(int argc, char** argv, int P) {
     if (P < 2) throw Error("--pingpong needs at least 2 ranks (got " + std::to_string(P) + ")");
     return o;
   }
+  if (!o.machine.empty()) throw Error("--machine applies to --pingpong (runs read the model with --model)");
   if (!o.design_given) throw Error(std::string("--design is required\n") + kUsage);
   if (o.M == 0) throw Error(std::string("--size MxN is required\n") + kUsage);
   if (P > o.M)
@@ -128,6 +139,8 @@ Options parse(int argc, char** argv, int P) {
                 ": every chunk needs at least one column");
   if (o.chunks_given && o.chunks != 1 && (o.design == Design::mpich || o.design == Design::ring))
     throw Error(std::string("--chunks applies to salar and coffee, not ") + to_string(o.design));
+  if ((!o.overlap || !o.balanced) && o.design != Design::coffee)
+    throw Error(std::string("--no-overlap and --node-reduce apply to coffee, not ") + to_string(o.design));
   if (o.variant == "microkernel" && o.isa == Isa::none) o.isa = best_isa();
   if (o.variant != "microkernel" && o.isa != Isa::none)
     throw Error("--isa applies to --variant microkernel only");
@@ -163,10 +176,36 @@ void fill_targets(std::vector<T>& r, std::vector<T>& c) {
   for (auto& x : c) x = T(x * (sr / sc));
 }
 
-double median(std::vector<double> v) {
+double quantile(std::vector<double> v, double q) {  // linear interpolation, v not empty
   std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  const double x = q * double(v.size() - 1);
+  const size_t k = size_t(x);
+  return k + 1 < v.size() ? v[k] + (x - double(k)) * (v[k + 1] - v[k]) : v[k];
+}
+double median(const std::vector<double>& v) { return quantile(v, 0.5); }
+// Spread of repeated timings: interquartile range over the median (0 for a single sample).
+double rel_iqr(const std::vector<double>& v) {
+  const double m = median(v);
+  return m > 0 ? (quantile(v, 0.75) - quantile(v, 0.25)) / m : 0;
+}
+
+// True on every rank when some host runs more ranks than it has CPUs this process may use:
+// the ranks then share cores and timings measure the scheduler as much as the design.
+bool oversubscribed(int* cpus_out) {
+  MPI_Comm host;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+  int on_host = 1;
+  MPI_Comm_size(host, &on_host);
+  MPI_Comm_free(&host);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  // hydra binds nothing by default, so the affinity mask is the host's usable CPUs.
+  int mine = on_host > cpus, any = 0;
+  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &cpus, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (cpus_out) *cpus_out = cpus;
+  return any != 0;
 }
 
 // ---- The distributed solver ------------------------------------------------------------
@@ -259,13 +298,18 @@ class Solver {
         salar_allreduce(sums_.data(), work_.data(), N, o_.chunks, topo_);
         break;
       case Design::coffee: {
+        if (!o_.overlap) {  // the chunks are all-reduced first, the columns modified after
+          coffee_allreduce(sums_.data(), work_.data(), N, o_.chunks, topo_, tmp_.data(),
+                           [](int64_t, int64_t, const std::function<void()>&) {}, o_.balanced);
+          break;
+        }
         double busy = 0;
         coffee_allreduce(sums_.data(), work_.data(), N, o_.chunks, topo_, tmp_.data(),
                          [&](int64_t j0, int64_t len, const std::function<void()>& poke) {
                            const double m0 = MPI_Wtime();
                            if (modify_cols) modify(j0, len, &poke);
                            busy += MPI_Wtime() - m0;
-                         });
+                         }, o_.balanced);
         return MPI_Wtime() - t0 - busy;
       }
     }
@@ -331,16 +375,28 @@ std::string case_name(const Options& o, const Topology& topo, int rpn) {
     << o.N << "/ranks:" << topo.size << "/rpn:" << rpn << "/chunks:" << o.chunks;
   if (o.variant != "microkernel") n << "/kernel:" << o.variant;
   if (o.fi != 1) n << "/fi:" << o.fi;
+  if (!o.balanced) n << "/reduce:mpi";
+  if (!o.overlap) n << "/overlap:off";
   if (o.comm_only) n << "/part:comm";
   n << "/threads:1";
   return n.str();
 }
 
+// The alpha-beta(-gamma) model from a --pingpong file, or from machine.json's "mpi" section
+// (where --pingpong --machine puts the same object).
 std::optional<CommModel> read_model(const std::string& path) {
   if (path.empty()) return std::nullopt;
-  const json j = read_json_file(path);
+  json j = read_json_file(path);
+  if (j.value("schema", "") == "rooflab.machine/1") {
+    if (!j.contains("mpi"))
+      throw Error(path + " has no \"mpi\" section: run `mpiexec -n 2 rooflab_mpi --pingpong --machine " + path + "`");
+    j = j.at("mpi");
+  }
   require_schema(j, "rooflab.mpi_pingpong", 1, path);
-  return CommModel{j.at("alpha_s").get<double>(), j.at("beta_bytes_per_s").get<double>()};
+  CommModel m{j.at("alpha_s").get<double>(), j.at("beta_bytes_per_s").get<double>(), j.value("gamma_s_per_byte", 0.0)};
+  if (!(m.alpha >= 0 && m.beta > 0 && m.gamma >= 0))
+    throw Error(path + ": the model needs alpha >= 0, beta > 0 and gamma >= 0");
+  return m;
 }
 
 template <class T>
@@ -363,6 +419,8 @@ int run(const Options& o, const Topology& topo) {
     return 2;
   }
   const int rpn = o.ranks_per_node > 0 ? o.ranks_per_node : topo.max_node_size;
+  int cpus = 1;
+  const bool over = oversubscribed(&cpus);
 
   json verification = nullptr;
   bool verified = true;
@@ -382,9 +440,9 @@ int run(const Options& o, const Topology& topo) {
     c[size_t(k)] = o.comm_only ? s->allreduce_only() : s->iterate();
     t[size_t(k)] = o.comm_only ? c[size_t(k)] : MPI_Wtime() - t0;
   }
-  const double mine[2] = {median(t), median(c)};
-  double worst[2] = {0, 0};
-  MPI_Reduce(mine, worst, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  const double mine[3] = {median(t), median(c), rel_iqr(t)};
+  double worst[3] = {0, 0, 0};
+  MPI_Reduce(mine, worst, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 
   if (topo.rank == 0) {
     json j = {{"schema", "rooflab.sinkhorn_mpi/1"},
@@ -401,11 +459,17 @@ int run(const Options& o, const Topology& topo) {
               {"nodes", topo.nodes},
               {"nodes_emulated", o.ranks_per_node > 0},
               {"chunks", o.chunks},
+              {"overlap", o.design == Design::coffee && o.overlap},
+              {"node_reduce", o.design == Design::coffee ? (o.balanced ? "balanced" : "mpi")
+                              : o.design == Design::salar ? "mpi" : "none"},
               {"threads", 1},
+              {"cpus", cpus},
+              {"oversubscribed", over},
               {"iterations", o.iters},
               {"comm_only", o.comm_only},
               {"time_per_iter_s", worst[0]},
               {"comm_time_per_iter_s", worst[1]},
+              {"noise_rel_iqr", worst[2]},
               {"timing", o.comm_only
                   ? "--comm-only: the design's allreduce alone after a barrier (no matrix work); per rank: "
                     "median over repetitions; reported: max over ranks"
@@ -414,8 +478,13 @@ int run(const Options& o, const Topology& topo) {
                     "column modify)"},
               {"verification", verification}};
     if (model) {
-      j["predicted_comm_s"] = predict_allreduce_s(o.design, *model, topo.size, rpn, o.N, int(sizeof(T)), o.chunks);
-      j["model"] = {{"alpha_s", model->alpha}, {"beta_bytes_per_s", model->beta}, {"source", o.model}};
+      const double pred = predict_allreduce_s(o.design, *model, topo.size, rpn, o.N, int(sizeof(T)), o.chunks,
+                                              o.balanced);
+      j["predicted_comm_s"] = pred;
+      j["measured_over_predicted_comm"] = pred > 0 ? json(worst[1] / pred) : json(nullptr);
+      j["model"] = {{"alpha_s", model->alpha}, {"beta_bytes_per_s", model->beta},
+                    {"gamma_s_per_byte", model->gamma}, {"source", o.model},
+                    {"assumes", model_assumption(o.design, o.balanced)}};
     } else {
       j["predicted_comm_s"] = nullptr;
     }
@@ -426,13 +495,72 @@ int run(const Options& o, const Topology& topo) {
   return verified ? 0 : 3;
 }
 
-// Ping-pong between ranks 0 and 1 (others wait at the barrier): half the median round trip
-// per size; alpha = the 8-byte time, beta = least-squares slope over sizes >= 64 KiB.
+// ---- Calibration of the communication model (--pingpong) --------------------------------
+// Fits t(b) = alpha + b / beta minimising the relative residuals (weights 1/t^2), so 8-byte
+// and 2 MiB messages count alike; returns {alpha, beta}.
+std::pair<double, double> fit_relative(const std::vector<std::pair<double, double>>& pts) {
+  double s00 = 0, s01 = 0, s11 = 0, r0 = 0, r1 = 0;
+  for (auto [x, y] : pts) {
+    const double w = 1 / (y * y);
+    s00 += w, s01 += w * x, s11 += w * x * x, r0 += w * y, r1 += w * x * y;
+  }
+  const double det = s00 * s11 - s01 * s01;
+  const double a = (r0 * s11 - r1 * s01) / det, b = (s00 * r1 - s01 * r0) / det;
+  return {std::max(a, 0.0), 1 / b};
+}
+
+// Relative error of each point against the model, and {rms, max} of them.
+std::pair<double, double> rel_errors(json& points) {
+  double ss = 0, mx = 0;
+  for (auto& p : points) {
+    const double e = (p.at("predicted_s").get<double>() - p.at("seconds").get<double>()) / p.at("seconds").get<double>();
+    p["rel_err"] = e;
+    ss += e * e, mx = std::max(mx, std::abs(e));
+  }
+  return {std::sqrt(ss / double(points.size())), mx};
+}
+
+// Seconds per byte of `a += b` on vectors of `bytes` (in cache: the reduction step of an
+// allreduce adds a received message into a buffer that was just touched).
+double measure_gamma(size_t bytes) {
+  std::vector<double> a(bytes / sizeof(double), 1.0), b(a.size(), 1e-9);
+  std::vector<double> ts;
+  for (int k = 0; k < 55; ++k) {
+    const double t0 = MPI_Wtime();
+    for (size_t j = 0; j < a.size(); ++j) a[j] += b[j];
+    if (k >= 5) ts.push_back(MPI_Wtime() - t0);
+  }
+  volatile double sink = a[a.size() / 2];  // keep the loop
+  (void)sink;
+  return median(ts) / double(bytes);
+}
+
+// Ping-pong between ranks 0 and 1 (the others wait at the barrier): half the median round
+// trip per size. Then gamma on rank 0, and MPI_Allreduce over all P ranks per size (each rank's
+// median, max over ranks) against the model's MPICH prediction. With --machine, the result
+// becomes machine.json's "mpi" section.
 int pingpong(const Options& o, const Topology& topo) {
-  std::vector<char> buf(size_t(1) << 22);
+  {  // check machine.json before measuring; all ranks agree, so none is left in a collective
+    std::string err;
+    if (!o.machine.empty() && topo.rank == 0) {
+      try {
+        require_schema(read_json_file(o.machine), "rooflab.machine", 1, o.machine);
+      } catch (const std::exception& e) {
+        err = std::string(e.what()) + " (create it with `rooflab characterize --out DIR`)";
+      }
+    }
+    int bad = !err.empty();
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (bad) {
+      if (topo.rank == 0) std::cerr << "rooflab_mpi: error: " << err << '\n';
+      return 2;
+    }
+  }
+  int cpus = 1;
+  const bool over = oversubscribed(&cpus);
+  std::vector<char> buf(size_t(1) << 21);
   json points = json::array();
-  std::vector<std::pair<double, double>> fit;
-  double alpha = 0;
+  std::vector<std::pair<double, double>> fit, large;
   for (size_t bytes = 8; bytes <= buf.size(); bytes *= 4) {
     const int reps = bytes <= (1 << 16) ? 200 : 30;
     std::vector<double> rt;
@@ -449,24 +577,81 @@ int pingpong(const Options& o, const Topology& topo) {
       if (k >= 5) rt.push_back((MPI_Wtime() - t0) / 2);
     }
     const double tm = median(rt);
-    if (bytes == 8) alpha = tm;
-    if (bytes >= (1 << 16)) fit.emplace_back(double(bytes), tm);
-    points.push_back({{"bytes", bytes}, {"seconds", tm}});
+    fit.emplace_back(double(bytes), tm);
+    if (bytes >= (1 << 16)) large.emplace_back(double(bytes), tm);
+    points.push_back({{"bytes", bytes}, {"seconds", tm}, {"noise_rel_iqr", rel_iqr(rt)}});
   }
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (auto [x, y] : fit) sx += x, sy += y, sxx += x * x, sxy += x * y;
-  const double n = double(fit.size());
-  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  // The measurements live on rank 0 (rank 1 timed the same round trips); everyone uses its fit.
+  auto [alpha, beta] = fit_relative(fit);
+  double ab[2] = {alpha, beta};
+  MPI_Bcast(ab, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  MPI_Barrier(MPI_COMM_WORLD);
+  double gamma = topo.rank == 0 ? measure_gamma(size_t(1) << 16) : 0;
+  MPI_Bcast(&gamma, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  const CommModel model{ab[0], ab[1], gamma};
+
+  json ar = json::array();
+  std::vector<double> src(size_t(1) << 18, 1.0), dst(src.size());
+  for (size_t n = 1; n <= src.size(); n *= 8) {
+    const int reps = n <= 4096 ? 100 : 20;
+    std::vector<double> ts;
+    for (int k = 0; k < reps + 3; ++k) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      MPI_Allreduce(src.data(), dst.data(), int(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      if (k >= 3) ts.push_back(MPI_Wtime() - t0);
+    }
+    double mine = median(ts), worst = 0;
+    MPI_Reduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    const double bytes = double(n * sizeof(double));
+    ar.push_back({{"bytes", bytes}, {"seconds", worst},
+                  {"algorithm", mpich_allreduce_algorithm(topo.size, bytes, int(sizeof(double)))},
+                  {"predicted_s", predict_mpich_allreduce_s(model, topo.size, bytes, int(sizeof(double)))}});
+  }
+
+  char h0[MPI_MAX_PROCESSOR_NAME] = {}, h1[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(h0, &len);
+  if (topo.rank == 1) MPI_Send(h0, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, 9, MPI_COMM_WORLD);
   if (topo.rank == 0) {
+    MPI_Recv(h1, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    MPI_Get_library_version(lib, &len);
+    std::string library(lib);
+    library = library.substr(0, library.find('\n'));
+    for (auto& p : points) p["predicted_s"] = model.msg(p.at("bytes").get<double>());
+    const auto [rms, mx] = rel_errors(points);
+    const auto [ar_rms, ar_mx] = rel_errors(ar);
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (auto [x, y] : large) sx += x, sy += y, sxx += x * x, sxy += x * y;
+    const double nl = double(large.size()), slope = (nl * sxy - sx * sy) / (nl * sxx - sx * sx);
     json j = {{"schema", "rooflab.mpi_pingpong/1"},
               {"created", utc_timestamp()},
+              {"mpi_library", library},
               {"ranks", topo.size},
+              {"pingpong_ranks", {0, 1}},
+              {"hosts", {h0, h1}},
+              {"same_host", std::string(h0) == h1},
+              {"cpus", cpus},
+              {"oversubscribed", over},
+              {"alpha_s", model.alpha},
+              {"beta_bytes_per_s", model.beta},
+              {"gamma_s_per_byte", model.gamma},
+              {"fit", {{"rms_rel_err", rms}, {"max_rel_err", mx},
+                       {"sizes_bytes", {fit.front().first, fit.back().first}},
+                       {"alpha_8_bytes_s", fit.front().second},
+                       {"beta_64KiB_up_bytes_per_s", 1 / slope}}},
               {"points", points},
-              {"alpha_s", alpha},
-              {"beta_bytes_per_s", 1 / slope},
-              {"method", "ranks 0 and 1, blocking MPI_Send/MPI_Recv, half the median round trip; alpha = "
-                         "8-byte time, beta = 1 / least-squares slope over 64 KiB..4 MiB"}};
+              {"allreduce", {{"ranks", topo.size}, {"dtype", "f64"}, {"rms_rel_err", ar_rms},
+                             {"max_rel_err", ar_mx}, {"points", ar}}},
+              {"method", "ping-pong: ranks 0 and 1, blocking MPI_Send/MPI_Recv, half the median round trip "
+                         "over 200 (<= 64 KiB) or 30 repetitions; alpha, beta: least squares on t = alpha + "
+                         "bytes / beta minimising relative residuals over 8 B .. 2 MiB; gamma: median time of "
+                         "a += b on 64 KiB of doubles on rank 0 per byte; allreduce: MPI_Allreduce of doubles "
+                         "over all ranks after a barrier, each rank's median, max over ranks, against the "
+                         "model's MPICH prediction"}};
     if (!o.out.empty()) write_json_atomic(o.out, j);
+    if (!o.machine.empty()) merge_machine_section(o.machine, "mpi", j);
     std::cout << j.dump(2) << '\n';
   }
   return 0;

@@ -1,0 +1,62 @@
+"""RUN/mpi_sweep.json (written by scripts/mpi_sweep.sh) as a table: one row per rooflab_mpi
+run, with the fields the MPI figures use. Missing or malformed files are RooflabDataError."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from rooflab_data import RooflabDataError, read_family_json
+
+SCHEMA = "rooflab.mpi_sweep/1"
+DESIGNS = ["mpich", "ring", "salar", "coffee"]
+COLUMNS = ["id", "name", "design", "ranks", "ranks_per_node", "chunks", "overlap", "node_reduce", "comm_only",
+           "time_per_iter_s", "comm_time_per_iter_s", "predicted_comm_s", "oversubscribed", "noise_rel_iqr",
+           "remeasured"]
+
+
+@dataclass
+class Sweep:
+    doc: dict
+    runs: pd.DataFrame  # COLUMNS
+
+    @property
+    def cpus(self) -> int:
+        return int(self.doc.get("cpus", 0))
+
+    @property
+    def pingpong(self) -> dict:
+        return self.doc.get("pingpong", {})
+
+
+def load(run_dir) -> Sweep:
+    path = Path(run_dir) / "mpi_sweep.json"
+    doc = read_family_json(run_dir, path.name, SCHEMA, f"scripts/mpi_sweep.sh --run {run_dir} "
+                           "(needs rooflab_mpi, built when MPI is found)")
+    runs = pd.DataFrame(doc.get("runs", []))
+    need = {"design", "ranks", "ranks_per_node", "time_per_iter_s", "comm_time_per_iter_s", "comm_only"}
+    if runs.empty or not need <= set(runs.columns):
+        raise RooflabDataError(f"{path}: runs need the keys {sorted(need)}")
+    for col, default in (("id", ""), ("chunks", 1), ("overlap", False), ("node_reduce", "none"),
+                         ("predicted_comm_s", float("nan")), ("oversubscribed", False), ("noise_rel_iqr", 0.0),
+                         ("remeasured", 0), ("name", "")):
+        if col not in runs.columns:
+            runs[col] = default
+    runs["predicted_comm_s"] = pd.to_numeric(runs.predicted_comm_s, errors="coerce")
+    runs["remeasured"] = runs.remeasured.fillna(0).astype(int)
+    return Sweep(doc, runs[COLUMNS].copy())
+
+
+def main_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """Full iterations of the default form of each design (no ablation switches)."""
+    coffee_default = (runs.design != "coffee") | ((runs.node_reduce == "balanced") & runs.overlap)
+    return runs[~runs.comm_only & coffee_default]
+
+
+def variant_label(r) -> str:
+    """salar | coffee, with its ablation switches spelled out."""
+    if r.design != "coffee":
+        return r.design
+    return ("coffee" + ("" if r.node_reduce == "balanced" else " −balanced reduce")
+            + ("" if r.overlap else " −overlap"))

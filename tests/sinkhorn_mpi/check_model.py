@@ -1,0 +1,34 @@
+"""Checks the files of the sinkhorn_mpi_model CTest (argument: its temporary directory):
+the calibration merged into machine.json's "mpi" section without losing the other sections,
+a usable fit, and runs that carry their prediction. Standard library only."""
+import json
+import math
+import sys
+from pathlib import Path
+
+tmp = Path(sys.argv[1])
+fixture = json.loads((Path(__file__).parent.parent / "fixtures/run_small/machine.json").read_text())
+machine = json.loads((tmp / "machine.json").read_text())
+pp = json.loads((tmp / "pp.json").read_text())
+
+assert set(fixture) <= set(machine), "merge lost sections"
+assert all(machine[k] == fixture[k] for k in fixture if k != "mpi")
+mpi = machine["mpi"]
+assert mpi["schema"] == "rooflab.mpi_pingpong/1" and mpi["pingpong_ranks"] == [0, 1]
+assert mpi["alpha_s"] >= 0 and mpi["beta_bytes_per_s"] > 0 and mpi["gamma_s_per_byte"] > 0
+assert 0 <= mpi["fit"]["rms_rel_err"] <= mpi["fit"]["max_rel_err"]
+for p in mpi["points"]:  # every point carries the fitted model's value and its error
+    assert math.isclose(p["predicted_s"], mpi["alpha_s"] + p["bytes"] / mpi["beta_bytes_per_s"], rel_tol=1e-9)
+ar = mpi["allreduce"]
+assert ar["ranks"] == 2 and len(ar["points"]) >= 5
+assert {p["algorithm"] for p in ar["points"]} == {"recursive doubling", "Rabenseifner"}
+assert pp["alpha_s"] == mpi["alpha_s"], "--out and --machine got different calibrations"
+
+salar = json.loads((tmp / "salar.json").read_text())
+assert salar["ranks_per_node"] == 2 and salar["predicted_comm_s"] > 0
+assert salar["model"]["source"].endswith("machine.json") and "salar" in salar["model"]["assumes"]
+assert math.isclose(salar["measured_over_predicted_comm"], salar["comm_time_per_iter_s"] / salar["predicted_comm_s"])
+comm = json.loads((tmp / "comm.json").read_text())
+assert comm["name"].endswith("ranks:4/rpn:2/chunks:2/part:comm/threads:1") and comm["comm_only"]
+assert comm["time_per_iter_s"] == comm["comm_time_per_iter_s"] and comm["noise_rel_iqr"] >= 0
+print("ok")
