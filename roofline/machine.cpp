@@ -67,6 +67,45 @@ double Machine::bandwidth(const std::string& level, const std::string& kernel, i
   return lookup_threads(lv[level][kernel], threads, kernel + " bandwidth at " + level);
 }
 
+namespace {
+const nlohmann::json& gpu_of(const Machine& m) {
+  if (!m.has_gpu())
+    throw Error((m.path.empty() ? std::string("machine.json") : m.path.string()) +
+                " has no \"gpu\" section; run `rooflab gpu-characterize` on the machine with the device");
+  return m.raw["gpu"];
+}
+double positive(const nlohmann::json& j, const std::string& what) {
+  if (!j.is_number() || !(j.get<double>() > 0)) throw Error("machine.json has no positive value for " + what);
+  return j.get<double>();
+}
+}  // namespace
+
+bool strip_gpu_prefix(std::string& key) {
+  if (key.rfind("gpu:", 0) != 0) return false;
+  key.erase(0, 4);
+  return true;
+}
+
+double Machine::gpu_compute(const std::string& key) const {
+  const auto& c = gpu_of(*this).value("compute", nlohmann::json::object());
+  if (!c.contains(key)) throw Error("machine.json has no gpu compute ceiling '" + key + "'");
+  return positive(c[key], "gpu compute ceiling " + key);
+}
+
+double Machine::gpu_bandwidth(const std::string& level, const std::string& kernel) const {
+  const auto& bw = gpu_of(*this).value("bandwidth", nlohmann::json::object());
+  if (!bw.contains(level) || !bw[level].contains(kernel))
+    throw Error("machine.json has no gpu '" + kernel + "' bandwidth at " + level);
+  return positive(bw[level][kernel], "gpu " + kernel + " bandwidth at " + level);
+}
+
+std::string Machine::gpu_level_for(double bytes) const {
+  const auto& g = gpu_of(*this);
+  const double l2 = g.value("device", nlohmann::json::object()).value("l2_bytes", 0.0);
+  const bool have_l2 = g.value("bandwidth", nlohmann::json::object()).contains("L2");
+  return (have_l2 && l2 > 0 && bytes <= l2 / 2) ? "L2" : "DRAM";
+}
+
 std::string Machine::level_for(double bytes, int threads) const {
   const auto& lv = raw["bandwidth"]["levels"];
   for (const auto& c : caches) {

@@ -27,7 +27,19 @@ struct Machine {
   // The level a working set of `bytes` lives in with `threads` threads: L1 and L2 are taken
   // as private (aggregate = threads x capacity), L3 as shared; DRAM when it fits nowhere.
   std::string level_for(double bytes, int threads) const;
+
+  // The device ceilings of machine.json's "gpu" section (`rooflab gpu-characterize`): a
+  // model names them with a "gpu:" prefix (compute "gpu:fma_f32", traffic "gpu:read").
+  // No thread counts: one value per key. Each throws Error when the section or key is absent.
+  bool has_gpu() const { return raw.contains("gpu"); }
+  double gpu_compute(const std::string& key) const;                           // GFLOP/s
+  double gpu_bandwidth(const std::string& level, const std::string& kernel) const;  // GB/s
+  // "L2" when the working set fits in half the device's L2 (and L2 was measured), else "DRAM".
+  std::string gpu_level_for(double bytes) const;
 };
+
+// "gpu:read" -> "read" (true); "read" -> unchanged (false).
+bool strip_gpu_prefix(std::string& key);
 
 // Loads and validates machine.json; throws Error naming the file and the command that
 // produces it (`rooflab characterize`).

@@ -6,17 +6,49 @@
 
 namespace rooflab::roofline {
 
-Prediction predict(const Model& m, const Machine& machine, int threads) {
+namespace {
+// A model on the device names only "gpu:" ceilings (see Machine::gpu_compute).
+Prediction predict_gpu(const Model& m, const Machine& machine) {
   Prediction p;
-  p.level = machine.level_for(m.working_set, threads);
+  p.level = machine.gpu_level_for(m.working_set);
   if (m.flops > 0) {
-    if (m.compute_ceiling.empty()) throw Error("model has flops but names no compute ceiling");
-    p.compute_gflops = machine.compute(m.compute_ceiling, threads);
+    std::string key = m.compute_ceiling;
+    if (!strip_gpu_prefix(key)) throw Error("model mixes gpu: traffic with the CPU compute ceiling '" + key + "'");
+    p.compute_gflops = machine.gpu_compute(key);
     p.compute_time_s = m.flops / (p.compute_gflops * 1e9);
   }
   for (const auto& t : m.traffic) {
     if (t.bytes <= 0) continue;
-    p.memory_time_s += t.bytes / (machine.bandwidth(p.level, t.kernel, threads) * 1e9);
+    std::string kernel = t.kernel;
+    if (!strip_gpu_prefix(kernel)) throw Error("model mixes gpu: ceilings with the CPU bandwidth kernel '" + kernel + "'");
+    p.memory_time_s += t.bytes / (machine.gpu_bandwidth(p.level, kernel) * 1e9);
+  }
+  return p;
+}
+
+bool names_gpu(const Model& m) {
+  if (m.compute_ceiling.rfind("gpu:", 0) == 0) return true;
+  for (const auto& t : m.traffic)
+    if (t.kernel.rfind("gpu:", 0) == 0) return true;
+  return false;
+}
+}  // namespace
+
+Prediction predict(const Model& m, const Machine& machine, int threads) {
+  Prediction p;
+  if (names_gpu(m)) {
+    p = predict_gpu(m, machine);
+  } else {
+    p.level = machine.level_for(m.working_set, threads);
+    if (m.flops > 0) {
+      if (m.compute_ceiling.empty()) throw Error("model has flops but names no compute ceiling");
+      p.compute_gflops = machine.compute(m.compute_ceiling, threads);
+      p.compute_time_s = m.flops / (p.compute_gflops * 1e9);
+    }
+    for (const auto& t : m.traffic) {
+      if (t.bytes <= 0) continue;
+      p.memory_time_s += t.bytes / (machine.bandwidth(p.level, t.kernel, threads) * 1e9);
+    }
   }
   if (p.memory_time_s > 0) p.bandwidth_gbps = m.bytes() / p.memory_time_s / 1e9;
   p.time_s = std::max(p.compute_time_s, p.memory_time_s);

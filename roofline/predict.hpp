@@ -2,6 +2,7 @@
 // Classic roofline prediction for one timed unit of a variant:
 //   t = max(flops / compute ceiling, sum_i bytes_i / bandwidth(level, kernel_i))
 // with the level chosen from the working set and the machine's capacities.
+// A model naming "gpu:" ceilings is predicted from machine.json's "gpu" section instead.
 #include <string>
 
 #include <nlohmann/json.hpp>
