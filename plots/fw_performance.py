@@ -124,7 +124,7 @@ def plot(run_dir, out_path) -> FwResult:
         ax.grid(True, alpha=0.3)
         if i == 0:
             ax.set_ylabel("GFLOP/s (2 N^3 / median time)")
-    handles, labels = {}, {}
+    handles = {}
     for a in fig.axes:
         for h, l in zip(*a.get_legend_handles_labels()):
             handles.setdefault(l, h)

@@ -3,7 +3,6 @@ from pot_compare.json (written by scripts/pot_compare.py in the same run): one g
 per size, POT first, each rooflab variant with its speed-up over POT."""
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +11,7 @@ import pandas as pd
 
 import figure_common as fc
 from figure_common import plt
-from rooflab_data import RooflabDataError
+from rooflab_data import RooflabDataError, read_family_json
 
 SCHEMA = "rooflab.pot_compare/1"
 
@@ -25,15 +24,8 @@ class PotResult:
 
 def load(run_dir) -> pd.DataFrame:
     path = Path(run_dir) / "pot_compare.json"
-    if not path.exists():
-        raise RooflabDataError(f"{path} is missing: run scripts/pot_compare.py --out {path} "
-                               "(needs POT: apt-get install python3-pot)")
-    try:
-        doc = json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise RooflabDataError(f"{path}: not valid JSON ({e})") from e
-    if doc.get("schema") != SCHEMA:
-        raise RooflabDataError(f"{path}: schema is {doc.get('schema')!r}, expected {SCHEMA!r}")
+    doc = read_family_json(run_dir, path.name, SCHEMA,
+                           f"scripts/pot_compare.py --out {path} (needs POT: apt-get install python3-pot)")
     rows = pd.DataFrame(doc.get("rows", []))
     need = {"impl", "variant", "N", "threads", "seconds_per_iteration"}
     if rows.empty or not need <= set(rows.columns):

@@ -21,8 +21,16 @@ import bandwidth
 import cache_misses
 import figure_common as fc
 import fw_performance
+import gpu_roofline
+import gpu_sweep
+import mpi_report
+import gemm_l2_misses
+import gemm_performance
+import gemm_whm
+import gemm_knobs
 import pot_compare
 import roofline
+import rtamm_figures
 import sinkhorn_breakdown
 import sinkhorn_iteration
 from bandwidth import human_bytes
@@ -42,8 +50,19 @@ FAMILY_SECTIONS = [
         ("sinkhorn_iteration.png", "Per-iteration time, DRAM bandwidth fraction, thread scaling", sinkhorn_iteration),
         ("pot_compare.png", "POT vs rooflab on the same problem (MAP-UOT Fig. 9)", pot_compare)],
      "median time"),
+    ("sinkhorn_cuda", "Sinkhorn on a CUDA device", [
+        ("gpu_roofline.png", "GPU roofline from the measured device ceilings; DRAM copy fraction", gpu_roofline),
+        ("gpu_sweep.png", "Tile-parameter sweep of parts 2 and 4 (MAP-UOT Fig. 8)", gpu_sweep)],
+     "median time"),
     ("floyd_warshall", "Floyd-Warshall", [
         ("fw_performance.png", "GFLOP/s vs N, add+min ceiling and ablations", fw_performance)],
+     "GFLOP/s"),
+    ("gemm", "GEMM", [
+        ("gemm_performance.png", "GFLOP/s per shape sorted by operational intensity, with the roofline (SFC-CA Fig. 6/9)",
+         gemm_performance),
+        ("gemm_whm.png", "Flop-weighted harmonic mean (WHM) per implementation and the targets", gemm_whm),
+        ("gemm_l2_misses.png", "Simulated L2 misses: SFC-CA k_layers 1/2/4 vs the best baseline (SFC-CA Fig. 7)",
+         gemm_l2_misses)],
      "GFLOP/s"),
 ]
 CSS = """
@@ -359,7 +378,8 @@ def build(run_dir, out_dir=None) -> Path:
     body += [note(msg) for msg in run.missing.values()]
     body.append(diagnostics_section(run))
     body += [machine_section(run), figures_section(run, out), family_sections(run, out), results_section(run),
-             counters_section(run),
+             counters_section(run), gemm_knobs.report_section(run.run_dir, out), rtamm_figures.report_section(run.run_dir, out),
+             mpi_report.section(run.run_dir, out),
              provenance_section(run)]
     page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{esc(title)}</title>"

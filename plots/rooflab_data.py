@@ -96,6 +96,23 @@ def read_json(run_dir: str | Path, kind: str) -> dict:
     return data
 
 
+def read_family_json(run_dir: str | Path, fname: str, schema: str, how: str) -> dict:
+    """A family's own output file in a run directory (pot_compare.json, mpi_sweep.json,
+    rtamm.json, gemm_knobs.json, ...): parsed, with its schema checked ("<name>/<major>");
+    RooflabDataError naming `how` (the command that writes it) when absent or malformed."""
+    path = Path(run_dir) / fname
+    if not path.is_file():
+        raise RooflabDataError(f"{path} is missing: run {how}")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise RooflabDataError(f"{path}: not valid JSON ({e})") from e
+    if not isinstance(doc, dict) or doc.get("schema") != schema:
+        got = doc.get("schema") if isinstance(doc, dict) else None
+        raise RooflabDataError(f"{path}: schema is {got!r}, expected {schema!r}")
+    return doc
+
+
 # ----------------------------------------------------------------------------- tables
 
 def _threads_table(ck: _Checker, obj: Any, where: str) -> dict[int, float]:

@@ -10,9 +10,13 @@
 #include <vector>
 
 #include "harness/bench_driver.hpp"
+#include "harness/cli/mpi_launch.hpp"
 #include "harness/counters/counters.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
+#include "kernels/gemm/knobs.hpp"
+#include "kernels/rtamm/rtamm.hpp"
+#include "kernels/sinkhorn/cuda/sinkhorn_cuda.hpp"
 #include "kernels/sinkhorn/solve.hpp"
 #include "microbench/characterize.hpp"
 #include "roofline/evaluate.hpp"
@@ -38,6 +42,10 @@ commands:
   compare       regression gate: BASE vs NEW bench.json    BASE NEW [--metric time|efficiency] [--threshold 0.10]
                 (Mann-Whitney U per benchmark; exit 4 when significantly slower; `rooflab compare --help`)
   sinkhorn      solve (unbalanced) OT to a tolerance -> JSON (`rooflab sinkhorn --help`)
+  rtamm         RTAMM pool / unit costs / adaptive-vs-oracle evaluation (`rooflab rtamm help`)
+  gemm-knobs    sfc_ca's k_layers / kbf: autotune, analytic model, nearest neighbour (`rooflab gemm-knobs help`)
+  mpi           distributed Sinkhorn (mpiexec rooflab_mpi)  --np P [rooflab_mpi options] (`rooflab mpi --help`)
+  gpu-characterize  CUDA device bandwidth + peak FLOP/s -> DIR/machine.json "gpu" section (`rooflab gpu-characterize --help`)
   info          build and CPU facts
   help          this text
 
@@ -255,6 +263,10 @@ int main(int argc, char** argv) {
     if (cmd == "counters") return counters::counters_main(rest.rest);
     if (cmd == "run-case") return counters::run_case_main(rest.rest);
     if (cmd == "sinkhorn") return sinkhorn::solve_main(rest.rest);
+    if (cmd == "gpu-characterize") return sinkhorn_cuda::gpu_characterize_main(rest.rest);
+    if (cmd == "rtamm") return rtamm::rtamm_main(rest.rest);
+    if (cmd == "gemm-knobs") return gemm::knobs::knobs_main(rest.rest);
+    if (cmd == "mpi") return cli::mpi_main(rest.rest, argv[0]);
     throw Usage("unknown command '" + cmd + "'");
   } catch (const Usage& e) {
     std::fprintf(stderr, "rooflab %s: %s\n(see `rooflab help`)\n", cmd.c_str(), e.what());

@@ -59,8 +59,12 @@ TEST(Registry, ProfilesExpandToValidUniqueCases) {
       EXPECT_TRUE(names.insert(c.name()).second) << "duplicate " << c.name();
       EXPECT_EQ(parse_case_name(c.name()).name(), c.name());
       const Variant& v = variant_of(c);
-      if (!v.isas.empty()) EXPECT_TRUE(isa_supported(c.isa)) << c.name();
-      if (v.accepts) EXPECT_EQ(v.accepts(c), "") << c.name();
+      if (!v.isas.empty()) {
+        EXPECT_TRUE(isa_supported(c.isa)) << c.name();
+      }
+      if (v.accepts) {
+        EXPECT_EQ(v.accepts(c), "") << c.name();
+      }
     }
   }
   EXPECT_THROW(expand_cases("nope"), Error);

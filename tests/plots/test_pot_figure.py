@@ -3,7 +3,6 @@ a run without pot_compare.json (or with another schema) gives a clear error."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from conftest import assert_png
