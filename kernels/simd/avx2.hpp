@@ -29,6 +29,7 @@ struct Avx2<double> {
   static void store(T* p, R x) { _mm256_storeu_pd(p, x); }
   static R loadn(const T* p, int n) { return _mm256_maskload_pd(p, mask(n)); }
   static void storen(T* p, R x, int n) { _mm256_maskstore_pd(p, mask(n), x); }
+  static void stream(T* p, R x) { _mm256_stream_pd(p, x); }  // non-temporal; p 32-byte aligned
   static R add(R a, R b) { return _mm256_add_pd(a, b); }
   static R mul(R a, R b) { return _mm256_mul_pd(a, b); }
   static R min(R a, R b) { return _mm256_min_pd(a, b); }
@@ -37,6 +38,7 @@ struct Avx2<double> {
     __m128d s = _mm_add_pd(_mm256_castpd256_pd128(x), _mm256_extractf128_pd(x, 1));
     return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
   }
+  static void fence() { _mm_sfence(); }  // orders stream()s before later stores
 };
 
 template <>
@@ -51,6 +53,7 @@ struct Avx2<float> {
   static void store(T* p, R x) { _mm256_storeu_ps(p, x); }
   static R loadn(const T* p, int n) { return _mm256_maskload_ps(p, mask(n)); }
   static void storen(T* p, R x, int n) { _mm256_maskstore_ps(p, mask(n), x); }
+  static void stream(T* p, R x) { _mm256_stream_ps(p, x); }
   static R add(R a, R b) { return _mm256_add_ps(a, b); }
   static R mul(R a, R b) { return _mm256_mul_ps(a, b); }
   static R min(R a, R b) { return _mm256_min_ps(a, b); }
@@ -60,6 +63,7 @@ struct Avx2<float> {
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
   }
+  static void fence() { _mm_sfence(); }
 };
 }  // namespace
 }  // namespace rooflab::simd

@@ -29,6 +29,7 @@ struct Avx512<double> {
   static void store(T* p, R x) { _mm512_storeu_pd(p, x); }
   static R loadn(const T* p, int n) { return _mm512_maskz_loadu_pd(mask(n), p); }
   static void storen(T* p, R x, int n) { _mm512_mask_storeu_pd(p, mask(n), x); }
+  static void stream(T* p, R x) { _mm512_stream_pd(p, x); }  // non-temporal; p 64-byte aligned
   static R add(R a, R b) { return _mm512_add_pd(a, b); }
   static R mul(R a, R b) { return _mm512_mul_pd(a, b); }
   static R min(R a, R b) { return _mm512_min_pd(a, b); }
@@ -38,6 +39,7 @@ struct Avx512<double> {
     const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
     return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
   }
+  static void fence() { _mm_sfence(); }  // orders stream()s before later stores
 };
 
 template <>
@@ -52,6 +54,7 @@ struct Avx512<float> {
   static void store(T* p, R x) { _mm512_storeu_ps(p, x); }
   static R loadn(const T* p, int n) { return _mm512_maskz_loadu_ps(mask(n), p); }
   static void storen(T* p, R x, int n) { _mm512_mask_storeu_ps(p, mask(n), x); }
+  static void stream(T* p, R x) { _mm512_stream_ps(p, x); }
   static R add(R a, R b) { return _mm512_add_ps(a, b); }
   static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
   static R min(R a, R b) { return _mm512_min_ps(a, b); }
@@ -62,6 +65,7 @@ struct Avx512<float> {
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
   }
+  static void fence() { _mm_sfence(); }
 };
 }  // namespace
 }  // namespace rooflab::simd
