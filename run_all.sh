@@ -15,10 +15,13 @@ usage: ./run_all.sh [options]
   --out DIR            run directory (default results/<host>/<timestamp>)
   --skip-deps          do not check/install Debian packages and the Python venv
   --machine FILE       reuse a machine.json instead of characterizing again
-  --test               build and run the whole test suite (release + ASan/UBSan unit tests)
+  --test               build and run the whole test suite (release + ASan/UBSan unit tests), then
+                       the performance gate (scripts/perf_gate.sh)
   -h, --help           this text
 
-Steps: deps, build (cmake --preset release), characterize, bench, model, counters, report.
+Steps: deps, build (cmake --preset release), characterize, bench, model, POT comparison,
+counters, GEMM summary / knobs, RTAMM, Sinkhorn on MPI, GPU (with a device), claims ledger,
+report.
 Benchmark names: <family>/<variant>[/<isa>]/<dtype>/<dims>[/<key>:<value>]*/threads:<T>
 TXT
 }
@@ -54,15 +57,16 @@ deps() {
   [ "$skip_deps" = 1 ] && { echo "(skipping dependency checks)"; return 0; }
   scripts/install_deps.sh "$@" || die "dependencies missing (see above)"
 }
-build() {  # build <preset> [target]
+build() {  # build <preset> [target...]
   mkdir -p build; cmake --preset "$1" >"build/$1-configure.log" 2>&1 || { tail -40 "build/$1-configure.log"; die "configure ($1) failed; full log: build/$1-configure.log"; }
   grep -A20 "rooflab dependencies" "build/$1-configure.log" | sed -n '1,16p'
-  cmake --build --preset "$1" ${2:+--target "$2"} 2>&1 | grep -E 'error|warning: unused|Error' | head -40
-  [ "${PIPESTATUS[0]}" = 0 ] || die "build ($1) failed"
+  local preset=$1; shift
+  cmake --build --preset "$preset" ${1:+--target "$@"} 2>&1 | grep -E 'error|warning: unused|Error' | head -40
+  [ "${PIPESTATUS[0]}" = 0 ] || die "build ($preset) failed"
 }
 
 if [ "$mode" = test ]; then
-  NSTEPS=5
+  NSTEPS=6
   step "dependencies"; deps --with-test-tools
   step "build (release)"; build release
   step "tests (release: unit + integration)"
@@ -70,11 +74,14 @@ if [ "$mode" = test ]; then
   step "build (asan: AddressSanitizer + UBSan)"; build asan
   step "unit tests under ASan+UBSan"
   ctest --preset asan || die "ASan/UBSan unit tests failed"
+  step "performance gate (scripts/perf_gate.sh vs results/baselines/gate)"
+  scripts/perf_gate.sh; gate_rc=$?
+  [ $gate_rc = 0 ] || die "performance gate failed (exit $gate_rc; see the table above)"
   echo "all tests passed in $(fmt $(( $(date +%s) - T0 )))"
   exit 0
 fi
 
-NSTEPS=8
+NSTEPS=13
 [ -n "$out" ] || out="results/$(hostname)/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || die "output directory '$out' cannot be created or is not writable"
 out=$(cd "$out" && pwd)
@@ -82,6 +89,8 @@ RL="$ROOT/build/release/harness/cli/rooflab"
 
 step "dependencies"; deps
 step "build (release)"; build release rooflab
+# The MPI launcher is a separate binary, configured (kernels/sinkhorn/mpi) only when MPI was found.
+if [ -d build/release/kernels/sinkhorn/mpi ]; then build release rooflab_mpi; fi
 "$RL" list --profile "$profile" ${filter:+--filter "$filter"} >/dev/null || die "no benchmark matches filter '$filter'"
 
 step "characterize the machine -> $out/machine.json"
@@ -124,6 +133,53 @@ if ! "$RL" list --profile "$profile" --filter "$cfilter" >/dev/null 2>&1; then
 else "$RL" counters --profile "$profile" --filter "$cfilter" --runs $runs --backend all --machine "$out/machine.json" --out "$out" \
   || echo "warning: counters step failed; the report shows what is available"
 fi
+
+step "GEMM: WHM summary (-> gemm_summary.json) and knob selection (-> gemm_knobs.json)"
+# Quick: the summary of the GEMM rows just timed. Paper: also the simulated L2 misses of SFC-CA
+# k_layers 1/2/4 vs the best baseline (~8 min) and the knob evaluation over 100 random shapes
+# against the committed nearest-neighbour set (results/gemm/knobs_nn.json, ~3 min).
+if ! "$RL" list --profile "$profile" --filter "^(?=.*(${filter:-.}))gemm/" >/dev/null 2>&1; then
+  echo "(no GEMM benchmark selected; skipping)"
+else
+  "$PY" plots/gemm_data.py --run "$out" >/dev/null || echo "warning: GEMM summary failed"
+  if [ "$profile" = paper ]; then
+    scripts/gemm_paper.sh --out "$out" --rooflab "$RL" --skip-bench || echo "warning: GEMM L2 counters failed"
+    "$RL" gemm-knobs evaluate --shapes 100 --min 256 --max 1024 --seed 1 --threads "$(nproc)" \
+      --machine "$out/machine.json" --out "$out" || echo "warning: GEMM knob evaluation failed"
+  fi
+fi
+
+step "RTAMM: unit costs (machine.json) and adaptive vs static vs oracle -> $out/rtamm.json"
+if [ -n "$filter" ] && ! "$RL" list --profile "$profile" --filter "^(?=.*(${filter}))rtamm/" >/dev/null 2>&1; then
+  echo "(no RTAMM benchmark selected; skipping)"
+else
+  if [ "$profile" = quick ]; then rp=quick; else rp=full; fi
+  "$RL" rtamm units --machine "$out/machine.json" --threads "$(nproc)" >/dev/null \
+    && "$RL" rtamm evaluate --machine "$out/machine.json" --profile "$rp" --out "$out" \
+    || echo "warning: RTAMM evaluation failed; the report says so"
+fi
+
+step "Sinkhorn on MPI: alpha/beta calibration (machine.json) and the design sweep -> $out/mpi_sweep.json"
+if [ ! -x "$ROOT/build/release/kernels/sinkhorn/mpi/rooflab_mpi" ]; then
+  echo "(skipped: rooflab_mpi not built; install mpich libmpich-dev)"
+elif [ -n "$filter" ] && ! echo "sinkhorn_mpi" | grep -qE "$filter" 2>/dev/null; then
+  echo "(filter does not select sinkhorn_mpi; skipping)"
+else
+  sweep_opt=--quick; [ "$profile" = paper ] && sweep_opt=""
+  scripts/mpi_sweep.sh --run "$out" --build "$ROOT/build/release" $sweep_opt >/dev/null \
+    || echo "warning: MPI sweep failed; the report says so"
+fi
+
+step "GPU ceilings and the MAP-UOT tile sweep (only with a CUDA device)"
+"$RL" gpu-characterize --out "$out" --optional
+gq=""; [ "$profile" = quick ] && gq=--quick
+scripts/gpu_sweep.sh --rooflab "$RL" --out "$out/gpu-sweep" $gq
+gpu_rc=$?
+[ $gpu_rc = 0 ] || [ $gpu_rc = 77 ] || echo "warning: GPU sweep failed (exit $gpu_rc)"
+
+step "claims ledger -> $out/claims.md"
+"$RL" claims --run "$out" >/dev/null && echo "$(tail -n 1 "$out/claims.md")" \
+  || echo "warning: claims ledger failed; the report says what is missing"
 
 step "plots and report"
 "$RL" report --run "$out" || die "report failed"

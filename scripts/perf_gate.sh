@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The performance regression gate (run by `./run_all.sh --test`, hence by CI):
+#   1. characterize this machine (quick profile, 1 thread: every gated kernel runs on one,
+#      no likwid) so predictions use its own ceilings;
+#   2. time a handful of kernels (compute-bound and DRAM-bound; ~1 s each) with 9
+#      repetitions, verified first as always;
+#   3. `rooflab compare BASELINE NEW --metric efficiency`: roofline efficiency (attained /
+#      predicted with the ceilings measured in the same run) is compared, so a machine that is
+#      uniformly faster or slower than the one the baseline came from does not trip the gate;
+#      a benchmark fails the gate when the Mann-Whitney U test says p < 0.01 AND its
+#      efficiency dropped by more than the threshold.
+# usage: scripts/perf_gate.sh [--rooflab BIN] [--out DIR] [--baseline DIR] [--threshold T]
+#                             [--update-baseline]
+#   --update-baseline  writes the run into the baseline directory instead of comparing
+# Exit: 0 pass, 4 a significant regression, 3 a kernel failed verification, 1 error.
+# The threshold (default 0.25) and the false-alarm rate measured on the 2-core VM are in
+# results/baselines/gate/README.md.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+rl="$ROOT/build/release/harness/cli/rooflab"; out=""; base="$ROOT/results/baselines/gate"; threshold=0.25; update=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rooflab) rl=${2:?}; shift 2 ;;
+    --out) out=${2:?}; shift 2 ;;
+    --baseline) base=${2:?}; shift 2 ;;
+    --threshold) threshold=${2:?}; shift 2 ;;
+    --update-baseline) update=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "perf_gate.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+done
+[ -x "$rl" ] || { echo "perf_gate.sh: $rl not built (cmake --preset release && cmake --build --preset release)" >&2; exit 1; }
+[ -n "$out" ] || out=$(mktemp -d /tmp/rooflab-gate.XXXXXX)
+mkdir -p "$out" || exit 1
+
+# The gated kernels: names are fixed so the baseline's rows match (AVX2 runs on every x86-64
+# this project targets; an AVX-512 machine still runs the AVX2 path). Each is compute-bound or
+# far beyond any cache (128 MiB): a working set near the L3 size would be predicted from L3 in
+# one run and DRAM in the next, since the measured L3 capacity moves between runs on a VM.
+cases=(
+  gemm/blocked/avx2/f64/512x512x512/threads:1
+  floyd_warshall/simd/avx2/f32/512x512/sched:blocked/layout:std/bs:64/threads:1
+  sinkhorn/microkernel/avx2/f64/4096x4096/part:iter/threads:1
+  sinkhorn/fused_uv/avx2/f64/4096x4096/threads:1
+  sinkhorn/c2r/f64/4096x4096/part:col/threads:1
+)
+args=()
+for c in "${cases[@]}"; do args+=(--case "$c"); done
+
+echo "[gate] characterize -> $out/machine.json"
+"$rl" characterize --profile quick --threads 1 --no-likwid --out "$out" >/dev/null || { echo "[gate] characterize failed" >&2; exit 1; }
+echo "[gate] bench ${#cases[@]} kernels x 9 repetitions -> $out/bench.json"
+"$rl" bench "${args[@]}" --out "$out" --benchmark_repetitions=9 --benchmark_min_time=0.05 \
+  --benchmark_display_aggregates_only=true >/dev/null
+rc=$?
+[ $rc = 0 ] || { echo "[gate] bench failed (exit $rc)" >&2; exit $rc; }
+
+if [ "$update" = 1 ]; then
+  mkdir -p "$base" && cp "$out/bench.json" "$out/machine.json" "$base/" && echo "[gate] baseline written to $base"
+  exit 0
+fi
+[ -f "$base/bench.json" ] || { echo "[gate] no baseline $base/bench.json (scripts/perf_gate.sh --update-baseline)" >&2; exit 1; }
+# Efficiency cancels a uniform speed difference, not a different microarchitecture: against a
+# baseline from another CPU model the comparison is shown but does not gate.
+cpu_of() { "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["host"].get("cpu", "?"))' "$1" 2>/dev/null || echo "?"; }
+py="$ROOT/.venv/bin/python"; [ -x "$py" ] || py=python3
+base_cpu=$(cpu_of "$base/machine.json"); this_cpu=$(cpu_of "$out/machine.json")
+echo "[gate] compare (efficiency, threshold $threshold, alpha 0.01) against $base"
+"$rl" compare "$base/bench.json" "$out/bench.json" --metric efficiency --threshold "$threshold" \
+  --json-out "$out/compare.json"
+rc=$?
+if [ "$base_cpu" != "$this_cpu" ] && [ $rc = 4 ]; then
+  echo "[gate] baseline CPU '$base_cpu' differs from this CPU '$this_cpu': informational, not gating" \
+       "(make a baseline here with scripts/perf_gate.sh --update-baseline)"
+  exit 0
+fi
+exit $rc
