@@ -67,3 +67,22 @@ def test_writes_json_and_markdown(run, capsys):
     assert "**holds**" in md
     assert claims.main(["--run", str(run / "nope")]) == 1
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_gemm_and_rtamm_claims_read_their_families_outputs(tmp_path):
+    from conftest import REPO
+    run = tmp_path / "run"
+    shutil.copytree(REPO / "tests/fixtures/gemm_small", run)
+    shutil.copy(REPO / "tests/fixtures/rtamm/run/rtamm.json", run / "rtamm.json")
+    rows = by_id(claims.evaluate(run))
+    l2 = rows["sfc.l2"]  # the fixture's real cachegrind rows: SFC-CA 632k vs BLIS 464k misses
+    assert l2["verdict"] == claims.FAILS and "blis" in l2["measured"]
+    whm = rows["sfc.whm"]
+    assert whm["verdict"] in (claims.FAILS, claims.DIRECTION, claims.HOLDS) and "WHM" in whm["measured"]
+    assert "not the full grid" in whm["note"]  # 4 shapes must not pass for the 125-shape claim
+    doc = json.loads((run / "rtamm.json").read_text())
+    acc = rows["rtamm.accuracy"]
+    assert acc["measured"].startswith(f"{100 * doc['summary']['decision_accuracy']:.1f}%")
+    assert rows["rtamm.overhead"]["verdict"] == claims.NOT_MEASURED  # the fixture has no shape >= 256^3
+    assert rows["sfc.knobs"]["verdict"] == claims.NOT_MEASURED
+    assert "gemm-knobs evaluate" in rows["sfc.knobs"]["note"]
