@@ -181,11 +181,12 @@ int cmd_tune(Common& c) {
 
 int cmd_predict(Common& c) {
   if (c.shapes.empty()) throw Usage("predict needs --shape MxNxK (repeatable)");
+  std::vector<Shape> shapes;  // bad shapes are reported before any file is read
+  for (const std::string& text : c.shapes) shapes.push_back(c.shape(text));
   const roofline::Machine m = roofline::load_machine(c.machine);
   std::optional<KnobFile> nn;
   if (c.nn_given || fs::exists(c.nn)) nn = KnobFile::load(c.nn, false);
-  for (const std::string& text : c.shapes) {
-    const Shape s = c.shape(text);
+  for (const Shape& s : shapes) {
     const MachineParams mp = machine_params(m, s);
     std::printf("%s  (A, B from %s, C in %s)\n", to_string(s).c_str(), mp.slow_level.c_str(), mp.c_level.c_str());
     for (const Knob& k : candidates(c.grid, s)) {
