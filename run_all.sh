@@ -172,10 +172,12 @@ fi
 
 step "GPU ceilings and the MAP-UOT tile sweep (only with a CUDA device)"
 "$RL" gpu-characterize --out "$out" --optional
-gq=""; [ "$profile" = quick ] && gq=--quick
-scripts/gpu_sweep.sh --rooflab "$RL" --out "$out/gpu-sweep" $gq
-gpu_rc=$?
-[ $gpu_rc = 0 ] || [ $gpu_rc = 77 ] || echo "warning: GPU sweep failed (exit $gpu_rc)"
+if grep -q '"gpu"' "$out/machine.json" 2>/dev/null; then  # a device was found and measured
+  gq=""; [ "$profile" = quick ] && gq=--quick
+  scripts/gpu_sweep.sh --rooflab "$RL" --out "$out/gpu-sweep" $gq
+  gpu_rc=$?
+  [ $gpu_rc = 0 ] || [ $gpu_rc = 77 ] || echo "warning: GPU sweep failed (exit $gpu_rc)"
+fi
 
 step "claims ledger -> $out/claims.md"
 "$RL" claims --run "$out" >/dev/null && echo "$(tail -n 1 "$out/claims.md")" \
