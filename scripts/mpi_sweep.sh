@@ -58,7 +58,7 @@ out="$run/mpi"
 # arguments in ID.args and the 1-minute load when it started in ID.load.
 runone() {
   local id=$1 np=$2; shift 2
-  flock "$lock" sh -c 'cut -d" " -f1 /proc/loadavg >"$0"; shift; exec "$@"' "$out/$id.load.new" \
+  flock "$lock" sh -c 'cut -d" " -f1 /proc/loadavg >"$0"; exec "$@"' "$out/$id.load.new" \
     "$mpiexec" -n "$np" "$bin" "$@" --out "$out/$id.json.new" >/dev/null
   mv "$out/$id.json.new" "$out/$id.json"
   mv "$out/$id.load.new" "$out/$id.load"
