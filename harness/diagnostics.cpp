@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 namespace rooflab::diag {
 namespace {
@@ -36,6 +37,26 @@ std::optional<double> load_average() {
   double l;
   if (in >> l) return l;
   return std::nullopt;
+}
+
+int procs_running() {
+  std::ifstream in("/proc/stat");
+  std::string key;
+  long v = 0;
+  while (in >> key) {
+    if (key == "procs_running" && in >> v) return int(v);
+    in.ignore(1 << 16, '\n');
+  }
+  return -1;
+}
+
+bool wait_quiet(int threads, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    const int r = procs_running();
+    if (r < 0 || r <= threads) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 std::string cpufreq_governor() { return read_word("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"); }

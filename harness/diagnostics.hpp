@@ -2,6 +2,7 @@
 // Self-diagnosis, as nanobench does it: conditions that make timings unreliable, said on the
 // console and recorded in machine.json / bench.json ("diagnostics": [strings]) so the report
 // shows them next to the numbers they affect.
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,19 @@
 namespace rooflab::diag {
 
 std::optional<double> load_average();  // 1-minute load average (/proc/loadavg)
+
+// Runnable tasks on the whole machine (/proc/stat procs_running, the caller included); -1 when
+// unknown. On a shared machine a timing sample counts as "quiet" when no more tasks than the
+// sample's own threads were runnable just before and just after it.
+int procs_running();
+// Polls (every 20 ms) until at most `threads` tasks are runnable, or until `deadline`; false when
+// it never got that quiet. An unknown count is taken as quiet.
+bool wait_quiet(int threads, std::chrono::steady_clock::time_point deadline);
+inline bool wait_quiet(int threads, double max_s) {
+  return wait_quiet(threads, std::chrono::steady_clock::now() +
+                                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                     std::chrono::duration<double>(max_s)));
+}
 std::string cpufreq_governor();        // cpu0's cpufreq governor, "" when not exposed
 
 // Turbo / boost: true = enabled, false = disabled, nullopt = cannot be read (no

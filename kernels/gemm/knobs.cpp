@@ -10,10 +10,9 @@
 #include <cstdlib>
 #include <limits>
 #include <mutex>
-#include <fstream>
 #include <set>
-#include <thread>
 
+#include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
 #include "roofline/machine.hpp"
@@ -155,29 +154,6 @@ const Timing* Tuned::best_among(const std::vector<Knob>& ks) const {
   return best;
 }
 
-namespace {
-// Runnable tasks on the whole machine (/proc/stat procs_running, this thread included), or -1.
-int procs_running() {
-  std::ifstream in("/proc/stat");
-  std::string key;
-  long v = 0;
-  while (in >> key) {
-    if (key == "procs_running" && in >> v) return int(v);
-    in.ignore(1 << 16, '\n');
-  }
-  return -1;
-}
-// The VM is shared (builds of other work run beside the timing lock): waits until `deadline`
-// for no more runnable tasks than our own threads; false when it never got that quiet.
-bool wait_quiet(int threads, std::chrono::steady_clock::time_point deadline) {
-  for (;;) {
-    const int r = procs_running();
-    if (r < 0 || r <= threads) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-}  // namespace
 
 Timing time_knob(const Shape& s, const Knob& k, int reps, double wait_s) {
   if (reps < 1) throw Error("gemm knobs: reps must be >= 1, got " + std::to_string(reps));
@@ -196,12 +172,12 @@ Timing time_knob(const Shape& s, const Knob& k, int reps, double wait_s) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
     for (int r = 0; r < 3 * reps && t.quiet_reps < reps; ++r) {
       inst->reset();
-      const bool before = wait_quiet(s.threads, std::chrono::time_point_cast<std::chrono::steady_clock::duration>(deadline));
+      const bool before = diag::wait_quiet(s.threads, std::chrono::time_point_cast<std::chrono::steady_clock::duration>(deadline));
       const auto t0 = std::chrono::steady_clock::now();
       inst->run();
       const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       any = std::min(any, sec);
-      if (before && procs_running() <= s.threads) t.seconds = std::min(t.seconds, sec), ++t.quiet_reps;
+      if (before && diag::procs_running() <= s.threads) t.seconds = std::min(t.seconds, sec), ++t.quiet_reps;
     }
     if (t.quiet_reps == 0) t.seconds = any;
   } catch (...) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
 #include "harness/progress.hpp"
 #include "kernels/rtamm/exec.hpp"
@@ -178,13 +179,13 @@ json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& 
       // Quiet samples count; a plan with none keeps its best noisy one (and the shape is flagged).
       std::vector<double> noisy(ps.size(), INFINITY);
       for (int s = 0; s < samples; ++s) {
-        detail::wait_quiet(threads, opt.wait_quiet_s);
+        diag::wait_quiet(threads, opt.wait_quiet_s);
         for (size_t i = 0; i < ps.size(); ++i) {
-          const bool before = detail::procs_running() <= threads;
+          const bool before = diag::procs_running() <= threads;
           const auto t0 = clk::now();
           for (int64_t r = 0; r < reps[i]; ++r) run(ps[i]);
           const double ns = seconds_since(t0) * 1e9 / double(reps[i]);
-          const bool quiet = before && detail::procs_running() <= threads;
+          const bool quiet = before && diag::procs_running() <= threads;
           (quiet ? best[i] : noisy[i]) = std::min(quiet ? best[i] : noisy[i], ns);
           ++total_samples, quiet_samples += quiet;
         }

@@ -5,39 +5,12 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
-#include <fstream>
 #include <string>
-#include <thread>
 
 #include "kernels/rtamm/rtamm.hpp"
 
 namespace rooflab::rtamm::detail {
-
-// Runnable tasks on the whole machine (/proc/stat procs_running, this thread included); -1 if
-// unknown. Other helpers' builds share the 2 cores: a timing sample is "quiet" when no more
-// tasks than our own threads were runnable just before and just after it.
-inline int procs_running() {
-  std::ifstream in("/proc/stat");
-  std::string key;
-  long v = 0;
-  while (in >> key) {
-    if (key == "procs_running" && in >> v) return int(v);
-    in.ignore(1 << 16, '\n');
-  }
-  return -1;
-}
-// Waits (polling every 20 ms, at most max_s) until no more than `threads` tasks are runnable.
-inline bool wait_quiet(int threads, double max_s) {
-  const auto t0 = std::chrono::steady_clock::now();
-  for (;;) {
-    const int r = procs_running();
-    if (r >= 0 && r <= threads) return true;
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >= max_s) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
 
 inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 inline int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }

@@ -23,6 +23,7 @@
 #include <limits>
 #include <vector>
 
+#include "harness/diagnostics.hpp"
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
 #include "harness/progress.hpp"
@@ -76,17 +77,17 @@ double sample(Meas& m, int threads, bool calibrate, double min_s) {
 // Round robin: sample r of every quantity before sample r + 1 of any, so that a burst of load
 // on a shared machine disturbs all block shapes alike; the best sample of each is kept.
 // Only quiet samples count (nothing else runnable just before and after: see
-// detail::procs_running); a quantity without any keeps its best noisy sample. Before each round
+// diag::procs_running); a quantity without any keeps its best noisy sample. Before each round
 // the machine gets up to wait_s to become quiet.
 void measure_all(std::vector<Meas*>& ms, int threads, int rounds, double min_s, double wait_s,
                  Progress* prog = nullptr) {
   for (int r = 0; r < rounds; ++r) {
     if (prog && r > 0) prog->start(size_t(r), "round " + std::to_string(r + 1));
-    detail::wait_quiet(threads, wait_s);
+    diag::wait_quiet(threads, wait_s);
     for (Meas* m : ms) {
-      const bool before = detail::procs_running() <= threads;
+      const bool before = diag::procs_running() <= threads;
       const double per = sample(*m, threads, r == 0, min_s);
-      m->add(per, before && detail::procs_running() <= threads);
+      m->add(per, before && diag::procs_running() <= threads);
     }
   }
 }
