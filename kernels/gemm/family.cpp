@@ -102,31 +102,13 @@ struct Params {
   Isa isa = Isa::none;
 };
 
-int64_t parse_pad(const Case& c) {
-  const std::string* v = c.param("ld");
-  if (!v) return 0;
-  std::string s = *v;
-  if (!s.empty() && s[0] == '+') s = s.substr(1);
-  size_t pos = 0;
-  int64_t p = -1;
-  try {
-    p = std::stoll(s, &pos);
-  } catch (const std::exception&) {
-    pos = 0;
-  }
-  if (pos != s.size() || s.empty() || p < 0 || p > 4096)
-    throw Error(c.name() + ": ld must be +p with 0 <= p <= 4096 (padding of each leading dimension), got '" +
-                *v + "'");
-  return p;
-}
-
 Params params_of(const Case& c) {
   Params p;
   const std::string name = c.name();
   p.spec = spec_of(c.variant);
   if (!p.spec) throw Error(name + ": unknown gemm variant '" + c.variant + "'");
   if (c.dims.size() != 3) throw Error(name + ": gemm takes three dimensions, MxNxK");
-  const int64_t pad = parse_pad(c);
+  const int64_t pad = parse_ld_pad(c);
   p.d = {c.dims[0], c.dims[1], c.dims[2], c.dims[2] + pad, c.dims[1] + pad, c.dims[1] + pad};
   check_dims(p.d);
   if (c.dtype == DType::f32 && 4 * p.d.k + 8 >= (int64_t(1) << 24))
@@ -518,6 +500,23 @@ Variant variant_row(const Spec& s) {
   return v;
 }
 }  // namespace
+
+int64_t gemm::parse_ld_pad(const Case& c) {
+  const std::string* v = c.param("ld");
+  if (!v) return 0;
+  const std::string s = !v->empty() && (*v)[0] == '+' ? v->substr(1) : *v;
+  size_t pos = 0;
+  int64_t p = -1;
+  try {
+    p = std::stoll(s, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (s.empty() || pos != s.size() || p < 0 || p > 4096)
+    throw Error(c.name() + ": ld must be +p with 0 <= p <= 4096 (padding of each leading dimension), got '" +
+                *v + "'");
+  return p;
+}
 
 template <class T>
 std::unique_ptr<Instance> gemm::make_instance(const Case& c, const Ukernel<T>& uk) {

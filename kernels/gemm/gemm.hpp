@@ -68,6 +68,9 @@ template <class T> void pack_b(int64_t kc, int64_t n, const T* B, int64_t ldb, i
 struct Dims {
   int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
 };
+// The case parameter ld:+p (padding of every leading dimension, 0 <= p <= 4096; 0 when absent),
+// shared by the families built on this contract (gemm, rtamm). Throws Error naming the case.
+int64_t parse_ld_pad(const Case& c);
 // Throws Error unless m, n, k >= 1 and lda >= k, ldb >= n, ldc >= n.
 void check_dims(const Dims& d);
 

@@ -38,22 +38,6 @@ struct Params {
   Plan plan;
 };
 
-int64_t parse_pad(const Case& c) {
-  const std::string* v = c.param("ld");
-  if (!v) return 0;
-  const std::string s = !v->empty() && (*v)[0] == '+' ? v->substr(1) : *v;
-  size_t pos = 0;
-  int64_t p = -1;
-  try {
-    p = std::stoll(s, &pos);
-  } catch (const std::exception&) {
-    pos = 0;
-  }
-  if (s.empty() || pos != s.size() || p < 0 || p > 4096)
-    throw Error(c.name() + ": ld must be +p with 0 <= p <= 4096, got '" + *v + "'");
-  return p;
-}
-
 Params params_of(const Case& c) {
   const std::string name = c.name();
   Params p;
@@ -61,7 +45,7 @@ Params params_of(const Case& c) {
   if (!order && c.variant != "static" && c.variant != "adaptive")
     throw Error(name + ": unknown rtamm variant '" + c.variant + "'");
   if (c.dims.size() != 3) throw Error(name + ": rtamm takes three dimensions, MxNxK");
-  const int64_t pad = parse_pad(c);
+  const int64_t pad = gemm::parse_ld_pad(c);
   p.d = {c.dims[0], c.dims[1], c.dims[2], c.dims[2] + pad, c.dims[1] + pad, c.dims[1] + pad};
   gemm::check_dims(p.d);
   if (c.isa != Isa::none) throw Error(name + ": rtamm variants are not ISA-specific (best ISA used)");

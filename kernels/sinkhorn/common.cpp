@@ -1,5 +1,5 @@
 // Pieces every variant shares: column factors, the portable row pass, lookup by name, the
-// error bound used by verification.
+// error bound used by verification, the fi case parameter.
 #include <string>
 
 #include "harness/error.hpp"
@@ -49,6 +49,21 @@ SkKernels<T> kernels_for(std::string_view variant, Isa isa) {
   if (variant == "blocked") return blocked_kernels<T>();
   throw Error("unknown sinkhorn variant '" + std::string(variant) +
               "' (known: typical, c2r, blocked, microkernel)");
+}
+
+double parse_fi(const Case& c) {
+  const std::string* v = c.param("fi");
+  if (!v) return 1;
+  size_t pos = 0;
+  double fi = 0;
+  try {
+    fi = std::stod(*v, &pos);
+  } catch (...) {
+    pos = 0;
+  }
+  if (pos != v->size() || !(fi > 0 && fi <= 1))
+    throw Error(c.name() + ": fi must be a number in (0, 1] (fi = reg_m / (reg_m + reg)), got '" + *v + "'");
+  return fi;
 }
 
 double sk_error_bound(const std::vector<int64_t>& lengths, double eps) {

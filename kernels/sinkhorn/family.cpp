@@ -33,21 +33,6 @@ struct Params {
 bool is_blocked(const std::string& variant) { return variant == "blocked" || variant == "microkernel"; }
 bool is_fused(const std::string& variant) { return variant == "mapuot" || variant == "fused_uv"; }
 
-double parse_fi(const Case& c) {
-  const std::string* v = c.param("fi");
-  if (!v) return 1;
-  size_t pos = 0;
-  double fi = 0;
-  try {
-    fi = std::stod(*v, &pos);
-  } catch (...) {
-    pos = 0;
-  }
-  if (pos != v->size() || !(fi > 0 && fi <= 1))
-    throw Error(c.name() + ": fi must be a number in (0, 1] (fi = reg_m / (reg_m + reg)), got '" + *v + "'");
-  return fi;
-}
-
 Params params_of(const Case& c) {
   const std::string n = c.name();
   if (c.dims.size() != 2) throw Error(n + ": sinkhorn takes two sizes, MxN");

@@ -247,5 +247,9 @@ SkCompare compare_with_reference(const T* A, int64_t lda, const SkReference<T>& 
 // pass, M for a column pass). Observed errors are ~sqrt(K)u, far inside this.
 double sk_error_bound(const std::vector<int64_t>& lengths, double eps);
 
+// The case parameter fi (the unbalanced-OT exponent reg_m / (reg_m + reg), in (0, 1]; 1 =
+// balanced when absent), shared with the sinkhorn_cuda family. Throws Error naming the case.
+double parse_fi(const Case& c);
+
 }  // namespace sinkhorn
 }  // namespace rooflab

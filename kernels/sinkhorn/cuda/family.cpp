@@ -62,16 +62,7 @@ Params params_of(const Case& c) {
   else if (part == "p2") p.part = Part::p2;
   else if (part == "p4") p.part = Part::p4;
   else throw Error(n + ": part must be iter, p2 or p4, got '" + part + "'");
-  if (const std::string* v = c.param("fi")) {
-    size_t pos = 0;
-    try {
-      p.fi = std::stod(*v, &pos);
-    } catch (...) {
-      pos = 0;
-    }
-    if (pos != v->size() || !(p.fi > 0 && p.fi <= 1))
-      throw Error(n + ": fi must be a number in (0, 1] (fi = reg_m / (reg_m + reg)), got '" + *v + "'");
-  }
+  p.fi = sinkhorn::parse_fi(c);
   p.t2 = {tile_param(c, "ty", Tile2{}.ty), tile_param(c, "tx", Tile2{}.tx), tile_param(c, "ny", Tile2{}.ny)};
   p.t4 = {tile_param(c, "rtx", Tile4{}.tx), tile_param(c, "rny", Tile4{}.ny)};
   const size_t elem = dtype_size(c.dtype);
