@@ -1,308 +1,193 @@
-"""Static HTML report of a run directory: machine summary, figures, results and counters.
+"""The report of a run directory: static HTML pages plus a Markdown summary.
 
-    python3 plots/report.py --run DIR [--out DIR/report]
+    rooflab report RUN [--out DIR] [--baseline BASE] [--metric time|efficiency] [--threshold X]
+    rooflab report RUN --markdown          # the Markdown summary on stdout only (no HTML, no figures)
+    (python3 plots/report.py ..., and --run RUN as before)
 
-Writes OUT/index.html and the figures' PNGs beside it; prints the index.html path as its
-last line. Parts whose input file is missing are replaced by a visible note naming the
-command that produces it; a malformed or wrong-version file is an error (exit 2).
+Writes into OUT (default RUN/report): index.html (self-diagnosis, machine summary, the roofline
+with all families, the regression comparison when --baseline is given, the claims ledger with
+each claim's headline figure, links to the pages of the families that have data, the commands
+that reproduce each file), <family>.html (sinkhorn, floyd_warshall, gemm, rtamm, mpi, gpu),
+details.html (machine details, general figures, counters, inputs), report.md (the Markdown
+summary, also what --markdown prints) and the PNG figures. Prints the index.html path as its
+last line. A part whose input is missing is a visible note naming the command that produces
+it; a malformed file, a missing run directory or a failed comparison is an error (exit 1);
+bad options exit 2.
 """
 from __future__ import annotations
 
 import argparse
-import html
-import math
 import sys
 from pathlib import Path
-
-import pandas as pd
 
 import attained_vs_predicted
 import bandwidth
 import cache_misses
-import figure_common as fc
-import fw_performance
-import gpu_roofline
-import gpu_sweep
-import mpi_report
-import gemm_l2_misses
-import gemm_performance
-import gemm_whm
-import gemm_knobs
-import pot_compare
+import claims as claims_mod
+import report_data as rd
+import report_markdown
+import report_pages
 import roofline
-import rtamm_figures
-import sinkhorn_breakdown
-import sinkhorn_iteration
 from bandwidth import human_bytes
-from rooflab_data import FILES, LEVELS, RooflabDataError, Run, load_run
+from report_html import (draw, esc, fmt_num, fmt_time, note, page, table,  # noqa: F401 (re-exported:
+                         text_table, write_atomic)                                  # mpi_report uses them)
+from rooflab_data import FILES, RooflabDataError, Run, load_run
 
-KERNEL_ORDER = ["read", "copy", "update", "triad", "copy_nt", "triad_nt"]
-FIGURES = [  # (file, title, module, files it needs)
-    ("roofline.png", "Roofline", roofline, ("machine", "model")),
-    ("attained_vs_predicted.png", "Measured vs predicted time", attained_vs_predicted, ("model",)),
+DETAILS_FIGURES = [  # (file, title, module, files it needs)
+    ("attained_vs_predicted.png", "Measured vs predicted time, every family", attained_vs_predicted, ("model",)),
     ("bandwidth.png", "Bandwidth vs working-set size", bandwidth, ("machine",)),
     ("cache_misses.png", "Cache misses", cache_misses, ("counters",)),
 ]
-# Per-family sections after the general figures: (family, heading, figures, table cell).
-FAMILY_SECTIONS = [
-    ("sinkhorn", "Sinkhorn", [
-        ("sinkhorn_breakdown.png", "Column-rescaling breakdown (COFFEE Fig. 12)", sinkhorn_breakdown),
-        ("sinkhorn_iteration.png", "Per-iteration time, DRAM bandwidth fraction, thread scaling", sinkhorn_iteration),
-        ("pot_compare.png", "POT vs rooflab on the same problem (MAP-UOT Fig. 9)", pot_compare)],
-     "median time"),
-    ("sinkhorn_cuda", "Sinkhorn on a CUDA device", [
-        ("gpu_roofline.png", "GPU roofline from the measured device ceilings; DRAM copy fraction", gpu_roofline),
-        ("gpu_sweep.png", "Tile-parameter sweep of parts 2 and 4 (MAP-UOT Fig. 8)", gpu_sweep)],
-     "median time"),
-    ("floyd_warshall", "Floyd-Warshall", [
-        ("fw_performance.png", "GFLOP/s vs N, add+min ceiling and ablations", fw_performance)],
-     "GFLOP/s"),
-    ("gemm", "GEMM", [
-        ("gemm_performance.png", "GFLOP/s per shape sorted by operational intensity, with the roofline (SFC-CA Fig. 6/9)",
-         gemm_performance),
-        ("gemm_whm.png", "Flop-weighted harmonic mean (WHM) per implementation and the targets", gemm_whm),
-        ("gemm_l2_misses.png", "Simulated L2 misses: SFC-CA k_layers 1/2/4 vs the best baseline (SFC-CA Fig. 7)",
-         gemm_l2_misses)],
-     "GFLOP/s"),
-]
-CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em auto; max-width: 1300px;
-       padding: 0 1em; color: #222; line-height: 1.4; }
-h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { border-bottom: 2px solid #ddd; padding-bottom: 0.2em; margin-top: 1.6em; }
-h3 { margin-bottom: 0.3em; }
-table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.92em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
-th { background: #f0f0f0; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-tr.failed td { background: #fde2e2; color: #9b0000; } tr.skipped td { color: #777; background: #f6f6f6; }
-.note { background: #fff6d6; border-left: 4px solid #e0b000; padding: 0.4em 0.8em; margin: 0.6em 0; }
-.warn { background: #fde2e2; border-left: 4px solid #c00; padding: 0.4em 0.8em; margin: 0.6em 0; }
-.meta { color: #555; } code { background: #f3f3f3; padding: 0 0.25em; }
-figure { margin: 1em 0 2em; } figure img { max-width: 100%; border: 1px solid #ddd; }
-figcaption { font-weight: 600; margin-bottom: 0.3em; }
-.scroll { overflow-x: auto; } table.compact { font-size: 0.85em; } table.compact td { padding: 0.15em 0.45em; }
-"""
+VERDICT_CLASS = lambda v: "v-" + v.replace(" ", "-")
 
 
-def esc(v) -> str:
-    return html.escape("" if v is None else str(v), quote=True)
+# ----------------------------------------------------------------------------- index parts
+
+def diagnostics_section(run: Run) -> str:
+    w = rd.warnings(run)
+    body = "\n".join(note(x, "warn") for x in w) if w else '<p class="meta">No warnings recorded.</p>'
+    return "<h2>Self-diagnosis</h2>" + body
 
 
-def missing(v) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
-
-
-def fmt_num(v, digits: int = 3) -> str:
-    return "—" if missing(v) else f"{v:.{digits}g}"
-
-
-def fmt_time(s) -> str:
-    if missing(s):
-        return "—"
-    for unit, f in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if abs(s) >= f or unit == "ns":
-            return f"{s / f:.3g} {unit}"
-    return str(s)
-
-
-def table(headers: list[str], rows: list[list[str]], row_classes: list[str] | None = None,
-          num_cols: set[int] = frozenset()) -> str:
-    """rows hold already-escaped HTML cell contents."""
-    out = ["<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr></thead><tbody>"]
-    for i, r in enumerate(rows):
-        cls = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
-        out.append(f"<tr{cls}>" + "".join(f'<td class="num">{c}</td>' if j in num_cols else f"<td>{c}</td>"
-                                          for j, c in enumerate(r)) + "</tr>")
-    out.append("</tbody></table>")
-    return "\n".join(out)
-
-
-def note(text: str, cls: str = "note") -> str:
-    return f'<div class="{cls}">{esc(text)}</div>'
-
-
-# ----------------------------------------------------------------------------- sections
-
-def machine_section(run: Run) -> str:
+def machine_summary(run: Run) -> str:
     if run.machine is None:
         return "<h2>Machine</h2>" + note(run.missing["machine"])
-    m, dfs = run.machine, run.machine_df
-    host = m.get("host", {})
-    parts = ["<h2>Machine</h2>"]
-    virt = host.get("virtualized")
-    parts.append(table(["field", "value"], [
-        ["host", esc(host.get("hostname"))], ["CPU", esc(host.get("cpu"))],
-        ["cores / threads", esc(f"{host.get('cores')} / {host.get('threads')}")],
-        ["ISA", esc(", ".join(host.get("isa", [])))],
-        ["virtualized", esc("unknown" if virt is None else
-                            ("yes" + (f" ({host.get('hypervisor')})" if host.get("hypervisor") else "")) if virt else "no")],
-        ["characterized", esc(f"{m.get('created', '?')} by rooflab {m.get('rooflab_version', '?')} "
-                              f"({m.get('build_type', '?')} build)")],
-    ]))
-    if virt:
+    m = run.machine
+    parts = ["<h2>Machine</h2>", text_table(["field", "value"], rd.machine_facts(run))]
+    if m.get("host", {}).get("virtualized"):
         parts.append(note("Virtual machine: reported cache sizes and counters may not match the hardware; "
                           "the model uses the measured capacities."))
-    if m.get("build_type") not in (None, "Release", "RelWithDebInfo"):
-        parts.append(note(f"Characterized with a {m.get('build_type')} build: ceilings are not representative.", "warn"))
-
-    caches = m.get("caches", {})
-    parts.append("<h3>Cache capacities</h3>")
-    parts.append(table(
-        ["level", f"reported ({caches.get('reported', {}).get('source', '?')})",
-         f"measured ({caches.get('measured', {}).get('source', '?')})"],
-        [[esc(r.level), esc("—" if missing(r.reported) else human_bytes(r.reported)),
-          esc("—" if missing(r.measured) else human_bytes(r.measured))] for _, r in dfs["caches"].iterrows()]))
-    for w in caches.get("warnings", []):
-        parts.append(note(f"warning: {w}", "warn"))
-
-    lv = dfs["levels"]
+    head, rows = rd.caches_table(run)
+    parts.append("<h3>Cache capacities: reported vs measured</h3>" + text_table(head, rows))
     parts.append("<h3>Bandwidth ceilings (GB/s)</h3>")
     wa = m.get("bandwidth", {}).get("write_allocate_counted")
     if wa is not None:
         parts.append(f'<p class="meta">Write-allocate traffic {"is" if wa else "is not"} counted.</p>')
-    if lv.empty:
-        parts.append(note("bandwidth.levels is empty"))
-    else:
-        # One row per level, one column per kernel and thread count: fits a laptop screen.
-        threads = sorted(lv.threads.unique())
-        kernels = sorted(lv.kernel.unique(), key=lambda k: (KERNEL_ORDER.index(k) if k in KERNEL_ORDER else 99, k))
-        cols = [(k, t) for k in kernels for t in threads if ((lv.kernel == k) & (lv.threads == t)).any()]
-        rows = []
-        for level in [x for x in LEVELS if (lv.level == x).any()]:
-            cells = []
-            for k, t in cols:
-                v = lv.loc[(lv.level == level) & (lv.kernel == k) & (lv.threads == t), "gbps"]
-                cells.append("—" if v.empty else esc(fmt_num(float(v.iloc[0]), 4)) +
-                             (" ⚠ not a measurement" if float(v.iloc[0]) <= 0 else ""))
-            rows.append([esc(level)] + cells)
-        parts.append(table(["level"] + [f"{k} {t}T" for k, t in cols], rows, num_cols=set(range(1, 1 + len(cols)))))
-
-    comp = dfs["compute"]
-    raw_keys = list(m.get("compute", {}).get("ceilings", {}))
-    parts.append(f"<h3>Compute ceilings (GFLOP/s, ISA {esc(m.get('compute', {}).get('isa', '?'))})</h3>")
-    threads = sorted(comp.threads.unique()) if not comp.empty else []
-    rows = []
-    for key in raw_keys:
-        g = comp[comp.key == key]
-        if g.empty:
-            rows.append([esc(key)] + ["not measured"] * max(1, len(threads)))
-            continue
-        rows.append([esc(key)] + ["—" if (v := g.loc[g.threads == t, "gflops"]).empty else esc(fmt_num(float(v.iloc[0]), 4))
-                                  for t in threads])
-    parts.append(table(["ceiling"] + ([f"{t} thread{'s' if t > 1 else ''}" for t in threads] or ["value"]), rows,
-                       num_cols=set(range(1, 1 + len(threads)))))
-
-    lb = m.get("likwid_bench")
-    if isinstance(lb, dict):
-        parts.append("<h3>Cross-check with likwid-bench</h3>")
-        if lb.get("available"):
-            pts = lb.get("points", [])
-            parts.append(table(["kernel", "bytes", "threads", "likwid-bench GB/s", "rooflab GB/s"],
-                               [[esc(p.get("kernel")), esc(human_bytes(p.get("bytes", 0))), esc(p.get("threads")),
-                                 esc(fmt_num(p.get("gbps"))), esc(fmt_num(p.get("rooflab_gbps")))] for p in pts],
-                               num_cols={1, 2, 3, 4}))
-        else:
-            parts.append(note(f"likwid-bench not used: {lb.get('reason', 'no reason given')}"))
-    method = m.get("method")
-    if isinstance(method, dict) and method:
-        parts.append("<h3>Method</h3>" + table(["what", "how"], [[esc(k), esc(v)] for k, v in method.items()]))
+    head, rows = rd.bandwidth_table(run)
+    parts.append(text_table(head, rows, num_cols=set(range(1, len(head)))) if rows else note("bandwidth.levels is empty"))
+    head, rows = rd.compute_table(run)
+    parts.append(f"<h3>Compute ceilings (GFLOP/s, ISA {esc(m.get('compute', {}).get('isa', '?'))})</h3>"
+                 + text_table(head, rows, num_cols=set(range(1, len(head)))))
+    parts.append('<p class="meta">More: <a href="details.html">bandwidth curves, likwid-bench cross-check, method, '
+                 "counters</a>.</p>")
     return "\n".join(parts)
 
 
-def figures_section(run: Run, out_dir: Path) -> str:
-    parts = ["<h2>Figures</h2>"]
-    for fname, title, module, needs in FIGURES:
+def roofline_section(run: Run, out: Path, drawn: set[str]) -> str:
+    head = "<h2>Roofline, every family</h2>"
+    absent = [run.missing[k] for k in ("machine", "model") if k in run.missing]
+    if absent:
+        return head + note("not drawn: " + "; ".join(absent))
+    return head + draw(roofline, run.run_dir, out, "roofline.png", "Attained GFLOP/s of every benchmark against the "
+                       "measured ceilings", drawn)
+
+
+def comparison_section(cmp: rd.Comparison | None) -> str:
+    if cmp is None:
+        return ""
+    rows, classes = [], []
+    for r in cmp.rows:
+        ms = lambda s: "—" if s is None else fmt_time(s)
+        rows.append([esc(r["name"]), esc(ms(r["median_base_s"])), esc(ms(r["median_new_s"])),
+                     esc(rd.fmt_ratio(r["ratio"])), esc("—" if r["p_value"] is None else f"{r['p_value']:.2g}"),
+                     esc(f"{r['n_base']}/{r['n_new']}"), esc(r["status"] + (f" ({r['note']})" if r["note"] else ""))])
+        classes.append(r["status"] if r["status"] in ("slower", "faster", "failed") else "")
+    verdict = ("a benchmark is significantly slower" if cmp.exit_code == 4 else
+               "a benchmark failed verification" if cmp.exit_code == 3 else "no significant regression")
+    return (f"<h2>Regression comparison against the baseline</h2><p>Baseline <code>{esc(cmp.base)}</code>: "
+            f"<b>{esc(verdict)}</b> — {esc(cmp.summary)}. Same test as <code>rooflab compare</code> "
+            "(two-sided Mann-Whitney U on the repetitions, ratio of medians; exit 4 there when slower).</p>"
+            + table(["benchmark", "base median", "new median", f"ratio ({cmp.metric})", "p (U test)", "n", "verdict"],
+                    rows, classes, num_cols={1, 2, 3, 4, 5}, cls="compact"))
+
+
+def claims_section(rows: list[dict]) -> str:
+    body = []
+    for r in rows:
+        fig = r.get("figure_file", "")
+        thumb = (f'<a href="{esc(fig)}"><img class="thumb" src="{esc(fig)}" alt="{esc(fig)}"></a>'
+                 if fig else f'<span class="meta">{esc(r["figure"] or "—")}: {esc(r.get("figure_note", ""))}</span>')
+        measured = esc(r["measured"] or "—")
+        details = "; ".join(x for x in (", ".join(r["benchmarks"]), r["note"]) if x)
+        if details:
+            measured += f'<br><span class="meta">{esc(details)}</span>'
+        body.append([f"<b>{esc(r['paper'])}</b>: {esc(r['statement'])}", esc(r["where"]), esc(r["paper_value"]),
+                     measured, esc(r["verdict"]), thumb])
+    counts = {}
+    for r in rows:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    html = table(["claim", "paper fig./table", "paper", "measured here", "holds?", "headline figure"], body,
+                 cls="compact claims")
+    html = _colour_verdicts(html)  # table() gives row classes only
+    return ("<h2>Claims ledger</h2>"
+            f'<p class="meta">{len(rows)} claims: {esc(", ".join(f"{n} {v}" for v, n in counts.items()))}. Measured '
+            "from this run's files as <code>rooflab claims</code> does (it writes claims.json / claims.md); verdicts: "
+            "holds = same direction and rough size, direction holds = same direction only.</p>" + html)
+
+
+def _colour_verdicts(html: str) -> str:
+    for v in (claims_mod.HOLDS, claims_mod.DIRECTION, claims_mod.FAILS, claims_mod.NOT_MEASURED, claims_mod.NOT_HERE):
+        html = html.replace(f"<td>{esc(v)}</td>", f'<td class="{VERDICT_CLASS(v)}">{esc(v)}</td>')
+    return html
+
+
+def families_section(run: Run) -> str:
+    have = rd.families_with_data(run)
+    items = []
+    for f in have:
+        rows = rd.family_rows(run, f)
+        what = (f"{(rows.status == 'ok').sum()} benchmarks ok, {(rows.status == 'failed').sum()} failed, "
+                f"{(rows.status == 'skipped').sum()} skipped" if not rows.empty else
+                ", ".join(x for x in f.files if (run.run_dir / x).is_file()) or f"machine.json \"{f.machine_section}\"")
+        items.append(f'<li><a href="{report_pages.page_name(f)}">{esc(f.heading)}</a> <span class="meta">— '
+                     f"{esc(what)}</span></li>")
+    absent = [f.heading for f in rd.FAMILIES if f not in have]
+    return ("<h2>Families</h2>" + (f'<ul class="families">{"".join(items)}</ul>' if items else note("no family has data "
+            "in this run")) + (f'<p class="meta">No data in this run: {esc(", ".join(absent))}.</p>' if absent else ""))
+
+
+def commands_section(run: Run, baseline: str | None) -> str:
+    rows = rd.commands(run)
+    rows.append(["report/", f"rooflab report {rd.q(run.run_dir)}" + (f" --baseline {rd.q(baseline)}" if baseline else "")])
+    return ("<h2>Commands to reproduce every number</h2>"
+            '<p class="meta">What each file of the run records about how it was made; the family pages list the '
+            "command that re-times each benchmark.</p>"
+            + table(["file", "command"], [[esc(f), f"<code>{esc(c)}</code>"] for f, c in rows]))
+
+
+# ----------------------------------------------------------------------------- details page
+
+def details_page(run: Run, out: Path, drawn: set[str]) -> list[str]:
+    body = ["<h1>Machine details, general figures, counters, inputs</h1>"]
+    m = run.machine
+    if isinstance(m, dict):
+        lb = m.get("likwid_bench")
+        if isinstance(lb, dict):
+            body.append("<h2>Cross-check with likwid-bench</h2>")
+            if lb.get("available"):
+                body.append(text_table(["kernel", "bytes", "threads", "likwid-bench GB/s", "rooflab GB/s"],
+                                       [[p.get("kernel"), human_bytes(p.get("bytes", 0)), p.get("threads"),
+                                         fmt_num(p.get("gbps")), fmt_num(p.get("rooflab_gbps"))]
+                                        for p in lb.get("points", [])], num_cols={1, 2, 3, 4}))
+            else:
+                body.append(note(f"likwid-bench not used: {lb.get('reason', 'no reason given')}"))
+        if isinstance(m.get("method"), dict) and m["method"]:
+            body.append("<h2>Method</h2>" + text_table(["what", "how"], [[k, v] for k, v in m["method"].items()]))
+    body.append("<h2>Figures</h2>")
+    for fname, title, module, needs in DETAILS_FIGURES:
         absent = [run.missing[k] for k in needs if k in run.missing]
         if absent:
-            parts.append(f"<h3>{esc(title)}</h3>" + note("not drawn: " + "; ".join(absent)))
+            body.append(f"<h3>{esc(title)}</h3>" + note("not drawn: " + "; ".join(absent)))
             continue
-        try:
-            module.plot(run.run_dir, out_dir / fname)
-        except RooflabDataError as e:
-            parts.append(f"<h3>{esc(title)}</h3>" + note(f"not drawn: {e}", "warn"))
-            continue
-        parts.append(f'<figure><figcaption>{esc(title)}</figcaption>'
-                     f'<img src="{esc(fname)}" alt="{esc(title)}"></figure>')
-    return "\n".join(parts)
-
-
-def family_table(fam: pd.DataFrame, cell: str) -> str:
-    """One row per variant/ISA and parameters, one column per dtype, size and thread count: the
-    median time (Sinkhorn) or GFLOP/s (Floyd-Warshall) of each ok row, with its efficiency."""
-    ok = fam[fam.status == "ok"]
-    if ok.empty:
-        return ""
-    def key(r) -> str:  # the benchmark name without family, dtype, size and threads, in name order
-        parts = r["name"].split("/")[1:-1]
-        return "/".join(p for p in parts if p not in (r["dtype"], fc.dims_label(r.dims)))
-    col = lambda r: f"{r['dtype']} {fc.dims_label(r.dims)} {r.threads}T"
-    cells = {(key(r), col(r)): r for _, r in ok.iterrows()}
-    rows_k = sorted({k for k, _ in cells})
-    cols = sorted({c for _, c in cells}, key=lambda c: (c.split()[0], int(c.split()[2][:-1]),
-                                                        [int(x) for x in c.split()[1].split("x")]))
-    body = []
-    for k in rows_k:
-        line = [esc(k)]
-        for c in cols:
-            r = cells.get((k, c))
-            if r is None:
-                line.append("")
-                continue
-            v = fmt_time(r.median_s) if cell == "median time" else f"{fmt_num(r.gflops)}"
-            eff = "" if missing(r.efficiency) else f' <span class="meta">({r.efficiency:.2f})</span>'
-            line.append(esc(v) + eff)
-        body.append(line)
-    return (f'<p class="meta">{esc(cell)} per case (efficiency = predicted / measured time in parentheses).</p>'
-            '<div class="scroll">' + table(["variant/isa, parameters"] + cols, body,
-                                           num_cols=set(range(1, 1 + len(cols)))).replace("<table>", '<table class="compact">', 1)
-            + "</div>")
-
-
-def family_sections(run: Run, out_dir: Path) -> str:
-    parts = []
-    for family, heading, figures, cell in FAMILY_SECTIONS:
-        parts.append(f"<h2>{esc(heading)}</h2>")
-        if run.model_df is None:
-            parts.append(note(f"not drawn: {run.missing['model']}"))
-            continue
-        fam = run.model_df[run.model_df.family == family]
-        if fam.empty:
-            parts.append(note(f"no {family} benchmarks in this run"))
-            continue
-        for fname, title, module in figures:
-            try:
-                module.plot(run.run_dir, out_dir / fname)
-            except RooflabDataError as e:
-                parts.append(f"<h3>{esc(title)}</h3>" + note(f"not drawn: {e}", "warn"))
-                continue
-            parts.append(f'<figure><figcaption>{esc(title)}</figcaption>'
-                         f'<img src="{esc(fname)}" alt="{esc(title)}"></figure>')
-        parts.append(family_table(fam, cell))
-        bad = fam[fam.status != "ok"]
-        if not bad.empty:
-            parts.append("<h3>Not plotted</h3>" + table(
-                ["name", "status", "message"], [[esc(r["name"]), esc(r.status), esc(r.message)] for _, r in bad.iterrows()],
-                [r.status for _, r in bad.iterrows()]))
-    return "\n".join(parts)
-
-
-def results_section(run: Run) -> str:
-    if run.model_df is None:
-        return "<h2>Results</h2>" + note(run.missing["model"])
-    df = run.model_df
-    rows, classes = [], []
-    for _, r in df.iterrows():
-        bound = "—" if missing(r.bound) and missing(r.level) else f"{r.bound or '?'}/{r.level or '?'}"
-        rows.append([esc(r["name"]), esc(r.status), esc(fmt_time(r.median_s)), esc(fmt_num(r.gflops)),
-                     esc(fmt_num(r.gbps)), esc(fmt_time(r.predicted_s)), esc(bound),
-                     esc("—" if missing(r.efficiency) else f"{r.efficiency:.2f}"), esc(r.message)])
-        classes.append(r.status if r.status in ("failed", "skipped") else "")
-    counts = df.status.value_counts()
-    summary = ", ".join(f"{n} {s}" for s, n in counts.items())
-    return ("<h2>Results</h2>"
-            f'<p class="meta">{len(df)} rows ({esc(summary)}). Efficiency = predicted / measured time '
-            f"(1.0 = on the roofline); GFLOP/s and GB/s are attained.</p>" +
-            table(["name", "status", "median time", "GFLOP/s", "GB/s", "predicted time", "bound / level",
-                   "efficiency", "message"], rows, classes, num_cols={2, 3, 4, 5, 7}))
+        body.append(draw(module, run.run_dir, out, fname, title, drawn))
+    body.append(counters_section(run))
+    known = {x for f in rd.FAMILIES for x in f.model}
+    if run.model_df is not None and not (other := run.model_df[~run.model_df.family.isin(known)]).empty:
+        body.append("<h2>Results of other families</h2>" + table(
+            rd.RESULTS_HEAD, [[esc(c) for c in r] for r in rd.results_rows(other)],
+            [s if s in ("failed", "skipped") else "" for s in other.status], num_cols={2, 3, 4, 5, 7}, cls="compact"))
+    body.append(provenance_section(run))
+    return body
 
 
 def counters_section(run: Run) -> str:
@@ -312,8 +197,7 @@ def counters_section(run: Run) -> str:
     parts = ["<h2>Counters</h2>",
              table(["back end", "available", "reason / configuration"],
                    [[esc(b["name"]), esc("yes" if b.available else "no"),
-                     esc(b.reason if not b.available else
-                         ", ".join(f"{k}={v}" for k, v in b.config.items()) or "")]
+                     esc(b.reason if not b.available else ", ".join(f"{k}={v}" for k, v in b.config.items()) or "")]
                     for _, b in backends.iterrows()],
                    ["" if b.available else "skipped" for _, b in backends.iterrows()])]
     if rows.empty:
@@ -325,7 +209,8 @@ def counters_section(run: Run) -> str:
             for _, r in rows.iterrows()]
     parts.append('<p class="meta">Events are per timed run, averaged over the runs; — = not reported by '
                  "that back end.</p>")
-    parts.append(table(["name", "back end", "runs"] + ev + dv, body, num_cols=set(range(2, 3 + len(ev) + len(dv)))))
+    parts.append(table(["name", "back end", "runs"] + ev + dv, body, num_cols=set(range(2, 3 + len(ev) + len(dv))),
+                       cls="compact"))
     return "\n".join(parts)
 
 
@@ -337,10 +222,6 @@ def provenance_section(run: Run) -> str:
             rows.append([esc(fname), esc(command), "absent"])
             continue
         facts = [f"schema {doc.get('schema')}"]
-        for key in ("command", "argv"):  # recorded command line, when the writer stores one
-            v = doc.get(key)
-            if v:
-                facts.append(f"{key}: {' '.join(map(str, v)) if isinstance(v, list) else v}")
         if kind == "bench":
             ctx = doc.get("context", {})
             facts += [f"profile: {doc.get('profile')}", f"filter: {doc.get('filter')}",
@@ -351,56 +232,88 @@ def provenance_section(run: Run) -> str:
         elif kind == "machine":
             facts.append(f"created: {doc.get('created')}")
         rows.append([esc(fname), f"<code>{esc(command)}</code>", "<br>".join(esc(f) for f in facts)])
-    return "<h2>Commands and inputs</h2>" + table(["file", "written by", "details"], rows)
+    return "<h2>Inputs</h2>" + table(["file", "written by", "details"], rows)
 
 
-def diagnostics_section(run: Run) -> str:
-    """Self-diagnosis recorded by `rooflab characterize` and `rooflab bench` (as nanobench
-    warns): unoptimized build, load, clock not fixed, VM without counters, unstable timings,
-    too few repetitions for `rooflab compare`."""
-    items = [("characterize", w) for w in (run.machine or {}).get("diagnostics", [])]
-    items += [("bench", w) for w in (run.bench or {}).get("diagnostics", [])]
-    if not items:
-        return ""
-    return "<h2>Self-diagnosis</h2>" + "\n".join(note(f"{src}: {w}", "warn") for src, w in items)
+# ----------------------------------------------------------------------------- build
 
-
-def build(run_dir, out_dir=None) -> Path:
+def load(run_dir) -> Run:
     run = load_run(run_dir)
-    out = Path(out_dir) if out_dir else run.run_dir / "report"
-    out.mkdir(parents=True, exist_ok=True)
-    if all(getattr(run, k) is None for k in FILES):
+    if all(getattr(run, k) is None for k in FILES) and not any(
+            (run.run_dir / x).is_file() for f in rd.FAMILIES for x in f.files):
         raise RooflabDataError(f"{run.run_dir} holds none of {', '.join(f[0] for f in FILES.values())}: "
                                f"run `rooflab characterize`, `rooflab bench`, `rooflab model` first")
+    return run
+
+
+def title_of(run: Run) -> str:
     host = (run.machine or {}).get("host", {}).get("hostname") or (run.bench or {}).get("context", {}).get("host_name")
-    title = f"rooflab report — {host or run.run_dir.name}"
-    body = [f"<h1>{esc(title)}</h1>", f'<p class="meta">run directory: <code>{esc(run.run_dir.resolve())}</code></p>']
-    body += [note(msg) for msg in run.missing.values()]
-    body.append(diagnostics_section(run))
-    body += [machine_section(run), figures_section(run, out), family_sections(run, out), results_section(run),
-             counters_section(run), gemm_knobs.report_section(run.run_dir, out), rtamm_figures.report_section(run.run_dir, out),
-             mpi_report.section(run.run_dir, out),
-             provenance_section(run)]
-    page = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{esc(title)}</title>"
-            f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
-    index = out / "index.html"
-    tmp = out / "index.html.tmp"
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(index)  # atomic, like every other rooflab output
-    return index
+    return f"rooflab report — {host or run.run_dir.name}"
+
+
+def build(run_dir, out_dir=None, baseline: str | None = None, compare_args: list[str] = ()) -> Path:
+    run = load(run_dir)
+    cmp = rd.compare_with(run, baseline, list(compare_args)) if baseline else None  # fail before drawing
+    out = Path(out_dir) if out_dir else run.run_dir / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    title = title_of(run)
+    have = rd.families_with_data(run)
+    nav = [("index.html", "Summary")] + [(report_pages.page_name(f), f.heading) for f in have] + \
+          [("details.html", "Details")]
+    drawn: set[str] = set()
+    for f in have:
+        write_atomic(out / report_pages.page_name(f),
+                     page(f"{f.heading} — {title}", nav, report_pages.page_name(f), report_pages.family_page(run, f, out, drawn)))
+    write_atomic(out / "details.html", page(f"Details — {title}", nav, "details.html", details_page(run, out, drawn)))
+    index_body = [f"<h1>{esc(title)}</h1>", f'<p class="meta">run directory: <code>{esc(run.run_dir.resolve())}</code></p>']
+    index_body += [note(msg) for msg in run.missing.values()]
+    index_body += [diagnostics_section(run), machine_summary(run), roofline_section(run, out, drawn),
+                   comparison_section(cmp)]
+    rows = claims_mod.evaluate(run.run_dir)
+    claims_mod.draw_figures(rows, run.run_dir, out, done=drawn)
+    index_body += [claims_section(rows), families_section(run), commands_section(run, baseline)]
+    write_atomic(out / "report.md", report_markdown.render(run, rows, cmp))
+    return write_atomic(out / "index.html", page(title, nav, "index.html", index_body))
+
+
+def markdown(run_dir, baseline: str | None = None, compare_args: list[str] = ()) -> str:
+    run = load(run_dir)
+    cmp = rd.compare_with(run, baseline, list(compare_args)) if baseline else None
+    return report_markdown.render(run, claims_mod.evaluate(run.run_dir), cmp)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="Write the HTML report of a rooflab run directory.")
-    ap.add_argument("--run", required=True, help="run directory")
+    ap = argparse.ArgumentParser(prog="rooflab report", description="The HTML report (and Markdown summary) of a "
+                                 "rooflab run directory.")
+    ap.add_argument("run_pos", nargs="?", metavar="RUN", help="run directory")
+    ap.add_argument("--run", help="run directory (the same as RUN)")
     ap.add_argument("--out", help="output directory (default: RUN/report)")
-    args = ap.parse_args(argv)
+    ap.add_argument("--baseline", metavar="BASE", help="a run directory or bench.json to compare RUN's bench.json "
+                    "with (`rooflab compare BASE RUN`)")
+    ap.add_argument("--metric", choices=("time", "efficiency"), help="comparison metric (rooflab compare's default: time)")
+    ap.add_argument("--threshold", help="relative slowdown flagged (rooflab compare's default: 0.10)")
+    ap.add_argument("--markdown", action="store_true", help="print the Markdown summary on stdout and write nothing "
+                    "(the HTML build also writes it as OUT/report.md)")
+    a = ap.parse_args(argv)
+    if a.run and a.run_pos and a.run != a.run_pos:
+        ap.error(f"two run directories given: {a.run_pos} and --run {a.run}")
+    run = a.run or a.run_pos
+    if not run:
+        ap.error("the run directory is missing: rooflab report RUN [--baseline BASE] [--markdown]")
+    if (a.metric or a.threshold) and not a.baseline:
+        ap.error("--metric and --threshold apply to the comparison: give --baseline BASE")
+    if a.markdown and a.out:
+        ap.error("--markdown prints to stdout; --out is for the HTML report (which also writes report.md)")
+    extra = (["--metric", a.metric] if a.metric else []) + (["--threshold", a.threshold] if a.threshold else [])
     try:
-        index = build(args.run, args.out)
+        if a.markdown:
+            sys.stdout.write(markdown(run, a.baseline, extra))
+            return 0
+        index = build(run, a.out, a.baseline, extra)
     except RooflabDataError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        print(f"rooflab report: error: {e}", file=sys.stderr)
+        return 1
+    print(f"markdown summary: {index.parent / 'report.md'}")
     print(index)
     return 0
 

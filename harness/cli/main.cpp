@@ -37,7 +37,7 @@ commands:
                                                            [--run DIR] | [--bench FILE --machine FILE --out FILE]
   counters      cache-miss counters -> DIR/counters.json   [--filter REGEX] [--case NAME]... [--backend B]
                                                            [--machine FILE] [--ll-level L2|L3] [--runs K] [--out DIR]
-  report        HTML report of a run directory             --run DIR
+  report        HTML report + Markdown summary of a run    RUN [--baseline BASE] [--markdown] (`rooflab report --help`)
   claims        the papers' claims vs a run -> DIR/claims.{json,md}   --run DIR
   compare       regression gate: BASE vs NEW bench.json    BASE NEW [--metric time|efficiency] [--threshold 0.10]
                 (Mann-Whitney U per benchmark; exit 4 when significantly slower; `rooflab compare --help`)
@@ -219,17 +219,6 @@ std::string python_interpreter() {
   throw Error("cannot run " + py + " (set ROOFLAB_PYTHON or run ./run_all.sh once to make .venv)");
 }
 
-int cmd_report(Args a) {
-  std::string run;
-  while (!a.done()) {
-    if (a.opt("--run", run)) continue;
-    a.unknown();
-  }
-  if (run.empty()) throw Usage("report needs --run DIR");
-  if (!fs::is_directory(run)) throw Error("run directory " + run + " does not exist");
-  exec_python("report.py", {"--run", run});
-}
-
 int cmd_info() {
   std::printf("rooflab %s (%s build%s%s)\n", ROOFLAB_VERSION, ROOFLAB_BUILD_TYPE,
               ROOFLAB_SANITIZER[0] ? ", sanitizer " : "", ROOFLAB_SANITIZER);
@@ -256,7 +245,7 @@ int main(int argc, char** argv) {
     if (cmd == "characterize") return cmd_characterize(rest);
     if (cmd == "bench") return cmd_bench(rest);
     if (cmd == "model") return cmd_model(rest);
-    if (cmd == "report") return cmd_report(rest);
+    if (cmd == "report") exec_python("report.py", rest.rest);  // RUN, --baseline, --markdown: report.py parses
     if (cmd == "compare") exec_python("compare.py", rest.rest);
     if (cmd == "claims") exec_python("claims.py", rest.rest);
     if (cmd == "info") return cmd_info();

@@ -86,3 +86,57 @@ def test_gemm_and_rtamm_claims_read_their_families_outputs(tmp_path):
     assert rows["rtamm.overhead"]["verdict"] == claims.NOT_MEASURED  # the fixture has no shape >= 256^3
     assert rows["sfc.knobs"]["verdict"] == claims.NOT_MEASURED
     assert "gemm-knobs evaluate" in rows["sfc.knobs"]["note"]
+
+
+# ----------------------------------------------------------------------- MPI, figures
+
+def mpi_run(run, edit=None):
+    from conftest import REPO
+    doc = json.loads((REPO / "tests/fixtures/mpi_run/mpi_sweep.json").read_text())
+    if edit:
+        edit(doc)
+    (run / "mpi_sweep.json").write_text(json.dumps(doc))
+    return doc
+
+
+def mpi_time(doc, name):
+    return next(r["time_per_iter_s"] for r in doc["runs"] if r["name"] == name)
+
+
+def test_mpi_one_node_claim_compares_coffee_and_ring_at_the_same_p(run):
+    assert by_id(claims.evaluate(run))["coffee.mpi_node"]["verdict"] == claims.NOT_MEASURED
+    assert "scripts/mpi_sweep.sh" in by_id(claims.evaluate(run))["coffee.mpi_node"]["note"]
+    doc = mpi_run(run)
+    r = by_id(claims.evaluate(run))["coffee.mpi_node"]
+    coffee = "sinkhorn_mpi/coffee/f64/256x2048/ranks:2/rpn:2/chunks:4/threads:1"
+    ring = "sinkhorn_mpi/ring/f64/256x2048/ranks:2/rpn:2/chunks:1/threads:1"
+    assert r["benchmarks"] == [coffee, ring]  # the fixture's only coffee run with all ranks on one node and P > 1
+    s = mpi_time(doc, ring) / mpi_time(doc, coffee)
+    assert r["measured"] == f"P=2 256x2048: {s:.2f}x"
+    assert r["verdict"] == claims.FAILS  # coffee is slower than ring in this (real, 2-CPU) sweep
+    assert "compares the allreduce designs" in r["note"]  # says it is not the paper's raw-Ring baseline
+
+
+def test_mpi_one_node_claim_prefers_typical_kernel_runs(run):
+    def add_typical(doc):  # ring with the typical kernel at P = 2, 3x slower than with the microkernel
+        base = next(r for r in doc["runs"] if r["name"] == "sinkhorn_mpi/ring/f64/256x2048/ranks:2/rpn:2/chunks:1/threads:1")
+        doc["runs"].append(dict(base, name=base["name"].replace("/threads:1", "/kernel:typical/threads:1"),
+                                time_per_iter_s=3 * base["time_per_iter_s"]))
+    mpi_run(run, add_typical)
+    r = by_id(claims.evaluate(run))["coffee.mpi_node"]
+    assert r["measured"] == "P=2 256x2048: 3.00x" and r["verdict"] == claims.HOLDS
+    assert any("kernel:typical" in b for b in r["benchmarks"])
+
+
+def test_write_draws_each_claims_headline_figure(run):
+    mpi_run(run)
+    assert claims.main(["--run", str(run)]) == 0
+    rows = by_id(json.loads((run / "claims.json").read_text())["claims"])
+    assert all(r["figure"] for r in rows.values())  # every claim names its headline figure
+    for cid in ("coffee.col_vs_row", "fw.peak", "coffee.mpi_node"):
+        f = rows[cid]["figure_file"]
+        assert f == rows[cid]["figure"] and (run / f).stat().st_size > 10_000
+    nodata = rows["sfc.knobs"]
+    assert nodata["figure_file"] == "" and "not drawn" in nodata["figure_note"]
+    assert not (run / "gemm_knobs.png").exists()
+    assert "| **holds** | sinkhorn_breakdown.png |" in (run / "claims.md").read_text()

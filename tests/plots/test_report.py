@@ -1,56 +1,138 @@
-"""report.py: the HTML report of the fixture run, its notes for missing parts, its errors."""
+"""report.py: the index page (self-diagnosis, machine summary, roofline, claims ledger, family
+links, commands), the per-family and details pages, the Markdown summary, the comparison with a
+baseline, notes for missing parts, clear errors."""
 from __future__ import annotations
 
+import copy
 import html
+import random
 import re
 import shutil
 
 import pytest
-from conftest import assert_png, load, run_script, save
+from conftest import REPO, assert_png, load, run_script, save
+
+import claims
+
+PAGES = ("sinkhorn", "floyd_warshall", "gemm", "rtamm", "mpi", "gpu")
 
 
-def make_report(run, out):
-    p = run_script("report.py", "--run", str(run), "--out", str(out))
+def make_report(run, out, *extra):
+    p = run_script("report.py", str(run), "--out", str(out), *extra)
     assert p.returncode == 0, p.stderr
     index = out / "index.html"
     assert p.stdout.strip().splitlines()[-1] == str(index)  # the path is the last line
     return index.read_text(encoding="utf-8")
 
 
+def read(out, name):
+    return (out / name).read_text(encoding="utf-8")
+
+
 def row_of(page: str, name: str) -> str:
-    """The <tr> of the results table whose first cell is `name` (escaped)."""
+    """The <tr> of a results table whose first cell is `name` (escaped)."""
     m = re.search(r'<tr( class="\w+")?><td>' + re.escape(html.escape(name)) + r"</td>.*?</tr>", page, re.S)
     assert m, f"no table row for {name}"
     return m.group(0)
 
 
-def test_report_of_fixture_run(run_small, tmp_path):
-    out = tmp_path / "report"
-    page = make_report(run_small, out)
+def section(page: str, start: str, end: str | None = None) -> str:
+    i = page.index(start)
+    return page[i:page.index(end, i)] if end else page[i:]
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory):
+    """run_families plus the MPI sweep and RTAMM fixtures: four families with data."""
+    run = tmp_path_factory.mktemp("full") / "run"
+    shutil.copytree(REPO / "tests/fixtures/run_families", run)
+    shutil.copy(REPO / "tests/fixtures/mpi_run/mpi_sweep.json", run / "mpi_sweep.json")
+    shutil.copy(REPO / "tests/fixtures/rtamm/run/rtamm.json", run / "rtamm.json")
+    return run
+
+
+# Built once per module (each build draws a dozen figures): (output directory, index.html text).
+@pytest.fixture(scope="module")
+def small_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("small") / "report"
+    return out, make_report(REPO / "tests/fixtures/run_small", out)
+
+
+@pytest.fixture(scope="module")
+def full_report(full_run):
+    out = full_run.parent / "report"
+    return out, make_report(full_run, out)
+
+
+# ------------------------------------------------------------------------ index page
+
+def test_index_of_fixture_run(run_small, small_report):
+    out, page = small_report
     assert page.startswith("<!DOCTYPE html>")
-    for fig in ("roofline.png", "attained_vs_predicted.png", "bandwidth.png", "cache_misses.png"):
-        assert f'<img src="{fig}"' in page
-        assert_png(out / fig)
-    # every model row is in the results table with its status
-    for r in load(run_small, "model.json")["rows"]:
-        assert f"<td>{r['status']}</td>" in row_of(page, r["name"])
-    failed = row_of(page, "sinkhorn/blocked/f64/1000x777/threads:1")
-    assert failed.startswith('<tr class="failed">')
-    # the failed row's message, escaped (it holds <, > and &)
-    assert "max_err 3.2e-03 &gt; tol 1e-11 at &lt;row 999, col 776&gt; &amp; 14 more" in failed
-    assert "<row 999" not in page
-    ok = row_of(page, "sinkhorn/c2r/f64/1024x1024/part:col/threads:2")
-    assert "431 µs" in ok and "276 µs" in ok and "memory/L3" in ok and "0.64" in ok
-    # machine summary: host, ISA, VM, capacity warning, bandwidth and compute tables
+    # order: self-diagnosis, machine summary, roofline, claims, families, commands
+    heads = ["<h2>Self-diagnosis</h2>", "<h2>Machine</h2>", "<h2>Roofline, every family</h2>", "<h2>Claims ledger</h2>",
+             "<h2>Families</h2>", "<h2>Commands to reproduce every number</h2>"]
+    assert [page.index(h) for h in heads] == sorted(page.index(h) for h in heads)
+    assert '<img src="roofline.png"' in page
+    assert_png(out / "roofline.png")
+    # machine summary: host, ISA, VM, reported vs measured capacities, ceilings
     assert "bench-vm-01" in page and "scalar, avx2" in page and "yes (KVM)" in page
-    assert "warning: L3: reported 256 MiB, measured 32 MiB" in page
+    assert "caches: L3: reported 256 MiB, measured 32 MiB" in section(page, "<h2>Self-diagnosis</h2>", "<h2>Machine")
     assert "<th>read 2T</th>" in page and '<td class="num">18.92</td>' in page
     assert "<td>addmin_f32</td>" in page and '<td class="num">188.4</td>' in page
-    # counters: back ends with their reasons and the cachegrind rows
-    assert "PAPI_TOT_CYC reads 0: no PMU in this VM" in page
-    assert "<th>D1mr</th>" in page and "<td>floyd_warshall/blocked/f32/512/threads:1</td><td>cachegrind</td>" in page
-    # provenance
-    assert "<code>rooflab bench</code>" in page and "profile: quick" in page
+    # commands, from what the files record
+    cmds = section(page, "<h2>Commands to reproduce")
+    assert "rooflab bench --profile quick --filter" in cmds and f"--out {run_small}" in cmds
+    assert "rooflab counters --case sinkhorn/typical/f64/128x128/threads:1 --case" in cmds
+    assert "--case floyd_warshall/blocked/f32/512/threads:1 --backend cachegrind" in cmds
+    assert f"rooflab model --run {run_small}" in cmds
+
+
+def test_family_links_only_for_families_with_data(small_report, full_report):
+    out, page = small_report
+    fams = section(page, "<h2>Families</h2>", "<h2>Commands")
+    for key in PAGES:
+        has = key in ("sinkhorn", "floyd_warshall")
+        assert (f'href="{key}.html"' in page) == has, key
+        assert (out / f"{key}.html").exists() == has, key
+    assert "No data in this run: GEMM (SFC-CA), RTAMM, Sinkhorn on MPI, Sinkhorn on a CUDA device" in fams
+    out, page = full_report
+    for key in PAGES:
+        assert (f'href="{key}.html"' in page) == (key not in ("gemm", "gpu")), key
+    assert '<img src="mpi_scaling.png"' in read(out, "mpi.html") and "rooflab rtamm evaluate" in read(out, "rtamm.html")
+    # every page carries the same navigation bar
+    for key in ("sinkhorn", "floyd_warshall", "rtamm", "mpi", "details"):
+        assert '<a href="index.html">Summary</a>' in read(out, f"{key}.html")
+
+
+def test_gpu_page_from_the_machine_gpu_section(tmp_path):
+    run = tmp_path / "gpu"
+    shutil.copytree(REPO / "tests/fixtures/gpu_run", run)
+    out = tmp_path / "r"
+    page = make_report(run, out)
+    assert 'href="gpu.html"' in page and 'href="sinkhorn.html"' not in page
+    assert '<img src="gpu_roofline.png"' in read(out, "gpu.html")
+
+
+def test_claims_ledger_rows_and_thumbnails(full_report):
+    out, page = full_report
+    ledger = section(page, "<h2>Claims ledger</h2>", "<h2>Families</h2>")
+    assert ledger.count("<tr><td><b>") == len(claims.CLAIMS)
+    for c in claims.CLAIMS:
+        assert html.escape(c.statement) in ledger
+    # a measured claim links its headline figure, drawn in the report directory
+    row = ledger[ledger.index("typical&#x27;s column rescaling"):]
+    row = row[:row.index("</tr>")]
+    assert '<a href="sinkhorn_breakdown.png"><img class="thumb" src="sinkhorn_breakdown.png"' in row
+    assert 'class="v-holds"' in row
+    # the one-node MPI claim is measured from mpi_sweep.json; an unmeasured claim says why, no thumbnail
+    mpi = ledger[ledger.index("COFFEE-CPU over MPICH-Ring on one node"):]
+    assert '<img class="thumb" src="mpi_scaling.png"' in mpi[:mpi.index("</tr>")]
+    knobs = ledger[ledger.index("knob prediction vs autotuned"):]
+    knobs = knobs[:knobs.index("</tr>")]
+    assert "gemm-knobs evaluate" in knobs and "<img" not in knobs and "not drawn" in knobs
+    for img in re.findall(r'<img class="thumb" src="([^"]+)"', ledger):
+        assert_png(out / img)
 
 
 def test_strings_from_json_are_escaped(run_copy, tmp_path):
@@ -58,8 +140,10 @@ def test_strings_from_json_are_escaped(run_copy, tmp_path):
     doc["host"]["hostname"] = '<script>alert("x")</script>'
     doc["caches"]["warnings"] = ["L2 & L3 <differ>"]
     save(run_copy, "machine.json", doc)
-    page = make_report(run_copy, tmp_path / "r")
-    assert "<script>" not in page
+    out = tmp_path / "r"
+    page = make_report(run_copy, out)
+    for name in ("index.html", "sinkhorn.html", "details.html"):
+        assert "<script>" not in read(out, name)
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
     assert "L2 &amp; L3 &lt;differ&gt;" in page
 
@@ -67,12 +151,14 @@ def test_strings_from_json_are_escaped(run_copy, tmp_path):
 def test_missing_optional_parts_get_visible_notes(run_copy, tmp_path):
     (run_copy / "counters.json").unlink()
     (run_copy / "machine.json").unlink()
-    page = make_report(run_copy, tmp_path / "r")
+    out = tmp_path / "r"
+    page = make_report(run_copy, out)
     assert "run `rooflab counters` to produce it" in page
     assert "run `rooflab characterize` to produce it" in page
-    assert '<img src="cache_misses.png"' not in page and '<img src="roofline.png"' not in page
-    assert '<img src="attained_vs_predicted.png"' in page  # needs model.json only
-    assert not (tmp_path / "r" / "roofline.png").exists()
+    assert '<img src="roofline.png"' not in page and not (out / "roofline.png").exists()
+    details = read(out, "details.html")
+    assert '<img src="cache_misses.png"' not in details
+    assert '<img src="attained_vs_predicted.png"' in details  # needs model.json only
 
 
 def test_report_without_counter_backends(run_copy, tmp_path):
@@ -80,8 +166,8 @@ def test_report_without_counter_backends(run_copy, tmp_path):
     doc["backends"] = [{"name": "papi", "available": False, "reason": "no PMU"}]
     doc["rows"] = []
     save(run_copy, "counters.json", doc)
-    page = make_report(run_copy, tmp_path / "r")
-    assert "no counter rows: no back end was available" in page
+    make_report(run_copy, tmp_path / "r")
+    assert "no counter rows: no back end was available" in read(tmp_path / "r", "details.html")
     assert_png(tmp_path / "r" / "cache_misses.png", min_bytes=5_000)
 
 
@@ -102,55 +188,57 @@ def test_report_bad_input_fails_clearly(run_copy, tmp_path, case):
     else:
         (run / "model.json").write_text('{"schema": "rooflab.model/1", "rows": [')
     p = run_script("report.py", "--run", str(run), "--out", str(tmp_path / "out"))
-    assert p.returncode == 2
+    assert p.returncode == 1
     assert expect in p.stderr and "Traceback" not in p.stderr
     assert not (tmp_path / "out" / "index.html").exists()
 
 
-# ------------------------------------------------------------------- per-family sections
+@pytest.mark.parametrize("args,msg", [([], "the run directory is missing"),
+                                      (["RUN", "--metric", "time"], "give --baseline BASE"),
+                                      (["RUN", "--run", "/elsewhere"], "two run directories given"),
+                                      (["RUN", "--markdown", "--out", "x"], "--markdown prints to stdout"),
+                                      (["RUN", "--bogus"], "unrecognized arguments: --bogus")])
+def test_usage_errors_are_clear(run_small, args, msg):
+    p = run_script("report.py", *[str(run_small) if a == "RUN" else a for a in args])
+    assert p.returncode == 2 and msg in p.stderr and "usage: rooflab report" in p.stderr
 
-def test_family_sections_with_figures_tables_and_failed_rows(run_families, tmp_path):
-    out = tmp_path / "r"
-    page = make_report(run_families, out)
-    # after the general figures, before the results table
-    assert page.index("<h2>Figures</h2>") < page.index("<h2>Sinkhorn</h2>") < \
-        page.index("<h2>Floyd-Warshall</h2>") < page.index("<h2>Results</h2>")
-    for fig in ("sinkhorn_breakdown.png", "sinkhorn_iteration.png", "fw_performance.png"):
-        assert f'<img src="{fig}"' in page
+
+# ------------------------------------------------------------------- per-family pages
+
+def test_family_pages_with_figures_tables_and_failed_rows(full_report):
+    out, _ = full_report
+    sk, fw = read(out, "sinkhorn.html"), read(out, "floyd_warshall.html")
+    for fig, pg in (("sinkhorn_breakdown.png", sk), ("sinkhorn_iteration.png", sk), ("fw_performance.png", fw)):
+        assert f'<img src="{fig}"' in pg
         assert_png(out / fig, min_bytes=30_000)
-    sk = page[page.index("<h2>Sinkhorn</h2>"):page.index("<h2>Floyd-Warshall</h2>")]
-    fw = page[page.index("<h2>Floyd-Warshall</h2>"):page.index("<h2>Results</h2>")]
-    # compact tables: one column per dtype/size/threads, the cell of a known row
+    # summary per variant, compact tables: one column per dtype/size/threads, the cell of a known row
+    assert "<h2>Benchmarks per variant</h2>" in sk and "<td>microkernel/avx2</td>" in sk
     assert "<th>f64 4096x4096 1T</th>" in sk and "<th>f32 1024x1024 2T</th>" in fw
     assert re.search(r"<td>microkernel/avx2/part:col</td>(<td[^>]*>[^<]*(<span[^>]*>[^<]*</span>)?</td>)*?"
                      r'<td class="num">13.8 ms <span class="meta">\(1.00\)</span></td>', sk)
     assert re.search(r"<td>regblock/avx2/sched:rec/layout:bdl/bs:64/task:256</td>.*?45.2", fw, re.S)
-    # failed / skipped rows of each family are listed in that family's section
-    assert '<tr class="failed"><td>sinkhorn/c2r/f32/1023x517/part:col/threads:1</td>' in sk
-    assert '<tr class="skipped"><td>sinkhorn/microkernel/avx512/f64/4096x4096/part:col/threads:1</td>' in sk
+    # results with failed / skipped rows, on the family's own page only
+    assert row_of(sk, "sinkhorn/c2r/f32/1023x517/part:col/threads:1").startswith('<tr class="failed">')
+    assert row_of(sk, "sinkhorn/microkernel/avx512/f64/4096x4096/part:col/threads:1").startswith('<tr class="skipped">')
     assert "floyd_warshall/regblock/avx2/f32/777x777/sched:blocked/layout:bdl/bs:64/threads:2" in fw
-    assert "no sinkhorn benchmarks" not in page and "no floyd_warshall benchmarks" not in page
+    assert "floyd_warshall/" not in sk.split("<h2>Results</h2>")[1]
+    # the command that re-times each ok row
+    assert ("rooflab bench --case sinkhorn/microkernel/avx2/f64/4096x4096/part:col/threads:1 "
+            "--benchmark_repetitions=3 --machine") in sk
 
 
-def test_family_section_of_a_run_without_the_family(run_small, tmp_path):
-    doc = load(run_small, "model.json")
-    out = tmp_path / "r"
-    run = tmp_path / "run"
-    shutil.copytree(run_small, run)
-    doc["rows"] = [r for r in doc["rows"] if r["family"] != "floyd_warshall"]
-    save(run, "model.json", doc)
-    page = make_report(run, out)
-    fw = page[page.index("<h2>Floyd-Warshall</h2>"):page.index("<h2>Results</h2>")]
-    assert "no floyd_warshall benchmarks in this run" in fw
-    assert '<img src="fw_performance.png"' not in page and not (out / "fw_performance.png").exists()
-    assert '<img src="sinkhorn_breakdown.png"' in page  # run_small still has Sinkhorn rows
-
-
-def test_family_sections_without_model_json(run_copy, tmp_path):
-    (run_copy / "model.json").unlink()
-    page = make_report(run_copy, tmp_path / "r")
-    sk = page[page.index("<h2>Sinkhorn</h2>"):page.index("<h2>Floyd-Warshall</h2>")]
-    assert "not drawn:" in sk and "run `rooflab model`" in sk
+def test_results_rows_and_escaped_messages(run_small, small_report):
+    out, _ = small_report
+    sk = read(out, "sinkhorn.html")
+    for r in load(run_small, "model.json")["rows"]:
+        pg = sk if r["family"] == "sinkhorn" else read(out, "floyd_warshall.html")
+        assert f"<td>{r['status']}</td>" in row_of(pg, r["name"])
+    failed = row_of(sk, "sinkhorn/blocked/f64/1000x777/threads:1")
+    assert failed.startswith('<tr class="failed">')
+    assert "max_err 3.2e-03 &gt; tol 1e-11 at &lt;row 999, col 776&gt; &amp; 14 more" in failed
+    assert "<row 999" not in sk
+    ok = row_of(sk, "sinkhorn/c2r/f64/1024x1024/part:col/threads:2")
+    assert "431 µs" in ok and "276 µs" in ok and "memory/L3" in ok and "0.64" in ok
 
 
 def test_self_diagnosis_from_characterize_and_bench_is_shown(run_copy, tmp_path):
@@ -161,6 +249,80 @@ def test_self_diagnosis_from_characterize_and_bench_is_shown(run_copy, tmp_path)
     machine["diagnostics"] = ["turbo/boost state cannot be read"]
     save(run_copy, "machine.json", machine)
     page = make_report(run_copy, tmp_path / "report")
-    assert "<h2>Self-diagnosis</h2>" in page
-    assert "characterize: turbo/boost state cannot be read" in page
-    assert "bench: 2 of 50 benchmarks are unstable" in page and "a &lt;b&gt; (7.1%)" in page
+    diag = section(page, "<h2>Self-diagnosis</h2>", "<h2>Machine</h2>")
+    assert "characterize: turbo/boost state cannot be read" in diag
+    assert "bench: 2 of 50 benchmarks are unstable" in diag and "a &lt;b&gt; (7.1%)" in diag
+
+
+# ------------------------------------------------------------------------ Markdown
+
+def test_markdown_has_the_claims_table_and_summaries(full_run, full_report):
+    p = run_script("report.py", str(full_run), "--markdown")
+    assert p.returncode == 0, p.stderr
+    md = p.stdout
+    assert md.startswith("# rooflab report — ")
+    assert not (full_run / "report").exists() and not (full_run / "report.md").exists()  # --markdown writes nothing
+    ledger = section(md, "## Claims ledger", "## Families")
+    assert "| paper | where | claim | paper's number | measured here | verdict | figure |" in ledger
+    assert ledger.count("\n| ") == len(claims.CLAIMS) + 1  # header + one row per claim
+    for heading in ("## Self-diagnosis", "## Machine", "### Sinkhorn (COFFEE, MAP-UOT)", "### Sinkhorn on MPI",
+                    "## Commands to reproduce"):
+        assert heading in md
+    assert "| L3 | 32 MiB | 5.7 MiB |" in md  # reported vs measured
+    assert "| microkernel/avx2 | 11 | 0 | 0 |" in md  # per-family summary
+    # the HTML build writes the summary beside index.html, with the figures it drew
+    written = read(full_report[0], "report.md")
+    assert written.split("## Claims ledger")[0] == md.split("## Claims ledger")[0]
+    assert "| **holds** | sinkhorn_breakdown.png |" in written and "not drawn: no data for this claim" in written
+
+
+# ------------------------------------------------------------------------ baseline
+
+def with_reps(doc: dict, scale: float, seed: int, n: int = 10, keep: int = 2) -> dict:
+    """The first `keep` benchmarks of a bench.json with n repetitions each: the fixture's time x
+    scale with 2% log-normal noise."""
+    rng = random.Random(seed)
+    out, names = copy.deepcopy(doc), []
+    benches = []
+    for b in doc["benchmarks"]:
+        if b.get("run_type") != "iteration" or b["run_name"] in names:
+            continue
+        names.append(b["run_name"])
+        if len(names) > keep:
+            break
+        for i in range(n):
+            benches.append(dict(copy.deepcopy(b), repetition_index=i, repetitions=n,
+                                real_time=b["real_time"] * scale * rng.lognormvariate(0, 0.02)))
+    out["benchmarks"] = benches
+    return out
+
+
+@pytest.mark.parametrize("scale", [1.2, 1.0])
+def test_baseline_comparison_flags_a_twenty_percent_slowdown(run_copy, tmp_path, scale):
+    doc = load(run_copy, "bench.json")
+    base = tmp_path / "base"
+    base.mkdir()
+    save(base, "bench.json", with_reps(doc, 1.0, seed=1))
+    save(run_copy, "bench.json", with_reps(doc, scale, seed=2))
+    name = doc["benchmarks"][0]["run_name"]
+    page = make_report(run_copy, tmp_path / "r", "--baseline", str(base))
+    sec = section(page, "<h2>Regression comparison", "<h2>Claims ledger</h2>")
+    row = row_of(sec, name)
+    if scale > 1:
+        assert row.startswith('<tr class="slower">') and "a benchmark is significantly slower" in sec
+        assert re.search(r'<td class="num">1\.(1[6-9]|2[0-4])\d</td>', row)  # the ratio of medians, ~1.2
+    else:
+        assert "<td>same</td>" in row and "no significant regression" in sec
+    md = run_script("report.py", str(run_copy), "--markdown", "--baseline", str(base / "bench.json")).stdout
+    assert f"## Regression comparison against `{base / 'bench.json'}`" in md
+    assert ("| slower |" in md) == (scale > 1)
+
+
+def test_baseline_errors_are_clear(run_copy, tmp_path):
+    p = run_script("report.py", str(run_copy), "--baseline", str(tmp_path / "none.json"))
+    assert p.returncode == 1 and "not found (produce it with `rooflab bench" in p.stderr
+    # 3 repetitions: nothing reaches the U test's 9
+    save(run_copy, "bench.json", with_reps(load(run_copy, "bench.json"), 1.0, seed=1, n=3))
+    p = run_script("report.py", str(run_copy), "--baseline", str(run_copy))
+    assert p.returncode == 1 and "nothing comparable" in p.stderr
+    assert not (run_copy / "report").exists()  # checked before anything is drawn
