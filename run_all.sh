@@ -154,7 +154,10 @@ if [ -n "$filter" ] && ! "$RL" list --profile "$profile" --filter "^(?=.*(${filt
   echo "(no RTAMM benchmark selected; skipping)"
 else
   if [ "$profile" = quick ]; then rp=quick; else rp=full; fi
+  # calibrate: per-term scales fitted on training shapes disjoint from the evaluation set
   "$RL" rtamm units --machine "$out/machine.json" --threads "$(nproc)" >/dev/null \
+    && "$RL" rtamm calibrate --machine "$out/machine.json" --threads "$(nproc)" \
+         --shapes "$([ "$rp" = quick ] && echo 24 || echo 150)" --out "$out/rtamm_training.json" >/dev/null \
     && "$RL" rtamm evaluate --machine "$out/machine.json" --profile "$rp" --out "$out" \
     || echo "warning: RTAMM evaluation failed; the report says so"
 fi

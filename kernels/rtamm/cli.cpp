@@ -1,6 +1,8 @@
 // `rooflab rtamm`: pool | units | evaluate (see kUsage).
 #include <omp.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -12,7 +14,7 @@ namespace rooflab::rtamm {
 namespace {
 namespace fs = std::filesystem;
 
-const char* kUsage = R"(usage: rooflab rtamm <pool|units|evaluate> [options]
+const char* kUsage = R"(usage: rooflab rtamm <pool|units|evaluate|calibrate|rescore> [options]
   pool      print the blocking-factor pool derived from machine.json's measured caches
             --machine FILE [--dtype f64|f32] [--pool-size P]
   units     measure the unit costs OP_load / OP_store / OP_kernel of every pool triple and store
@@ -21,6 +23,12 @@ const char* kUsage = R"(usage: rooflab rtamm <pool|units|evaluate> [options]
   evaluate  adaptive vs static vs oracle (every plan timed) -> DIR/rtamm.json (f64)
             --machine FILE [--profile quick|full] [--shapes N] [--threads T] [--out DIR]
             [--samples S] [--base S,M,B]
+  calibrate time every plan on a TRAINING set of shapes (the evaluation's generator with another
+            seed; any shape of the evaluation set excluded) and fit a scale per formula term
+            (per triple for the kernel) to those times; stored with the units it was fitted to
+            (rerun it after `units`, which drops it)
+            --machine FILE [--shapes N] [--seed S] [--threads T] [--samples S] [--base S,M,B]
+            [--out FILE]  (the training sweep, rooflab.rtamm_training/1)
   rescore   an evaluation's decisions recomputed with the machine's (re-measured) unit costs,
             scored against its sweep times (no timing)   --machine FILE --in RTAMM.json --out FILE
 profiles: quick = 48 shapes, full = 1000 shapes (--shapes overrides); base sizes 48,128,256
@@ -165,13 +173,8 @@ int cmd_units(const Opts& o) {
   return 0;
 }
 
-int cmd_evaluate(const Opts& o) {
-  const fs::path path = machine_path(o);
-  const std::string profile = o.get("--profile", "full");
-  if (profile != "quick" && profile != "full") throw Usage("--profile must be quick or full, got '" + profile + "'");
-  const size_t nshapes = size_t(o.integer("--shapes", profile == "quick" ? 48 : 1000, 1, 1000000));
-  const int threads = int(o.integer("--threads", 2, 1, 1024));
-  const fs::path out_dir = o.get("--out", ".");
+// The evaluation's shape generator (seed 1) with --base.
+ShapeConfig shape_config(const Opts& o) {
   ShapeConfig sc;
   if (!o.get("--base").empty()) {
     std::stringstream ss(o.get("--base"));
@@ -180,14 +183,31 @@ int cmd_evaluate(const Opts& o) {
         sc.base[1] < 1 || sc.base[2] < 1 || sc.base[2] > 4096)
       throw Usage("--base must be three sizes S,M,B in [1, 4096], got '" + o.get("--base") + "'");
   }
+  return sc;
+}
+
+// The f64 units for --threads and their pool, checked against the caches they were derived from.
+std::vector<Block> pool_of(const Units& u) {
+  std::vector<Block> pool;
+  for (const auto& b : u.blocks) pool.push_back(b.b);
+  check_pool(pool, {8, u.mr, u.nr, u.caches});
+  return pool;
+}
+
+int cmd_evaluate(const Opts& o) {
+  const fs::path path = machine_path(o);
+  const std::string profile = o.get("--profile", "full");
+  if (profile != "quick" && profile != "full") throw Usage("--profile must be quick or full, got '" + profile + "'");
+  const size_t nshapes = size_t(o.integer("--shapes", profile == "quick" ? 48 : 1000, 1, 1000000));
+  const int threads = int(o.integer("--threads", 2, 1, 1024));
+  const fs::path out_dir = o.get("--out", ".");
+  const ShapeConfig sc = shape_config(o);
   const json m = read_json_file(path);
   require_schema(m, "rooflab.machine", 1, path);
   Units u = load_units(path, "f64", threads);
-  std::vector<Block> pool;
-  for (const auto& b : u.blocks) pool.push_back(b.b);
   // The pool must still satisfy the constraints of the caches it was derived from and of the
   // caches machine.json reports now.
-  check_pool(pool, {8, u.mr, u.nr, u.caches});
+  const std::vector<Block> pool = pool_of(u);
   try {
     check_pool(pool, {8, u.mr, u.nr, caches_from_machine(m, path)});
   } catch (const Error& e) {
@@ -205,7 +225,7 @@ int cmd_evaluate(const Opts& o) {
                {"min_sample_s", eo.min_sample_s}, {"base_sizes", {sc.base[0], sc.base[1], sc.base[2]}},
                {"ratios", "1..10 on one of M, N, K"}, {"jitter", "[0.8, 1.25) per dimension"},
                {"accuracy_threshold", 1.05}, {"pool", pool_string(pool)}, {"static_plan", plan_id(stat)},
-               {"plans", engine.plans().size()}};
+               {"plans", engine.plans().size()}, {"calibrated", u.calib.present}};
   const auto shapes = make_shapes(nshapes, sc);
   const json out = evaluate(engine, stat, shapes, eo);
   write_json_atomic(eo.out_file, out);
@@ -214,6 +234,9 @@ int cmd_evaluate(const Opts& o) {
   std::printf("rtamm evaluate: %zu shapes x %zu plans, %d threads, %.0f s\n", shapes.size(), engine.plans().size(),
               threads, out["wall_seconds"].get<double>());
   std::printf("  decision accuracy (within 5%% of the oracle): %.2f%%\n", pct(s["decision_accuracy"]));
+  std::printf("  noise-aware (within max(5%%, the shape's repeatability)): %.2f%%; repeatability median %.2f%%, "
+              "p90 %.2f%%; %s engine\n", pct(s["decision_accuracy_noise_aware"]), pct(s["median_repeatability"]),
+              pct(s["p90_repeatability"]), u.calib.present ? "calibrated" : "uncalibrated");
   std::printf("  gain over static: mean %.2f%%, max %.2f%% (oracle: mean %.2f%%)\n", pct(s["mean_gain_over_static"]),
               pct(s["max_gain_over_static"]), pct(s["mean_oracle_gain_over_static"]));
   std::printf("  loss vs oracle: mean %.2f%%, max %.2f%%\n", pct(s["mean_loss_vs_oracle"]), pct(s["max_loss_vs_oracle"]));
@@ -228,6 +251,103 @@ int cmd_evaluate(const Opts& o) {
   }
   return 0;
 }
+// Median |predicted / measured - 1| and the sweep-based accuracy (argmin of the formulas within
+// 5% of the sweep's best) of an engine on timed shapes.
+std::pair<double, double> fit_quality(const Engine& e, const std::vector<Shape>& shapes,
+                                      const std::vector<std::vector<double>>& t) {
+  std::vector<double> err;
+  size_t acc = 0;
+  for (size_t s = 0; s < shapes.size(); ++s) {
+    for (size_t i = 0; i < t[s].size(); ++i) err.push_back(std::fabs(e.predict(i, shapes[s].d) / t[s][i] - 1));
+    acc += t[s][e.choose(shapes[s].d)] <= 1.05 * *std::min_element(t[s].begin(), t[s].end());
+  }
+  std::sort(err.begin(), err.end());
+  return {err[err.size() / 2], double(acc) / double(shapes.size())};
+}
+
+int cmd_calibrate(const Opts& o) {
+  const fs::path path = machine_path(o);
+  const int threads = int(o.integer("--threads", 2, 1, 1024));
+  const size_t n = size_t(o.integer("--shapes", 150, 6, 100000));
+  const uint64_t seed = uint64_t(o.integer("--seed", 2, 2, int64_t(1) << 40));
+  const ShapeConfig ev = shape_config(o);
+  json m = read_json_file(path);
+  require_schema(m, "rooflab.machine", 1, path);
+  Units u = load_units(path, "f64", threads);
+  u.calib = Calibration{};
+  const std::vector<Block> pool = pool_of(u);
+  omp_set_num_threads(threads);
+  // Training shapes: the evaluation's generator with another seed, minus every shape of the
+  // evaluation set (seed 1, at least the full profile's 1000 shapes).
+  std::vector<std::vector<int64_t>> eval_keys;
+  for (const Shape& s : make_shapes(std::max<size_t>(1000, n), ev))
+    eval_keys.push_back({s.d.m, s.d.n, s.d.k, s.d.lda, s.d.ldb, s.d.ldc});
+  ShapeConfig tc = ev;
+  tc.seed = seed;
+  std::vector<Shape> shapes;
+  size_t excluded = 0;
+  json dims = json::array();
+  for (const Shape& s : make_shapes(2 * n, tc)) {
+    const std::vector<int64_t> key = {s.d.m, s.d.n, s.d.k, s.d.lda, s.d.ldb, s.d.ldc};
+    if (std::find(eval_keys.begin(), eval_keys.end(), key) != eval_keys.end()) {
+      ++excluded;
+      continue;
+    }
+    if (shapes.size() < n) shapes.push_back(s), dims.push_back(key);
+  }
+  const std::vector<Plan> plans = plans_of(pool);
+  EvalOptions eo;
+  eo.samples = int(o.integer("--samples", 3, 1, 100));
+  std::fprintf(stderr, "rtamm calibrate: %zu training shapes (seed %llu; %zu of the evaluation's excluded) x %zu plans\n",
+               shapes.size(), (unsigned long long)seed, excluded, plans.size());
+  json failures = json::array();
+  const auto t = sweep(plans, shapes, eo, failures);
+  if (!failures.empty()) throw Error("rtamm calibrate: plan runs FAILED verification: " + failures.dump());
+  std::vector<gemm::Dims> ds;
+  for (const Shape& s : shapes) ds.push_back(s.d);
+  const auto before = fit_quality(Engine(plans, u), shapes, t);
+  Units uc = u;
+  uc.calib = fit_calibration(u, plans, ds, t);
+  const auto after = fit_quality(Engine(plans, uc), shapes, t);
+  json sec = m["rtamm"];
+  std::string units_measured;
+  for (json& e : sec["units"])
+    if (e.value("dtype", "") == "f64" && e.value("threads", 0) == threads) units_measured = e.value("measured", "");
+  uc.calib.provenance = {
+      {"method", "rooflab rtamm calibrate: non-negative least squares of the relative error over every plan x "
+                 "training shape, features = the uncalibrated formula terms (kernels/rtamm/cost.cpp calib_features); "
+                 "the unit costs themselves stay the micro-benchmark's"},
+      {"created", utc_timestamp()}, {"units_measured", units_measured}, {"training_seed", seed},
+      {"evaluation_seed", ev.seed}, {"base_sizes", {ev.base[0], ev.base[1], ev.base[2]}},
+      {"training_shapes", shapes.size()}, {"excluded_evaluation_shapes", excluded}, {"samples", eo.samples},
+      {"threads", threads},
+      {"training_median_abs_error", {{"uncalibrated", before.first}, {"calibrated", after.first}}},
+      {"training_sweep_accuracy", {{"uncalibrated", before.second}, {"calibrated", after.second}}},
+      {"training_dims", dims}};
+  const json cj = to_json(uc)["calibration"];
+  for (json& e : sec["units"])
+    if (e.value("dtype", "") == "f64" && e.value("threads", 0) == threads) e["calibration"] = cj;
+  merge_machine_section(path, "rtamm", sec);
+  if (!o.get("--out").empty()) {  // the training sweep itself, for analysis (docs/json.md#rtamm)
+    json tr = {{"schema", "rooflab.rtamm_training/1"}, {"created", utc_timestamp()}, {"machine", fs::absolute(path).string()},
+               {"calibration", cj}, {"plans", json::array()}, {"shapes", json::array()}};
+    for (const Plan& p : plans) tr["plans"].push_back(plan_id(p));
+    for (size_t i = 0; i < shapes.size(); ++i)
+      tr["shapes"].push_back({{"category", shapes[i].category}, {"dims", dims[i]}, {"measured_ns", t[i]}});
+    write_json_atomic(o.get("--out"), tr);
+  }
+  std::printf("rtamm calibrate: %zu shapes x %zu plans; scales load_a %.3f load_b %.3f load_c %.3f load_c_ahead %.3f "
+              "store_c %.3f sync %.3f overlap %.3f kernel",
+              shapes.size(), plans.size(), cj["load_a"].get<double>(), cj["load_b"].get<double>(),
+              cj["load_c"].get<double>(), cj["load_c_ahead"].get<double>(), cj["store_c"].get<double>(),
+              cj["sync"].get<double>(), cj["overlap"].get<double>());
+  for (double k : uc.calib.kernel) std::printf(" %.3f", k);
+  std::printf("\n  training set: median |pred/meas - 1| %.1f%% -> %.1f%%, sweep accuracy %.1f%% -> %.1f%%\n",
+              100 * before.first, 100 * after.first, 100 * before.second, 100 * after.second);
+  std::printf("  wrote the calibration into the \"rtamm\" section of %s\n", path.string().c_str());
+  return 0;
+}
+
 int cmd_rescore(const Opts& o) {
   const fs::path path = machine_path(o);
   if (o.get("--in").empty() || o.get("--out").empty()) throw Usage("rescore needs --in RTAMM.json and --out FILE");
@@ -235,9 +355,7 @@ int cmd_rescore(const Opts& o) {
   require_schema(in, "rooflab.rtamm", 1, o.get("--in"));
   const int threads = in.contains("config") ? in["config"].value("threads", 2) : 2;
   Units u = load_units(path, "f64", threads);
-  std::vector<Block> pool;
-  for (const auto& b : u.blocks) pool.push_back(b.b);
-  check_pool(pool, {8, u.mr, u.nr, u.caches});
+  const std::vector<Block> pool = pool_of(u);
   const json out = rescore(Engine(plans_of(pool), u), in);
   write_json_atomic(o.get("--out"), out);
   const json& s = out["summary"];
@@ -262,8 +380,11 @@ int rtamm_main(const std::vector<std::string>& args) {
     if (sub == "evaluate")
       return cmd_evaluate(
           Opts(args, 1, {"--machine", "--profile", "--shapes", "--threads", "--out", "--samples", "--base"}));
+    if (sub == "calibrate")
+      return cmd_calibrate(
+          Opts(args, 1, {"--machine", "--shapes", "--seed", "--threads", "--samples", "--base", "--out"}));
     if (sub == "rescore") return cmd_rescore(Opts(args, 1, {"--machine", "--in", "--out"}));
-    throw Usage("unknown rtamm command '" + sub + "' (pool, units, evaluate, rescore)");
+    throw Usage("unknown rtamm command '" + sub + "' (pool, units, evaluate, calibrate, rescore)");
   } catch (const Usage& e) {
     std::fprintf(stderr, "rooflab rtamm: %s\n%s", e.what(), kUsage);
     return 2;

@@ -23,9 +23,11 @@ int source_level(const gemm::Dims& d, int64_t elem, const Caches& c) {
 }
 
 namespace {
-// The formula for one plan with its units resolved.
-Cost cost_with(const Plan& p, const gemm::Dims& d, const Units& u, const BlockUnits& bu, const BlockCounts& bc,
-               int level) {
+// The formula for one plan with its units resolved: the terms (unscaled) and the overlappable
+// parts. ldst_olp: what an ahead plan packs / loads during the kernels (the first step's blocks
+// are loaded before any kernel runs: not overlapped).
+Cost terms_with(const Plan& p, const gemm::Dims& d, const Units& u, const BlockUnits& bu, const BlockCounts& bc,
+                int level) {
   const Movement mv = movement(p, d, bc);
   Cost c;
   c.level = level;
@@ -36,19 +38,34 @@ Cost cost_with(const Plan& p, const gemm::Dims& d, const Units& u, const BlockUn
   c.store_c = mv.c_store * bu.store_c[l];
   c.kernel = double(mv.kernel_calls) * bu.call_ns + mv.kernel_k * bu.k_ns;
   c.sync = double(mv.phases) * u.sync_ns + u.region_ns;
-  if (p.ahead == Ahead::none) {
-    c.total = c.load_a + c.load_b + c.load_c + c.store_c + c.kernel + c.sync;
-    return c;
+  if (p.ahead != Ahead::none) {
+    const double m0 = double(std::min(p.b.mcg, d.m)), n0 = double(std::min(p.b.ncg, d.n)),
+                 k0 = double(std::min(p.b.kcg, d.k));
+    const double first = m0 * k0 * bu.load_a[l] + k0 * n0 * bu.load_b[l] +
+                         (p.ahead == Ahead::abc ? m0 * n0 * bu.load_c[l] : 0.0);
+    c.ldst_olp = c.load_a + c.load_b + (p.ahead == Ahead::abc ? c.load_c : 0.0) - first;
+    c.cmpt_olp = c.kernel;
   }
-  // The first step's blocks are loaded before any kernel runs: not overlapped.
-  const double m0 = double(std::min(p.b.mcg, d.m)), n0 = double(std::min(p.b.ncg, d.n)),
-               k0 = double(std::min(p.b.kcg, d.k));
-  const double first = m0 * k0 * bu.load_a[l] + k0 * n0 * bu.load_b[l] +
-                       (p.ahead == Ahead::abc ? m0 * n0 * bu.load_c[l] : 0.0);
-  c.ldst_olp = c.load_a + c.load_b + (p.ahead == Ahead::abc ? c.load_c : 0.0) - first;
-  c.cmpt_olp = c.kernel;
-  const double serial = c.store_c + (p.ahead == Ahead::abc ? 0.0 : c.load_c) + first + c.sync;
-  c.total = serial + c.ldst_olp + c.cmpt_olp - bu.rho[l] * std::min(c.ldst_olp, c.cmpt_olp);
+  return c;
+}
+
+// The plain formula: sum of the terms - rho min(LDST, CMPT) (rho = 1: the paper's max); with a
+// calibration every term scaled and its fitted overlap instead of rho. Cost's parts come scaled.
+Cost cost_with(const Plan& p, const gemm::Dims& d, const Units& u, const BlockUnits& bu, const BlockCounts& bc,
+               int level) {
+  Cost c = terms_with(p, d, u, bu, bc, level);
+  const Calibration& k = u.calib;
+  double overlap = bu.rho[c.level];
+  if (k.present) {
+    const bool abc = p.ahead == Ahead::abc;
+    c.load_a *= k.load_a, c.load_b *= k.load_b, c.store_c *= k.store_c, c.sync *= k.sync;
+    c.load_c *= abc ? k.load_c_ahead : k.load_c;
+    const size_t bi = size_t(&bu - u.blocks.data());
+    c.kernel *= bi < k.kernel.size() ? k.kernel[bi] : 1.0;
+    overlap = k.overlap;
+  }
+  c.total = c.load_a + c.load_b + c.load_c + c.store_c + c.kernel + c.sync;
+  if (p.ahead != Ahead::none) c.total -= overlap * std::min(c.ldst_olp, c.cmpt_olp);
   return c;
 }
 
@@ -65,6 +82,103 @@ Cost cost(const Plan& p, const gemm::Dims& d, const Units& u) {
   const BlockUnits* bu = u.find(p.b);
   if (!bu) missing_triple(p, u);
   return cost_with(p, d, u, *bu, block_counts(p.b, d, u.mr, u.nr), source_level(d, elem_of(u), u.caches));
+}
+
+std::vector<double> calib_features(const Plan& p, const gemm::Dims& d, const Units& u) {
+  const BlockUnits* bu = u.find(p.b);
+  if (!bu) missing_triple(p, u);
+  const Cost c = terms_with(p, d, u, *bu, block_counts(p.b, d, u.mr, u.nr), source_level(d, elem_of(u), u.caches));
+  const bool abc = p.ahead == Ahead::abc;
+  std::vector<double> f(kCalibFixed + u.blocks.size(), 0.0);
+  f[0] = c.load_a, f[1] = c.load_b, f[2] = abc ? 0.0 : c.load_c, f[3] = abc ? c.load_c : 0.0, f[4] = c.store_c;
+  f[5] = c.sync;
+  f[6] = p.ahead == Ahead::none ? 0.0 : -std::min(c.ldst_olp, c.cmpt_olp);
+  f[kCalibFixed + size_t(bu - u.blocks.data())] = c.kernel;
+  return f;
+}
+
+std::vector<double> nnls(const std::vector<std::vector<double>>& X, const std::vector<double>& y) {
+  if (X.empty() || X.size() != y.size()) throw Error("nnls: no rows, or rows and targets differ in number");
+  const size_t n = X[0].size();
+  std::vector<double> G(n * n, 0.0), h(n, 0.0), c(n, 0.0);
+  for (size_t r = 0; r < X.size(); ++r) {
+    if (X[r].size() != n) throw Error("nnls: rows of different length");
+    for (size_t i = 0; i < n; ++i) {
+      h[i] += X[r][i] * y[r];
+      for (size_t j = 0; j < n; ++j) G[i * n + j] += X[r][i] * X[r][j];
+    }
+  }
+  // Coordinate descent: each step minimizes exactly along one coordinate (projected to >= 0);
+  // converges for the positive semi-definite G.
+  for (int sweep = 0; sweep < 20000; ++sweep) {
+    double change = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (G[i * n + i] <= 0) continue;
+      double g = h[i];
+      for (size_t j = 0; j < n; ++j) g -= G[i * n + j] * c[j];
+      const double v = std::max(0.0, c[i] + g / G[i * n + i]);
+      change = std::max(change, std::fabs(v - c[i]) / std::max(1e-12, std::fabs(v)));
+      c[i] = v;
+    }
+    if (change < 1e-12) break;
+  }
+  return c;
+}
+
+Calibration fit_calibration(const Units& u, const std::vector<Plan>& plans, const std::vector<gemm::Dims>& shapes,
+                            const std::vector<std::vector<double>>& measured) {
+  if (plans.empty() || shapes.empty() || measured.size() != shapes.size())
+    throw Error("rtamm calibration: no training data (plans x shapes times)");
+  Units plain = u;
+  plain.calib = Calibration{};
+  // Per shape: its plans' features and times (finite positive times only).
+  std::vector<std::vector<std::vector<double>>> F(shapes.size());
+  std::vector<std::vector<double>> T(shapes.size());
+  for (size_t s = 0; s < shapes.size(); ++s) {
+    if (measured[s].size() != plans.size()) throw Error("rtamm calibration: a shape lacks plan times");
+    for (size_t i = 0; i < plans.size(); ++i) {
+      const double t = measured[s][i];
+      if (!(t > 0) || !std::isfinite(t)) continue;
+      F[s].push_back(calib_features(plans[i], shapes[s], plain));
+      T[s].push_back(t);
+    }
+  }
+  // The machine's speed drifts over minutes on a shared VM (steps of up to ~1.5x seen here),
+  // while only the ranking within a shape matters: each shape gets a free speed factor a_s and
+  // the fit alternates NNLS for the scales (relative error against a_s t) with the closed-form
+  // a_s, normalized to median 1.
+  std::vector<double> a(shapes.size(), 1.0), c;
+  for (int it = 0; it < 12; ++it) {
+    std::vector<std::vector<double>> X;
+    for (size_t s = 0; s < shapes.size(); ++s)
+      for (size_t i = 0; i < F[s].size(); ++i) {
+        std::vector<double> f = F[s][i];
+        for (double& v : f) v /= a[s] * T[s][i];  // relative error: (f . c - a t) / (a t)
+        X.push_back(std::move(f));
+      }
+    if (X.empty()) throw Error("rtamm calibration: no finite positive plan time to fit");
+    c = nnls(X, std::vector<double>(X.size(), 1.0));
+    for (size_t s = 0; s < shapes.size(); ++s) {  // a_s = sum r^2 / sum r, r = pred / t
+      double s1 = 0, s2 = 0;
+      for (size_t i = 0; i < F[s].size(); ++i) {
+        double pr = 0;
+        for (size_t j = 0; j < c.size(); ++j) pr += F[s][i][j] * c[j];
+        s1 += pr / T[s][i], s2 += (pr / T[s][i]) * (pr / T[s][i]);
+      }
+      if (s1 > 0) a[s] = s2 / s1;
+    }
+    std::vector<double> sorted = a;
+    std::sort(sorted.begin(), sorted.end());
+    const double med = sorted[sorted.size() / 2];
+    if (med > 0)
+      for (double& v : a) v /= med;
+  }
+  Calibration k;
+  k.present = true;
+  k.load_a = c[0], k.load_b = c[1], k.load_c = c[2], k.load_c_ahead = c[3], k.store_c = c[4], k.sync = c[5];
+  k.overlap = c[6];
+  k.kernel.assign(c.begin() + kCalibFixed, c.end());
+  return k;
 }
 
 Engine::Engine(std::vector<Plan> plans, Units units) : plans_(std::move(plans)), units_(std::move(units)) {
@@ -119,6 +233,15 @@ void read_levels(const json& j, const char* key, double* v) {
 }
 }  // namespace
 
+namespace {
+json calib_json(const Calibration& k) {
+  if (!k.present) return nullptr;
+  return {{"load_a", k.load_a}, {"load_b", k.load_b}, {"load_c", k.load_c}, {"load_c_ahead", k.load_c_ahead},
+          {"store_c", k.store_c}, {"sync", k.sync}, {"overlap", k.overlap}, {"kernel", k.kernel},
+          {"provenance", k.provenance}};
+}
+}  // namespace
+
 json to_json(const Units& u) {
   json blocks = json::array();
   for (const BlockUnits& b : u.blocks)
@@ -130,7 +253,7 @@ json to_json(const Units& u) {
   return {{"dtype", u.dtype}, {"threads", u.threads}, {"isa", u.isa}, {"mr", u.mr}, {"nr", u.nr},
           {"caches", {{"L1", u.caches.l1}, {"L2", u.caches.l2}, {"L3", u.caches.l3}, {"source", u.caches.source}}},
           {"sync_ns", u.sync_ns}, {"region_ns", u.region_ns},
-          {"quiet_fraction", u.quiet_fraction}, {"blocks", blocks}};
+          {"quiet_fraction", u.quiet_fraction}, {"blocks", blocks}, {"calibration", calib_json(u.calib)}};
 }
 
 Units units_from_json(const json& j) {
@@ -158,6 +281,20 @@ Units units_from_json(const json& j) {
       bu.call_ns = b.at("kernel_call_ns").get<double>();
       bu.k_ns = b.at("kernel_k_ns").get<double>();
       u.blocks.push_back(bu);
+    }
+    if (j.contains("calibration") && !j["calibration"].is_null()) {
+      const json& c = j["calibration"];
+      Calibration& k = u.calib;
+      k.present = true;
+      k.load_a = c.at("load_a").get<double>(), k.load_b = c.at("load_b").get<double>();
+      k.load_c = c.at("load_c").get<double>(), k.load_c_ahead = c.at("load_c_ahead").get<double>();
+      k.store_c = c.at("store_c").get<double>(), k.sync = c.at("sync").get<double>();
+      k.overlap = c.at("overlap").get<double>();
+      k.kernel = c.at("kernel").get<std::vector<double>>();
+      k.provenance = c.value("provenance", json::object());
+      if (k.kernel.size() != u.blocks.size())
+        throw Error("rtamm calibration lists " + std::to_string(k.kernel.size()) + " kernel scales for " +
+                    std::to_string(u.blocks.size()) + " blocks (rerun `rooflab rtamm calibrate`)");
     }
     return u;
   } catch (const json::exception& e) {

@@ -65,12 +65,17 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
+}
 json num(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
 // Accuracy, gains, losses, overhead over the shapes' records (j["shapes"]).
 json summarize(const json& shapes, const std::string& category) {
-  std::vector<double> gain, loss, oracle_gain, ovh, ovh_big, relerr;
-  size_t n = 0, accurate = 0, nq = 0, accurate_q = 0;
+  std::vector<double> gain, loss, oracle_gain, ovh, ovh_big, relerr, repeat;
+  size_t n = 0, accurate = 0, nq = 0, accurate_q = 0, accurate_noise = 0, in_training = 0;
   int table[6] = {};  // adaptive vs static speed ratio > 1.05, < 0.95, > 1.25, < 0.75, > 1.5, < 0.5
   for (const json& s : shapes) {
     if (!category.empty() && s["category"] != category) continue;
@@ -79,6 +84,11 @@ json summarize(const json& shapes, const std::string& category) {
     const double tc = r["chosen"], to = r["oracle"], ts = r["static"];
     ++n;
     if (tc <= 1.05 * to) ++accurate;
+    // Noise-aware: within max(5%, the shape's measured repeatability) of the oracle (a second
+    // number next to the strict one, never instead of it).
+    const double rep = s.contains("repeatability") && s["repeatability"].is_number() ? s["repeatability"].get<double>() : NAN;
+    if (std::isfinite(rep)) repeat.push_back(rep), accurate_noise += tc <= (1 + std::max(0.05, rep)) * to;
+    in_training += s.value("in_calibration_training_set", false);
     if (s.value("quiet_fraction", 0.0) >= 0.9) ++nq, accurate_q += tc <= 1.05 * to;
     gain.push_back(ts / tc - 1), loss.push_back(tc / to - 1), oracle_gain.push_back(ts / to - 1);
     const double o = s["decision_ns"].get<double>() / tc;
@@ -95,6 +105,11 @@ json summarize(const json& shapes, const std::string& category) {
             {"decision_accuracy", n ? double(accurate) / double(n) : NAN},
             {"quiet_shapes", nq},  // >= 90% of the shape's samples quiet
             {"decision_accuracy_quiet_shapes", nq ? json(double(accurate_q) / double(nq)) : json(nullptr)},
+            {"decision_accuracy_noise_aware",
+             repeat.size() == n && n ? json(double(accurate_noise) / double(n)) : json(nullptr)},
+            {"median_repeatability", num(median(repeat))},
+            {"p90_repeatability", num(percentile(repeat, 0.9))},
+            {"shapes_in_calibration_training_set", in_training},
             {"mean_gain_over_static", num(mean(gain))},
             {"max_gain_over_static", num(vmax(gain))},
             {"mean_oracle_gain_over_static", num(mean(oracle_gain))},
@@ -112,7 +127,82 @@ json summarize(const json& shapes, const std::string& category) {
   if (!j["decision_accuracy"].is_number() || !std::isfinite(j["decision_accuracy"].get<double>())) j["decision_accuracy"] = nullptr;
   return j;
 }
+
+// Every plan: one run from C0, verified (one exact Freivalds vector; failures appended), then
+// timed round robin (sample s of every plan before sample s + 1 of any), so that a burst of load
+// on this shared machine hits all plans alike. Quiet samples count; a plan with none keeps its
+// best noisy one. Besides the best of all samples, the best of the even and of the odd samples:
+// two independent measurements of the same plan (the repeatability).
+struct Timed {
+  std::vector<double> best, half[2];
+  int64_t samples = 0, quiet = 0;
+};
+Timed time_plans(const std::vector<Plan>& ps, int samples, const gemm::Ukernel<double>& uk,
+                 detail::Problem<double>& prob, double* work, const EvalOptions& opt, json& failures, size_t si) {
+  const gemm::Dims& d = prob.d;
+  const int threads = omp_get_max_threads();
+  const size_t n = ps.size();
+  std::vector<int64_t> reps(n);
+  auto run = [&](const Plan& p) { run_plan(p, uk, d, prob.A.data(), prob.B.data(), prob.C.data(), work); };
+  for (size_t i = 0; i < n; ++i) {
+    prob.reset();
+    const auto tf = clk::now();
+    run(ps[i]);
+    const double first = seconds_since(tf);
+    const Verification v = prob.check(false, 1);
+    if (!v.ok) failures.push_back({{"shape", si}, {"plan", plan_id(ps[i])}, {"detail", v.detail}});
+    reps[i] = std::max<int64_t>(1, int64_t(std::ceil(opt.min_sample_s / std::max(first, 1e-9))));
+  }
+  // [half][quiet?] best per plan
+  std::vector<double> b[2][2];
+  for (auto& h : b)
+    for (auto& q : h) q.assign(n, INFINITY);
+  Timed out;
+  for (int s = 0; s < samples; ++s) {
+    diag::wait_quiet(threads, opt.wait_quiet_s);
+    for (size_t i = 0; i < n; ++i) {
+      const bool before = diag::procs_running() <= threads;
+      const auto t0 = clk::now();
+      for (int64_t r = 0; r < reps[i]; ++r) run(ps[i]);
+      const double ns = seconds_since(t0) * 1e9 / double(reps[i]);
+      const bool quiet = before && diag::procs_running() <= threads;
+      double& slot = b[s % 2][quiet][i];
+      slot = std::min(slot, ns);
+      ++out.samples, out.quiet += quiet;
+    }
+  }
+  for (int h = 0; h < 2; ++h) {
+    out.half[h].resize(n);
+    for (size_t i = 0; i < n; ++i) out.half[h][i] = std::isfinite(b[h][1][i]) ? b[h][1][i] : b[h][0][i];
+  }
+  out.best.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double q = std::min(b[0][1][i], b[1][1][i]), all = std::min(b[0][0][i], b[1][0][i]);
+    out.best[i] = std::isfinite(q) ? q : all;
+  }
+  return out;
+}
 }  // namespace
+
+std::vector<std::vector<double>> sweep(const std::vector<Plan>& plans, const std::vector<Shape>& shapes,
+                                       const EvalOptions& opt, json& failures) {
+  const gemm::Ukernel<double> uk = gemm::ukernel<double>(best_isa());
+  int64_t wmax = 0;
+  for (const Plan& p : plans) wmax = std::max(wmax, workspace(p, uk.mr, uk.nr));
+  AlignedBuffer<double> work(static_cast<size_t>(wmax));
+  std::vector<std::vector<double>> t;
+  Progress prog("rtamm sweep", shapes.size());
+  for (size_t si = 0; si < shapes.size(); ++si) {
+    const gemm::Dims& d = shapes[si].d;
+    if (si % opt.progress_every == 0)
+      prog.start(si, shapes[si].category + " " + std::to_string(d.m) + "x" + std::to_string(d.n) + "x" +
+                         std::to_string(d.k));
+    detail::Problem<double> prob(d);
+    t.push_back(time_plans(plans, opt.samples, uk, prob, work.data(), opt, failures, si).best);
+  }
+  prog.done();
+  return t;
+}
 
 json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& shapes, const EvalOptions& opt) {
   const auto& plans = engine.plans();
@@ -120,7 +210,6 @@ json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& 
   if (sit == plans.end()) throw Error("rtamm evaluate: the static plan " + plan_id(stat) + " is not among the plans");
   const size_t static_idx = size_t(sit - plans.begin());
   const gemm::Ukernel<double> uk = gemm::ukernel<double>(best_isa());
-  const int threads = omp_get_max_threads();
   if (uk.mr != engine.units().mr || uk.nr != engine.units().nr)
     throw Error("rtamm evaluate: the unit costs were measured with a " + std::to_string(engine.units().mr) + "x" +
                 std::to_string(engine.units().nr) + " micro-kernel, this build uses " + std::to_string(uk.mr) + "x" +
@@ -130,6 +219,17 @@ json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& 
   for (Order o : all_orders())  // the equivalence check runs the other orders with the static triple
     wmax = std::max(wmax, workspace({o, stat.b, stat.ahead}, uk.mr, uk.nr));
   AlignedBuffer<double> work(static_cast<size_t>(wmax));
+  // A calibrated engine must not be scored on its own training shapes: each record says whether
+  // its shape is one of them (the summary counts them; `rooflab rtamm calibrate` excludes the
+  // evaluation's shapes, so 0 is expected).
+  std::vector<std::vector<int64_t>> training;
+  const json& prov = engine.units().calib.provenance;
+  if (prov.contains("training_dims"))
+    for (const json& t : prov["training_dims"]) training.push_back(t.get<std::vector<int64_t>>());
+  auto in_training = [&](const gemm::Dims& d) {
+    const std::vector<int64_t> key = {d.m, d.n, d.k, d.lda, d.ldb, d.ldc};
+    return std::find(training.begin(), training.end(), key) != training.end();
+  };
 
   json plan_list = json::array();
   for (const Plan& p : plans)
@@ -160,41 +260,9 @@ json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& 
     for (int r = 0; r < dec_reps; ++r) chosen = engine.choose(d);
     const double decision_ns = seconds_since(t0) * 1e9 / dec_reps;
 
-    // Every plan: one run from C0, verified (one exact Freivalds vector), then timed round robin
-    // (sample s of every plan before sample s + 1 of any), so that a burst of load on this
-    // shared machine hits all plans alike; best sample per plan.
-    auto time_plans = [&](const std::vector<Plan>& ps, int samples) {
-      std::vector<double> best(ps.size(), INFINITY);
-      std::vector<int64_t> reps(ps.size());
-      auto run = [&](const Plan& p) { run_plan(p, uk, d, prob.A.data(), prob.B.data(), prob.C.data(), work.data()); };
-      for (size_t i = 0; i < ps.size(); ++i) {
-        prob.reset();
-        const auto tf = clk::now();
-        run(ps[i]);
-        const double first = seconds_since(tf);
-        const Verification v = prob.check(false, 1);
-        if (!v.ok) out["failures"].push_back({{"shape", si}, {"plan", plan_id(ps[i])}, {"detail", v.detail}});
-        reps[i] = std::max<int64_t>(1, int64_t(std::ceil(opt.min_sample_s / std::max(first, 1e-9))));
-      }
-      // Quiet samples count; a plan with none keeps its best noisy one (and the shape is flagged).
-      std::vector<double> noisy(ps.size(), INFINITY);
-      for (int s = 0; s < samples; ++s) {
-        diag::wait_quiet(threads, opt.wait_quiet_s);
-        for (size_t i = 0; i < ps.size(); ++i) {
-          const bool before = diag::procs_running() <= threads;
-          const auto t0 = clk::now();
-          for (int64_t r = 0; r < reps[i]; ++r) run(ps[i]);
-          const double ns = seconds_since(t0) * 1e9 / double(reps[i]);
-          const bool quiet = before && diag::procs_running() <= threads;
-          (quiet ? best[i] : noisy[i]) = std::min(quiet ? best[i] : noisy[i], ns);
-          ++total_samples, quiet_samples += quiet;
-        }
-      }
-      for (size_t i = 0; i < ps.size(); ++i)
-        if (!std::isfinite(best[i])) best[i] = noisy[i];
-      return best;
-    };
-    const std::vector<double> t = time_plans(plans, opt.samples);
+    const Timed sw = time_plans(plans, opt.samples, uk, prob, work.data(), opt, out["failures"], si);
+    const std::vector<double>& t = sw.best;
+    total_samples += sw.samples, quiet_samples += sw.quiet;
     json measured = json::array(), predicted = json::array();
     size_t oracle = 0;
     for (size_t i = 0; i < plans.size(); ++i) {
@@ -205,20 +273,30 @@ json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& 
     // The sweep's minimum over many plans is biased low by noise (the winner's curse): the chosen,
     // oracle and static plans are re-timed head to head (round robin, 2 x samples) for the
     // accuracy, gain and loss.
-    const std::vector<double> rt = time_plans({plans[chosen], plans[oracle], plans[static_idx]}, 2 * opt.samples);
+    const Timed rtt = time_plans({plans[chosen], plans[oracle], plans[static_idx]}, 2 * opt.samples, uk, prob,
+                                 work.data(), opt, out["failures"], si);
+    total_samples += rtt.samples, quiet_samples += rtt.quiet;
+    const std::vector<double>& rt = rtt.best;
     const json retimed = {{"chosen", rt[0]}, {"oracle", std::min(rt[1], rt[0])}, {"static", rt[2]}};
+    // The oracle's own noise: the largest disagreement of two independent measurements (even /
+    // odd samples) of the same plan among the three.
+    double repeat = 0;
+    for (size_t j = 0; j < 3; ++j) repeat = std::max(repeat, std::fabs(rtt.half[0][j] / rtt.half[1][j] - 1));
     out["shapes"].push_back({{"retimed_ns", retimed}, {"category", sh.category}, {"m", d.m}, {"n", d.n}, {"k", d.k}, {"lda", d.lda},
                              {"ldb", d.ldb}, {"ldc", d.ldc},
                              {"level", level_name(source_level(d, 8, engine.units().caches))},
                              {"measured_ns", measured}, {"predicted_ns", predicted}, {"chosen", chosen},
                              {"oracle", oracle}, {"static", static_idx}, {"decision_ns", decision_ns},
+                             {"repeatability", num(repeat)}, {"elapsed_s", seconds_since(t_start)},
+                             {"in_calibration_training_set", in_training(d)},
                              {"quiet_fraction", double(quiet_samples) / double(std::max<int64_t>(1, total_samples))}});
     // The equivalent orders (nmk = mnk, kmn = mkn, knm = nkm) with the static triple, timed
     // on every equiv_every-th shape next to their canonical twins.
     if (opt.equiv_every > 0 && si % opt.equiv_every == 0) {
       for (Order o : {Order::nmk, Order::kmn, Order::knm}) {
         const Plan twin{canonical(o), stat.b, stat.ahead}, other{o, stat.b, stat.ahead};
-        const std::vector<double> tt = time_plans({twin, other}, opt.samples);
+        const std::vector<double> tt =
+            time_plans({twin, other}, opt.samples, uk, prob, work.data(), opt, out["failures"], si).best;
         const double ta = tt[0], tb = tt[1];
         const Movement ma = movement(twin, d, uk.mr, uk.nr), mb = movement(other, d, uk.mr, uk.nr);
         out["equivalent_orders"].push_back(

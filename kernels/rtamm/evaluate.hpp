@@ -35,6 +35,10 @@ struct EvalOptions {
 };
 // f64, omp_get_max_threads() threads. Returns the rooflab.rtamm/1 document.
 json evaluate(const Engine& engine, const Plan& static_plan, const std::vector<Shape>& shapes, const EvalOptions& opt);
+// Every plan timed on every shape (verified first; failures appended to `failures`), best of
+// opt.samples round-robin samples: t[shape][plan] in ns (the calibration's training data).
+std::vector<std::vector<double>> sweep(const std::vector<Plan>& plans, const std::vector<Shape>& shapes,
+                                       const EvalOptions& opt, json& failures);
 // The decisions of an evaluation recomputed with the engine's unit costs (same pool and plans),
 // scored against the evaluation's sweep times. No timing.
 json rescore(const Engine& engine, const json& evaluation);

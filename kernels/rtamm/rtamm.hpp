@@ -166,6 +166,20 @@ struct BlockUnits {
   double k_ns = 0;            // ... + per unit of kc
   double rho[kLevels] = {};   // measured overlap of packing ahead with the kernel, 0..1
 };
+// Optional correction of the formula's terms, fitted (non-negative least squares on relative
+// error) to plan times measured on a TRAINING set of shapes disjoint from the evaluation's
+// (`rooflab rtamm calibrate`). cost = sum of scale x term - overlap x min(LDST, CMPT); without a
+// calibration every scale is 1 and overlap = the measured rho (the plain formulas).
+struct Calibration {
+  bool present = false;
+  double load_a = 1, load_b = 1, load_c = 1, load_c_ahead = 1, store_c = 1, sync = 1, overlap = 0;
+  std::vector<double> kernel;  // per Units::blocks entry (same order)
+  json provenance = json::object();
+};
+// The calibration's features, in fit order: load_a, load_b, load_c (loaded in a transfer
+// phase), load_c_ahead (ahead:abc), store_c, sync, -min(LDST, CMPT) (ahead plans, else 0), then
+// the kernel term of each Units::blocks entry (0 except the plan's own triple).
+constexpr int kCalibFixed = 7;
 struct Units {
   std::string dtype = "f64";
   int threads = 1;
@@ -176,6 +190,7 @@ struct Units {
   double region_ns = 0;  // one empty parallel region (fork / join): once per plan run
   double quiet_fraction = 1;  // share of the quantities measured with at least one quiet sample
   std::vector<BlockUnits> blocks;
+  Calibration calib;
   const BlockUnits* find(const Block& b) const;
 };
 json to_json(const Units& u);
@@ -199,6 +214,18 @@ struct Cost {
 int source_level(const gemm::Dims& d, int64_t elem, const Caches& c);
 // Throws Error when the units lack the plan's triple (naming `rooflab rtamm units`).
 Cost cost(const Plan& p, const gemm::Dims& d, const Units& u);
+// The uncalibrated terms of the plan's formula as the calibration's feature vector (kCalibFixed
+// + u.blocks.size() entries, see Calibration).
+std::vector<double> calib_features(const Plan& p, const gemm::Dims& d, const Units& u);
+// Non-negative least squares min |X c - y| (rows of X), c >= 0, by cyclic coordinate descent on
+// the normal equations (few columns); columns that are all zero get 0.
+std::vector<double> nnls(const std::vector<std::vector<double>>& X, const std::vector<double>& y);
+// Fits the calibration to measured[s][i] = the time (ns) of plans[i] on shapes[s]: minimizes the
+// relative error sum ((pred - a_s t) / (a_s t))^2 with a free speed factor a_s per shape (median
+// 1: the VM's speed drifts between shapes, only the ranking within one matters). Throws Error
+// without data.
+Calibration fit_calibration(const Units& u, const std::vector<Plan>& plans, const std::vector<gemm::Dims>& shapes,
+                            const std::vector<std::vector<double>>& measured);
 
 // The adaptive engine: plans with their units resolved once, choose() evaluates every plan's
 // formula and returns the index of the least.

@@ -56,6 +56,27 @@ def test_accuracy_gain_loss_from_the_retimed_plans(tmp_path):
     assert res.table[res.table.category != "ALL"].shapes.sum() == len(d["shapes"])
 
 
+def test_noise_aware_accuracy_uses_the_measured_repeatability(tmp_path):
+    # without repeatability (older files) the column is NaN; with it, a shape 8% off the oracle
+    # whose oracle repeats only within 10% counts as accurate there but not in the strict number
+    res = rtamm_figures.plot(RUN, tmp_path / "r.png")
+    assert np.isnan(res.table[res.table.category == "ALL"].iloc[0].accuracy_noise_aware)
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    d = doc()
+    for s in d["shapes"]:
+        s["repeatability"] = 0.01
+    s0 = d["shapes"][0]
+    s0["retimed_ns"]["chosen"] = 1.08 * s0["retimed_ns"]["oracle"]
+    s0["repeatability"] = 0.10
+    (run / "rtamm.json").write_text(json.dumps(d))
+    res = rtamm_figures.plot(run, tmp_path / "r2.png")
+    row = res.shapes.iloc[0]
+    assert not row.accurate and row.accurate_noise_aware == 1.0
+    all_row = res.table[res.table.category == "ALL"].iloc[0]
+    assert all_row.accuracy_noise_aware >= all_row.accuracy
+
+
 def test_report_section_has_the_table_and_the_figure(tmp_path):
     html = rtamm_figures.report_section(RUN, tmp_path)
     assert 'id="rtamm"' in html and "rtamm.png" in html

@@ -199,6 +199,82 @@ TEST(RtammCost, HandComputedFormulas) {
   EXPECT_DOUBLE_EQ(cost({Order::mnk, b, Ahead::none}, d, u).sync, 17);
 }
 
+TEST(RtammCalibration, UnitScalesWithRhoOverlapAreThePlainFormula) {
+  const std::vector<Block> pool = {{32, 32, 32}, {16, 64, 16}};
+  Units u = flat_units(4, 4, pool, 0.5);
+  u.sync_ns = 3, u.region_ns = 7;
+  Units k = u;
+  k.calib.present = true;
+  k.calib.overlap = 0.5;
+  k.calib.kernel = {1, 1};
+  for (const Plan& p : plans_of(pool))
+    for (const auto& d : {dims(64, 64, 64), dims(100, 37, 90, 3), dims(20, 200, 7)}) {
+      EXPECT_DOUBLE_EQ(cost(p, d, k).total, cost(p, d, u).total) << plan_id(p);
+      // The features reproduce the plain formula with the plain coefficients.
+      const std::vector<double> f = calib_features(p, d, u);
+      ASSERT_EQ(f.size(), size_t(kCalibFixed) + pool.size());
+      double sum = 0;
+      for (size_t j = 0; j < f.size(); ++j) sum += (j == 6 ? 0.5 : 1.0) * f[j];
+      EXPECT_NEAR(sum, cost(p, d, u).total, 1e-9 * sum) << plan_id(p);
+    }
+  // A scale moves its term only: twice the B loads.
+  k.calib.load_b = 2;
+  const Plan none{Order::mnk, pool[0], Ahead::none};
+  const gemm::Dims d = dims(64, 64, 64);
+  EXPECT_DOUBLE_EQ(cost(none, d, k).total - cost(none, d, u).total, cost(none, d, u).load_b);
+}
+
+TEST(RtammCalibration, NnlsSolvesAndStaysNonNegative) {
+  // y = 2 x0 + 0.5 x1 exactly: recovered; a column that would want a negative weight gets 0.
+  std::vector<std::vector<double>> X;
+  std::vector<double> y;
+  for (int i = 1; i <= 20; ++i) X.push_back({double(i), double(i * i % 7 + 1)}), y.push_back(2.0 * i + 0.5 * (i * i % 7 + 1));
+  const auto c = nnls(X, y);
+  EXPECT_NEAR(c[0], 2, 1e-9);
+  EXPECT_NEAR(c[1], 0.5, 1e-9);
+  std::vector<std::vector<double>> X2;
+  std::vector<double> y2;
+  for (int i = 1; i <= 20; ++i) X2.push_back({double(i), 1.0}), y2.push_back(double(i) - 3);  // intercept -3
+  const auto c2 = nnls(X2, y2);
+  EXPECT_EQ(c2[1], 0.0);
+  EXPECT_GT(c2[0], 0.0);
+  EXPECT_THROW(nnls({}, {}), Error);
+}
+
+TEST(RtammCalibration, FitRecoversKnownScalesDespiteSpeedDrift) {
+  // Times made by a known calibration, each shape slowed by its own factor (the VM's drift):
+  // the fit must recover the scales (up to the shapes' common median) and rank like them.
+  const std::vector<Block> pool = {{32, 32, 32}, {16, 64, 16}, {64, 16, 64}};
+  Units u = flat_units(4, 4, pool, 0.0);
+  u.sync_ns = 50;
+  for (int l = 0; l < kLevels; ++l) u.blocks[1].load_a[l] = 0.7, u.blocks[2].store_c[l] = 1.3;
+  Units truth = u;
+  truth.calib.present = true;
+  truth.calib.load_a = 3, truth.calib.load_b = 0.5, truth.calib.load_c = 1, truth.calib.load_c_ahead = 0.2;
+  truth.calib.store_c = 2, truth.calib.sync = 1.5, truth.calib.overlap = 0.6, truth.calib.kernel = {1, 0.8, 1.2};
+  const auto plans = plans_of(pool);
+  std::vector<gemm::Dims> shapes;
+  std::vector<std::vector<double>> t;
+  const double drift[] = {1.0, 1.4, 0.9, 1.0, 1.2, 1.0, 0.8, 1.0};
+  for (int s = 0; s < 8; ++s) {
+    shapes.push_back(dims(40 + 23 * s, 90 - 7 * s, 33 + 17 * (s % 4), s % 2));
+    t.emplace_back();
+    for (const Plan& p : plans) t.back().push_back(drift[s] * cost(p, shapes.back(), truth).total);
+  }
+  const Calibration k = fit_calibration(u, plans, shapes, t);
+  ASSERT_TRUE(k.present);
+  ASSERT_EQ(k.kernel.size(), 3u);
+  EXPECT_NEAR(k.load_a, 3, 0.03);
+  EXPECT_NEAR(k.store_c, 2, 0.02);
+  EXPECT_NEAR(k.kernel[1], 0.8, 0.01);
+  EXPECT_NEAR(k.kernel[2], 1.2, 0.01);
+  Units fitted = u;
+  fitted.calib = k;
+  const Engine e(plans, fitted), te(plans, truth);
+  for (const auto& d : shapes) EXPECT_EQ(plan_id(plans[e.choose(d)]), plan_id(plans[te.choose(d)]));
+  EXPECT_THROW(fit_calibration(u, plans, {}, {}), Error);
+}
+
 TEST(RtammCost, SourceLevelFollowsTheWorkingSet) {
   const Caches c{32768, 1 << 20, 1 << 24, "t"};
   EXPECT_EQ(source_level(dims(64, 64, 64), 8, c), kL2);
@@ -302,6 +378,24 @@ TEST(RtammUnits, JsonRoundTripAndMissingUnits) {
   json bad = to_json(u);
   bad["blocks"][0].erase("op_load_a_ns");
   EXPECT_THROW(units_from_json(bad), Error);
+  // The calibration travels with its units; one kernel scale per block or a clear error.
+  EXPECT_TRUE(to_json(u)["calibration"].is_null());
+  EXPECT_FALSE(units_from_json(to_json(u)).calib.present);
+  u.calib.present = true, u.calib.store_c = 2.5, u.calib.overlap = 0.3, u.calib.kernel = {0.9, 1.1};
+  u.calib.provenance = {{"training_seed", 2}};
+  const Units cb = units_from_json(to_json(u));
+  EXPECT_TRUE(cb.calib.present);
+  EXPECT_DOUBLE_EQ(cb.calib.store_c, 2.5);
+  EXPECT_DOUBLE_EQ(cb.calib.kernel[1], 1.1);
+  EXPECT_EQ(cb.calib.provenance["training_seed"], 2);
+  json short_k = to_json(u);
+  short_k["calibration"]["kernel"] = json::array({1.0});
+  try {
+    units_from_json(short_k);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rooflab rtamm calibrate"), std::string::npos) << e.what();
+  }
   fs::remove(no_section), fs::remove(with);
 }
 
@@ -321,7 +415,7 @@ TEST(RtammUnits, MicroBenchmarkGivesPositiveCosts) {
 }
 
 TEST(RtammFamily, NamesVerifyAndBadInput) {
-  const Case ok = parse_case_name("rtamm/nkm/f64/37x53x29/mcg:12/ncg:16/kcg:16/ahead:abc/ld:+3/threads:2");
+  const Case ok = parse_case_name("rtamm/nkm/f64/37x53x29/mcg:24/ncg:24/kcg:16/ahead:abc/ld:+3/threads:2");
   ASSERT_NO_THROW(validate_case(ok));
   auto inst = variant_of(ok).make(ok);
   const Verification v = inst->verify();
