@@ -361,6 +361,45 @@ json characterize(const CharacterizeOptions& opt) {
   for (const auto& [lvl, r] : ranges[1])
     if (auto v = median_in(lat_curve, r)) lat_levels[lvl] = *v;
 
+  // --- S concurrent streams per thread, DRAM only: the ceilings of kernels that stream S
+  // rows of a matrix at once (Sinkhorn's fused and micro-kernel variants), measured at the
+  // sweep sizes the 1-stream DRAM level uses so the two compare directly. ---
+  json streams_json = {{"counts", json::array()}, {"kernels", json::array()},
+                       {"curves", json::array()}, {"levels", json::object()}};
+  std::vector<int> stream_counts;
+  for (int S : kStreamCounts)
+    if (S > 1) stream_counts.push_back(S);
+  const std::vector<BwKernel> stream_kernels = {BwKernel::read, BwKernel::update};
+  for (int S : stream_counts) streams_json["counts"].push_back(S);
+  for (BwKernel k : stream_kernels) streams_json["kernels"].push_back(name(k));
+  for (int t : thread_counts) {
+    const Range dram = ranges[t].at("DRAM");
+    std::vector<size_t> dram_sizes;
+    for (size_t ws : sizes)
+      if (double(ws) >= dram.lo) dram_sizes.push_back(ws);
+    if (dram_sizes.empty()) continue;
+    for (const auto& c : measure_bandwidth_streams(kt, topo.core_cpu, t, stream_kernels,
+                                                   stream_counts, dram_sizes, prof.bw,
+                                                   opt.progress)) {
+      json pts = json::array();
+      for (const auto& p : c.points)
+        pts.push_back({{"bytes", p.bytes}, {"gbps", p.gbps.best}, {"gbps_median", p.gbps.median}});
+      const std::string key = curve_name(c.kernel, c.streams);
+      streams_json["curves"].push_back({{"kernel", key},
+                                        {"base", name(c.kernel)},
+                                        {"streams", c.streams},
+                                        {"threads", c.threads},
+                                        {"points", pts}});
+      // Every point is a DRAM size (the S-array rounding may shave a few bytes off the floor).
+      if (auto v = median_in(best_curve(c), {0, std::numeric_limits<double>::infinity()}))
+        streams_json["levels"]["DRAM"][key][std::to_string(t)] = *v;
+    }
+  }
+  if (streams_json["levels"].empty())
+    streams_json["reason"] = "no sweep point in the DRAM range (sweep " +
+                             format_bytes(double(sizes.front())) + " .. " +
+                             format_bytes(double(sizes.back())) + ")";
+
   std::vector<int> likwid_threads = {1};
   if (max_t > 1) likwid_threads.push_back(max_t);
   json likwid = run_likwid(opt, prof, isa, curves, likwid_threads, ranges, sizes.back());
@@ -395,6 +434,13 @@ json characterize(const CharacterizeOptions& opt) {
            std::string(to_string(isa)) +
            " vector code (read with 8 independent sums); copy_nt/triad_nt use non-temporal "
            "stores (_mm512_stream_pd / _mm256_stream_pd / movnti) and sfence."},
+      {"streams",
+       "bandwidth.streams: read and update with S = 2, 4, 8 concurrent streams per thread "
+       "(each thread's share of the working set split into S arrays walked in lockstep, the "
+       "same vector instructions per step as the 1-stream kernel), timed as above at the "
+       "sweep sizes of the DRAM range only; levels.DRAM[\"read_s4\"][T] is the median over "
+       "that range, as bandwidth.levels.DRAM.read is for S = 1. No levels (a reason instead) "
+       "when the sweep has no DRAM range."},
       {"levels",
        "bandwidth.levels[L][kernel][T] = median of the curve points (best samples) whose "
        "working set lies in [max(2x previous level, C/8), C/2], C = aggregate capacity for T "
@@ -472,7 +518,8 @@ json characterize(const CharacterizeOptions& opt) {
            {{"write_allocate_counted", false},
             {"threads", thread_counts},
             {"curves", curves_json},
-            {"levels", levels}}},
+            {"levels", levels},
+            {"streams", streams_json}}},
           {"compute",
            {{"isa", to_string(isa)},
             {"accumulators", kComputeAccumulators},

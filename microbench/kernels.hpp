@@ -4,6 +4,12 @@
 //
 // Bandwidth kernels stream over double arrays of n elements. Bytes moved (what the curves
 // count, write-allocate excluded): read 1, copy 2, update 2, triad 3 arrays x 8n.
+// The *_streams variants split the same work over S concurrent streams (S = 1, 2, 4, 8, index
+// log2 S in the tables): a[0..S) are S disjoint arrays of n elements each, walked in lockstep
+// (read sums all S x n; update scales all S x n in place), as a kernel that processes S rows
+// of a matrix at once does. Instruction mix per step as in the 1-stream kernel (read: 8
+// vector loads into 8 sums, update: max(4, S) vectors), so only the number of address
+// streams changes.
 // The *_nt variants use non-temporal stores; their destination should be 64-byte aligned
 // (an unaligned head is written with ordinary stores).
 //
@@ -32,6 +38,12 @@ using CopyFn = void (*)(double* b, const double* a, size_t n);
 using UpdateFn = void (*)(double* a, double s, size_t n);
 using TriadFn = void (*)(double* a, const double* b, const double* c, double s, size_t n);
 using ComputeFn = double (*)(uint64_t iters, double x, double y);
+using ReadStreamsFn = double (*)(const double* const* a, size_t n);
+using UpdateStreamsFn = void (*)(double* const* a, double s, size_t n);
+
+inline constexpr int kStreamCounts[] = {1, 2, 4, 8};  // the S the *_streams tables provide
+// Index of S in kStreamCounts, -1 when not provided.
+constexpr int stream_index(int s) { return s == 1 ? 0 : s == 2 ? 1 : s == 4 ? 2 : s == 8 ? 3 : -1; }
 
 struct KernelTable {
   Isa isa;
@@ -41,6 +53,8 @@ struct KernelTable {
   TriadFn triad;
   CopyFn copy_nt;
   TriadFn triad_nt;
+  ReadStreamsFn read_streams[4];      // by stream_index(S)
+  UpdateStreamsFn update_streams[4];
   ComputeFn fma_f64, fma_f32, add_f64, add_f32, mul_f64, mul_f32, addmin_f64, addmin_f32;
   int lanes_f64;  // accumulators x vector width: values updated per iteration
   int lanes_f32;

@@ -85,6 +85,49 @@ void triad(double* a, const double* b, const double* c, double s, size_t n) {
   for (; i < n; ++i) a[i] = b[i] + s * c[i];
 }
 
+// S streams in lockstep: the same 8 loads per step as read_sum, P = 8 / S per stream.
+template <template <class> class V, int S>
+double read_streams(const double* const* a, size_t n) {
+  using D = V<double>;
+  constexpr size_t W = size_t(D::W), U = 8, P = U / size_t(S);
+  static_assert(U % size_t(S) == 0, "S must divide 8");
+  const double* p[S];
+  for (int k = 0; k < S; ++k) p[k] = a[k];
+  typename D::R acc[U];
+  for (size_t k = 0; k < U; ++k) acc[k] = D::zero();
+  size_t i = 0;
+  for (; i + P * W <= n; i += P * W) {
+#pragma GCC unroll 8
+    for (size_t k = 0; k < U; ++k) acc[k] = D::add(acc[k], D::load(p[k / P] + i + (k % P) * W));
+  }
+  double s = 0;
+  for (size_t k = 0; k < U; ++k) s += lanes<D>(acc[k]);
+  for (int k = 0; k < S; ++k)
+    for (size_t j = i; j < n; ++j) s += p[k][j];
+  return s;
+}
+
+// S streams in lockstep, max(4, S) vectors per step (update's 4 for S <= 4).
+template <template <class> class V, int S>
+void update_streams(double* const* a, double s, size_t n) {
+  using D = V<double>;
+  constexpr size_t W = size_t(D::W), U = S > 4 ? size_t(S) : 4, P = U / size_t(S);
+  static_assert(U % size_t(S) == 0, "S must divide max(4, S)");
+  double* p[S];
+  for (int k = 0; k < S; ++k) p[k] = a[k];
+  const auto vs = D::set1(s);
+  size_t i = 0;
+  for (; i + P * W <= n; i += P * W) {
+#pragma GCC unroll 8
+    for (size_t k = 0; k < U; ++k) {
+      double* q = p[k / P] + i + (k % P) * W;
+      D::store(q, D::mul(vs, D::load(q)));
+    }
+  }
+  for (int k = 0; k < S; ++k)
+    for (size_t j = i; j < n; ++j) p[k][j] = s * p[k][j];
+}
+
 // Ordinary stores up to the first destination element aligned to a whole vector (what the
 // streaming store needs).
 template <class D>
@@ -171,6 +214,10 @@ template <template <class> class V>
 constexpr KernelTable make_table(Isa isa) {
   return KernelTable{isa,
                      &read_sum<V>, &copy<V>, &update<V>, &triad<V>, &copy_nt<V>, &triad_nt<V>,
+                     {&read_streams<V, 1>, &read_streams<V, 2>, &read_streams<V, 4>,
+                      &read_streams<V, 8>},
+                     {&update_streams<V, 1>, &update_streams<V, 2>, &update_streams<V, 4>,
+                      &update_streams<V, 8>},
                      &fma_k<V, double>, &fma_k<V, float>, &add_k<V, double>, &add_k<V, float>,
                      &mul_k<V, double>, &mul_k<V, float>, &addmin_k<V, double>,
                      &addmin_k<V, float>,

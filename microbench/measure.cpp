@@ -39,6 +39,10 @@ int arrays_touched(BwKernel k) {
 }
 int arrays_counted(BwKernel k) { return k == BwKernel::update ? 2 : arrays_touched(k); }
 bool nontemporal(BwKernel k) { return k == BwKernel::copy_nt || k == BwKernel::triad_nt; }
+bool has_streams(BwKernel k) { return k == BwKernel::read || k == BwKernel::update; }
+std::string curve_name(BwKernel k, int streams) {
+  return std::string(name(k)) + (streams == 1 ? "" : "_s" + std::to_string(streams));
+}
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -117,14 +121,21 @@ void check_threads(const std::vector<int>& cpus, int threads) {
     throw Error("microbench: " + std::to_string(threads) + " threads requested, " +
                 std::to_string(cpus.size()) + " cores available");
 }
-}  // namespace
 
-std::vector<BwCurve> measure_bandwidth(const KernelTable& kt, const std::vector<int>& cpus,
-                                       int threads, const std::vector<BwKernel>& kernels,
-                                       const std::vector<size_t>& sizes, const Timing& timing,
-                                       const Progress& progress) {
+// Pads between arrays (see measure_curves): half a page plus a line, and 37 pages.
+constexpr size_t kArrayPad = 33 * 64 + 37 * 4096;
+
+struct CurveSpec {
+  BwKernel kernel;
+  int streams;
+};
+
+std::vector<BwCurve> measure_curves(const KernelTable& kt, const std::vector<int>& cpus,
+                                    int threads, const std::vector<CurveSpec>& specs,
+                                    const std::vector<size_t>& sizes, const Timing& timing,
+                                    const Progress& progress) {
   check_threads(cpus, threads);
-  if (sizes.empty() || kernels.empty()) return {};
+  if (sizes.empty() || specs.empty()) return {};
   const size_t max_ws = *std::max_element(sizes.begin(), sizes.end());
   // Per thread: three arrays, each large enough for the whole per-thread working set of a
   // one-array kernel, placed `stride` apart. The stride adds to the array size
@@ -134,11 +145,21 @@ std::vector<BwCurve> measure_bandwidth(const KernelTable& kt, const std::vector<
   //  - 37 pages, so arrays are never a power-of-two distance apart: AMD Zen's L1 way
   //    predictor tags lines by a hash of linear-address bits 12..27, and arrays exactly
   //    2^27 or 2^28 bytes apart collide in it (measured: L1 copy 130 instead of 205 GB/s).
+  // S-stream kernels place their S arrays (each 1/S of the one-array working set) the same
+  // way, `sub_stride(S)` apart from the start of the buffer.
   const size_t per_array = (max_ws / size_t(threads) + 63) / 64 * 64;
-  const size_t stride = per_array + 33 * 64 + 37 * 4096;
+  const size_t stride = per_array + kArrayPad;
+  auto sub_stride = [&](int S) { return (per_array / size_t(S) + 63) / 64 * 64 + kArrayPad; };
+  size_t buf_bytes = 3 * stride;
+  bool multi = false;
+  for (const auto& sp : specs) {
+    if (sp.streams == 1) continue;
+    multi = true;
+    buf_bytes = std::max(buf_bytes, size_t(sp.streams) * sub_stride(sp.streams));
+  }
 
   std::vector<BwCurve> curves;
-  for (BwKernel k : kernels) curves.push_back({k, threads, {}});
+  for (const auto& sp : specs) curves.push_back({sp.kernel, threads, {}, sp.streams});
   Shared sh;
   std::string error;
   std::exception_ptr progress_error;
@@ -151,7 +172,7 @@ std::vector<BwCurve> measure_bandwidth(const KernelTable& kt, const std::vector<
     PageBuffer buf;
     try {
       pin.emplace(cpus[tid]);
-      buf = PageBuffer(3 * stride);
+      buf = PageBuffer(buf_bytes);
     } catch (const std::exception& e) {
 #pragma omp critical
       error = e.what();
@@ -163,17 +184,24 @@ std::vector<BwCurve> measure_bandwidth(const KernelTable& kt, const std::vector<
       double* b = reinterpret_cast<double*>(base + stride);
       double* c = reinterpret_cast<double*>(base + 2 * stride);
       // First touch by the owning (pinned) thread places pages on its NUMA node.
+      if (multi)  // the S-stream arrays also cover the pads
+        for (size_t i = 0; i < buf_bytes / sizeof(double); ++i) a[i] = 1.0;
       for (size_t i = 0; i < per_array / sizeof(double); ++i) {
         a[i] = 1.0;
         b[i] = 2.0;
         c[i] = 0.5;
       }
       double sink = 0;
-      for (size_t ki = 0; ki < kernels.size(); ++ki) {
-        const BwKernel k = kernels[ki];
+      for (size_t ki = 0; ki < specs.size(); ++ki) {
+        const BwKernel k = specs[ki].kernel;
+        const int S = specs[ki].streams;
         const size_t arrays = size_t(arrays_touched(k));
+        double* ptr[8];  // the S arrays of an S-stream kernel
+        for (int q = 0; q < S; ++q)
+          ptr[q] = reinterpret_cast<double*>(base + size_t(q) * sub_stride(S));
+        const int si = stream_index(S);
         if (master && progress) try {
-          progress("bandwidth " + std::string(name(k)) + " " + std::to_string(threads) +
+          progress("bandwidth " + curve_name(k, S) + " " + std::to_string(threads) +
                    (threads == 1 ? " thread" : " threads") + ": " +
                    std::to_string(sizes.size()) + " sizes, " +
                    format_bytes(double(sizes.front())) + " .. " +
@@ -187,9 +215,17 @@ std::vector<BwCurve> measure_bandwidth(const KernelTable& kt, const std::vector<
           size_t n = std::max<size_t>(
               8, static_cast<size_t>(std::llround(double(ws) / double(arrays * threads * 64))) * 8);
           n = std::min(n, per_array / sizeof(double));
+          if (S > 1) n = std::max<size_t>(8, n / size_t(S) / 8 * 8);  // per array, whole lines
           if (n == last_n) continue;  // rounding merged two sweep sizes
           last_n = n;
           auto run = [&](uint64_t reps) {
+            if (S > 1) {
+              if (k == BwKernel::read)
+                for (uint64_t r = 0; r < reps; ++r) sink += kt.read_streams[si](ptr, n);
+              else
+                for (uint64_t r = 0; r < reps; ++r) kt.update_streams[si](ptr, 1.0, n);
+              return;
+            }
             switch (k) {
               case BwKernel::read:
                 for (uint64_t r = 0; r < reps; ++r) sink += kt.read(a, n);
@@ -213,8 +249,10 @@ std::vector<BwCurve> measure_bandwidth(const KernelTable& kt, const std::vector<
           };
           timed_samples(sh, master, timing, run);
           if (master) {
-            const double bytes_ws = double(n * sizeof(double) * arrays * size_t(threads));
-            const double traffic = double(n * sizeof(double)) * arrays_counted(k) * threads;
+            const double bytes_ws =
+                double(n * sizeof(double) * arrays * size_t(S) * size_t(threads));
+            const double traffic =
+                double(n * sizeof(double)) * arrays_counted(k) * S * threads;
             std::vector<double> gbps;
             for (double s : sh.secs_per_rep) gbps.push_back(traffic / s * 1e-9);
             curves[ki].points.push_back({size_t(bytes_ws), summarize(gbps, true)});
@@ -227,6 +265,35 @@ std::vector<BwCurve> measure_bandwidth(const KernelTable& kt, const std::vector<
   if (!error.empty()) throw Error("microbench: bandwidth setup failed: " + error);
   if (progress_error) std::rethrow_exception(progress_error);
   return curves;
+}
+}  // namespace
+
+std::vector<BwCurve> measure_bandwidth(const KernelTable& kt, const std::vector<int>& cpus,
+                                       int threads, const std::vector<BwKernel>& kernels,
+                                       const std::vector<size_t>& sizes, const Timing& timing,
+                                       const Progress& progress) {
+  std::vector<CurveSpec> specs;
+  for (BwKernel k : kernels) specs.push_back({k, 1});
+  return measure_curves(kt, cpus, threads, specs, sizes, timing, progress);
+}
+
+std::vector<BwCurve> measure_bandwidth_streams(const KernelTable& kt, const std::vector<int>& cpus,
+                                               int threads, const std::vector<BwKernel>& kernels,
+                                               const std::vector<int>& streams,
+                                               const std::vector<size_t>& sizes,
+                                               const Timing& timing, const Progress& progress) {
+  std::vector<CurveSpec> specs;
+  for (BwKernel k : kernels) {
+    if (!has_streams(k))
+      throw Error("microbench: kernel '" + std::string(name(k)) +
+                  "' has no S-stream form (read and update have)");
+    for (int S : streams) {
+      if (stream_index(S) < 0)
+        throw Error("microbench: " + std::to_string(S) + " streams requested; 1, 2, 4 or 8 are provided");
+      specs.push_back({k, S});
+    }
+  }
+  return measure_curves(kt, cpus, threads, specs, sizes, timing, progress);
 }
 
 std::vector<LatencyPoint> measure_latency(int cpu, const std::vector<size_t>& sizes,

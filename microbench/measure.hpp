@@ -39,7 +39,12 @@ struct BwCurve {
   BwKernel kernel;
   int threads;
   std::vector<BwPoint> points;
+  int streams = 1;  // concurrent streams per thread (measure_bandwidth_streams)
 };
+// "read" for 1 stream, "read_s4" for 4: the name of the curve and of its ceiling.
+std::string curve_name(BwKernel k, int streams);
+// Kernels that have S-stream forms (KernelTable::*_streams): read and update.
+bool has_streams(BwKernel k);
 
 using Progress = std::function<void(const std::string&)>;
 
@@ -49,6 +54,15 @@ std::vector<BwCurve> measure_bandwidth(const KernelTable& kt, const std::vector<
                                        int threads, const std::vector<BwKernel>& kernels,
                                        const std::vector<size_t>& sizes, const Timing& timing,
                                        const Progress& progress);
+
+// As measure_bandwidth, with each thread's share of the working set split into S disjoint
+// arrays walked in lockstep, one curve per kernel and S in `streams` (kStreamCounts; S = 1
+// is the 1-stream kernel itself). Throws Error for a kernel without S-stream form or another S.
+std::vector<BwCurve> measure_bandwidth_streams(const KernelTable& kt, const std::vector<int>& cpus,
+                                               int threads, const std::vector<BwKernel>& kernels,
+                                               const std::vector<int>& streams,
+                                               const std::vector<size_t>& sizes,
+                                               const Timing& timing, const Progress& progress);
 
 struct LatencyPoint {
   size_t bytes;

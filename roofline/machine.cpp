@@ -7,9 +7,10 @@
 
 namespace rooflab::roofline {
 namespace {
-// Per-thread-count tables are objects keyed by the thread count as a string.
-double lookup_threads(const nlohmann::json& table, int threads, const std::string& what) {
-  if (!table.is_object() || table.empty()) throw Error("machine.json has no values for " + what);
+// Per-thread-count tables are objects keyed by the thread count as a string: the value at
+// the largest count <= threads, nullopt when there is none.
+std::optional<double> find_threads(const nlohmann::json& table, int threads) {
+  if (!table.is_object()) return std::nullopt;
   int best = -1;
   double value = 0;
   for (auto it = table.begin(); it != table.end(); ++it) {
@@ -19,11 +20,38 @@ double lookup_threads(const nlohmann::json& table, int threads, const std::strin
       value = it.value();
     }
   }
-  if (best < 0) throw Error("machine.json has no positive value for " + what + " at <= " +
-                            std::to_string(threads) + " threads");
+  if (best < 0) return std::nullopt;
   return value;
 }
+
+double lookup_threads(const nlohmann::json& table, int threads, const std::string& what) {
+  if (!table.is_object() || table.empty()) throw Error("machine.json has no values for " + what);
+  if (auto v = find_threads(table, threads)) return *v;
+  throw Error("machine.json has no positive value for " + what + " at <= " +
+              std::to_string(threads) + " threads");
+}
+
+// The levels table a bandwidth kernel lives in: bandwidth.streams.levels for S > 1.
+const nlohmann::json& levels_for(const nlohmann::json& raw, const std::string& kernel) {
+  static const nlohmann::json empty = nlohmann::json::object();
+  const auto& bw = raw["bandwidth"];
+  if (split_streams(kernel).streams == 1) return bw["levels"];
+  if (!bw.contains("streams") || !bw["streams"].contains("levels")) return empty;
+  return bw["streams"]["levels"];
+}
 }  // namespace
+
+StreamKernel split_streams(const std::string& kernel) {
+  const auto pos = kernel.rfind("_s");
+  if (pos == std::string::npos || pos == 0 || pos + 2 >= kernel.size()) return {kernel, 1};
+  int s = 0;
+  for (size_t i = pos + 2; i < kernel.size(); ++i) {
+    if (kernel[i] < '0' || kernel[i] > '9' || s > 1000) return {kernel, 1};
+    s = s * 10 + (kernel[i] - '0');
+  }
+  if (s < 1) return {kernel, 1};
+  return {kernel.substr(0, pos), s};
+}
 
 Machine machine_from_json(const nlohmann::json& j, const std::filesystem::path& path) {
   require_schema(j, "rooflab.machine", 1, path.empty() ? "machine.json" : path);
@@ -60,11 +88,22 @@ double Machine::compute(const std::string& key, int threads) const {
 }
 
 double Machine::bandwidth(const std::string& level, const std::string& kernel, int threads) const {
-  const auto& lv = raw["bandwidth"]["levels"];
-  if (!lv.contains(level)) throw Error("machine.json has no bandwidth for level " + level);
+  const auto& lv = levels_for(raw, kernel);
+  const bool multi = split_streams(kernel).streams > 1;
+  if (!lv.contains(level))
+    throw Error("machine.json has no " + std::string(multi ? "multi-stream " : "") +
+                "bandwidth for level " + level +
+                (multi ? " (bandwidth.streams; re-run `rooflab characterize`)" : ""));
   if (!lv[level].contains(kernel))
     throw Error("machine.json has no '" + kernel + "' bandwidth at " + level);
   return lookup_threads(lv[level][kernel], threads, kernel + " bandwidth at " + level);
+}
+
+std::optional<double> Machine::find_bandwidth(const std::string& level, const std::string& kernel,
+                                              int threads) const {
+  const auto& lv = levels_for(raw, kernel);
+  if (!lv.contains(level) || !lv[level].contains(kernel)) return std::nullopt;
+  return find_threads(lv[level][kernel], threads);
 }
 
 namespace {

@@ -3,6 +3,7 @@
 // The model reads only this file (docs/json.md), so the same predictions can be evaluated
 // against another machine's file.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,7 +24,12 @@ struct Machine {
   // (the largest measured thread count <= threads). Throws Error when absent.
   double compute(const std::string& key, int threads) const;
   // GB/s of a bandwidth kernel at a level ("L1".."DRAM"), same thread rule. Throws Error.
+  // S-stream kernels ("read_s4", "update_s2": S concurrent streams per thread) are read from
+  // bandwidth.streams.levels, the 1-stream ones from bandwidth.levels.
   double bandwidth(const std::string& level, const std::string& kernel, int threads) const;
+  // The same, nullopt when machine.json lacks it (no level, kernel or value at <= threads).
+  std::optional<double> find_bandwidth(const std::string& level, const std::string& kernel,
+                                       int threads) const;
   // The level a working set of `bytes` lives in with `threads` threads: L1 and L2 are taken
   // as private (aggregate = threads x capacity), L3 as shared; DRAM when it fits nowhere.
   std::string level_for(double bytes, int threads) const;
@@ -40,6 +46,12 @@ struct Machine {
 
 // "gpu:read" -> "read" (true); "read" -> unchanged (false).
 bool strip_gpu_prefix(std::string& key);
+
+// A bandwidth kernel name as a base kernel and a stream count: "read_s4" -> {"read", 4},
+// "update" -> {"update", 1}. A model names "<kernel>_s<S>" for traffic that S concurrent
+// streams per thread carry (e.g. 4 matrix rows processed at once).
+struct StreamKernel { std::string base; int streams = 1; };
+StreamKernel split_streams(const std::string& kernel);
 
 // Loads and validates machine.json; throws Error naming the file and the command that
 // produces it (`rooflab characterize`).

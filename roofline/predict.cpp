@@ -26,6 +26,33 @@ Prediction predict_gpu(const Model& m, const Machine& machine) {
   return p;
 }
 
+// The ceiling of one CPU traffic term (see predict.hpp on S-stream kernels).
+double term_bandwidth(const Traffic& t, const Machine& machine, int threads, Prediction& p) {
+  const StreamKernel sk = split_streams(t.kernel);
+  std::string used = sk.streams == 1 ? sk.base : t.kernel;
+  double gbps = 0;
+  if (sk.streams > 1) {
+    if (auto v = machine.find_bandwidth(p.level, t.kernel, threads)) {
+      gbps = *v;
+    } else {
+      used = sk.base;
+      // In cache the fallback is by design (S-stream ceilings are DRAM only); at DRAM it
+      // means a machine.json from before them, or one whose sweep had no DRAM range.
+      const std::string note =
+          "no " + p.level + " '" + t.kernel + "' ceiling (" + std::to_string(sk.streams) +
+          " streams per thread) in machine.json: used the 1-stream '" + sk.base + "' ceiling" +
+          (p.level == "DRAM"
+               ? ", a floor that may be too slow (efficiency can exceed 1); re-run `rooflab "
+                 "characterize` (it measures bandwidth.streams at DRAM sizes)"
+               : " (S-stream ceilings are measured for DRAM only)");
+      if (std::find(p.notes.begin(), p.notes.end(), note) == p.notes.end()) p.notes.push_back(note);
+    }
+  }
+  if (gbps <= 0) gbps = machine.bandwidth(p.level, used, threads);
+  p.bandwidth_kernels.push_back(used);
+  return gbps;
+}
+
 bool names_gpu(const Model& m) {
   if (m.compute_ceiling.rfind("gpu:", 0) == 0) return true;
   for (const auto& t : m.traffic)
@@ -47,7 +74,7 @@ Prediction predict(const Model& m, const Machine& machine, int threads) {
     }
     for (const auto& t : m.traffic) {
       if (t.bytes <= 0) continue;
-      p.memory_time_s += t.bytes / (machine.bandwidth(p.level, t.kernel, threads) * 1e9);
+      p.memory_time_s += t.bytes / (term_bandwidth(t, machine, threads, p) * 1e9);
     }
   }
   if (p.memory_time_s > 0) p.bandwidth_gbps = m.bytes() / p.memory_time_s / 1e9;
@@ -61,6 +88,7 @@ nlohmann::json to_json(const Prediction& p) {
   return {{"level", p.level},           {"bound", p.bound},
           {"time_s", p.time_s},         {"compute_time_s", p.compute_time_s},
           {"memory_time_s", p.memory_time_s}, {"compute_gflops", p.compute_gflops},
-          {"bandwidth_gbps", p.bandwidth_gbps}};
+          {"bandwidth_gbps", p.bandwidth_gbps}, {"bandwidth_kernels", p.bandwidth_kernels},
+          {"notes", p.notes}};
 }
 }  // namespace rooflab::roofline

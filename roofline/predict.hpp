@@ -3,7 +3,15 @@
 //   t = max(flops / compute ceiling, sum_i bytes_i / bandwidth(level, kernel_i))
 // with the level chosen from the working set and the machine's capacities.
 // A model naming "gpu:" ceilings is predicted from machine.json's "gpu" section instead.
+//
+// A traffic term may name an S-stream kernel ("read_s4": S concurrent streams per thread, as
+// in a kernel that walks 4 matrix rows at once). Its ceiling is the S-stream one where
+// machine.json has it at the level; otherwise the 1-stream kernel's ("read"), with a note:
+// the prediction still works on a machine.json from before the S-stream ceilings (or at a
+// level they were not measured for), but its floor is then too slow where more streams
+// draw more bandwidth, so the efficiency can exceed 1.
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +28,8 @@ struct Prediction {
   double memory_time_s = 0;
   double compute_gflops = 0;  // the compute ceiling used
   double bandwidth_gbps = 0;  // effective bandwidth over the traffic terms (bytes / memory time)
+  std::vector<std::string> bandwidth_kernels;  // ceiling used per traffic term (after fallback)
+  std::vector<std::string> notes;              // fallbacks and other caveats
 };
 
 // Throws Error when the machine lacks a ceiling the model names.

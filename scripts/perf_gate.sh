@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The performance regression gate (run by `./run_all.sh --test`, hence by CI):
 #   1. characterize this machine (quick profile, 1 thread: every gated kernel runs on one,
-#      no likwid) so predictions use its own ceilings;
+#      no likwid) so predictions use its own ceilings (the Sinkhorn kernels stream 4 rows at
+#      once: their floors use the 4-stream DRAM ceilings of machine.json's bandwidth.streams);
 #   2. time a handful of kernels (compute-bound and DRAM-bound; ~1 s each) with 9
 #      repetitions, verified first as always;
 #   3. `rooflab compare BASELINE NEW --metric efficiency`: roofline efficiency (attained /
@@ -27,7 +28,7 @@ while [ $# -gt 0 ]; do
     --baseline) base=${2:?}; shift 2 ;;
     --threshold) threshold=${2:?}; shift 2 ;;
     --update-baseline) update=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "perf_gate.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -57,6 +58,29 @@ echo "[gate] bench ${#cases[@]} kernels x 9 repetitions -> $out/bench.json"
 rc=$?
 [ $rc = 0 ] || { echo "[gate] bench failed (exit $rc)" >&2; exit $rc; }
 
+py="$ROOT/.venv/bin/python"; [ -x "$py" ] || py=python3
+# The Sinkhorn kernels' floors use the 4-stream DRAM ceilings (bandwidth.streams); say when a
+# prediction fell back to a 1-stream one, and when the baseline was predicted from other
+# ceilings (a model change: its efficiencies are not comparable; regenerate the baseline).
+"$py" - "$out/bench.json" "$base/bench.json" "$update" <<'PY'
+import json, os, sys
+def kernels(path):
+    if not os.path.exists(path): return {}
+    out = {}
+    for b in json.load(open(path)).get("benchmarks", []):
+        rl = b.get("rooflab") or {}
+        pred = rl.get("prediction") or {}
+        used = pred.get("bandwidth_kernels") or [t.get("kernel") for t in rl.get("traffic", [])]
+        out[rl.get("name")] = (used, pred.get("notes", []))
+    return out
+new, base = kernels(sys.argv[1]), kernels(sys.argv[2])
+for name, (used, notes) in new.items():
+    for n in notes: print(f"[gate] note: {name}: {n}")
+    if sys.argv[3] != "1" and name in base and base[name][0] != used:
+        print(f"[gate] warning: {name}: predicted from {'/'.join(used)} here but from "
+              f"{'/'.join(base[name][0])} in the baseline (model changed: regenerate it with --update-baseline)")
+PY
+
 if [ "$update" = 1 ]; then
   mkdir -p "$base" && cp "$out/bench.json" "$out/machine.json" "$base/" && echo "[gate] baseline written to $base"
   exit 0
@@ -65,7 +89,6 @@ fi
 # Efficiency cancels a uniform speed difference, not a different microarchitecture: against a
 # baseline from another CPU model the comparison is shown but does not gate.
 cpu_of() { "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["host"].get("cpu", "?"))' "$1" 2>/dev/null || echo "?"; }
-py="$ROOT/.venv/bin/python"; [ -x "$py" ] || py=python3
 base_cpu=$(cpu_of "$base/machine.json"); this_cpu=$(cpu_of "$out/machine.json")
 echo "[gate] compare (efficiency, threshold $threshold, alpha 0.01) against $base"
 "$rl" compare "$base/bench.json" "$out/bench.json" --metric efficiency --threshold "$threshold" \

@@ -73,6 +73,14 @@ Params params_of(const Case& c) {
 //   row pass:    the row is summed and scaled while it sits in L1/L2 -> one update of A
 //   column pass: a read pass (the sums) and an update pass (the scaling)
 // plus one read of the target vector r or c. The scratch work[N] is cache-resident.
+// mapuot and fused_uv stream rows from DRAM in groups of 4 (fused_simd.hpp's G), the
+// micro-kernel's column pass 4 rows at once (every ISA's MR): their matrix traffic names the
+// 4-stream ceilings ("read_s4", "update_s4"; roofline/predict.hpp): on the 2-core VM, read
+// 1.47x / 1.09x and update 1.10x / 1.01x the 1-stream ones at 1 / 2 threads. Row-at-a-time
+// passes and the vectors use the 1-stream ones.
+constexpr const char* kRead4 = "read_s4";
+constexpr const char* kUpdate4 = "update_s4";
+
 Model model(const Case& c) {
   const Params p = params_of(c);
   const double s = double(dtype_size(c.dtype));
@@ -84,19 +92,20 @@ Model model(const Case& c) {
   if (c.variant == "mapuot") {
     // Per element: x = a * cf, s += x, a = x * rf, next += a: 4 ops, no FMA pairing.
     m.flops = 4 * MN;
-    m.traffic = {{double(p.M + p.N) * s, "read"}, {2 * MN * s, "update"}};
+    m.traffic = {{double(p.M + p.N) * s, "read"}, {2 * MN * s, kUpdate4}};
     m.compute_ceiling = c.dtype == DType::f64 ? "add_f64" : "add_f32";
-    m.note = "mapuot: one fused pass per iteration, A read and written once (1 update; the row's "
-             "second sweep hits L2) + r/c reads (MAP-UOT Sec. 4.1)" + pow_note;
+    m.note = "mapuot: one fused pass per iteration, A read and written once (1 update, 4 rows "
+             "streamed at once; the row's second sweep hits L2) + r/c reads (MAP-UOT Sec. 4.1)" +
+             pow_note;
     return m;
   }
   if (c.variant == "fused_uv") {
     // Per element: (K v)_i and (K^T u)_j, one FMA each.
     m.flops = 4 * MN;
-    m.traffic = {{MN * s + double(2 * p.M + 3 * p.N) * s, "read"}};
+    m.traffic = {{MN * s, kRead4}, {double(2 * p.M + 3 * p.N) * s, "read"}};
     m.compute_ceiling = c.dtype == DType::f64 ? "fma_f64" : "fma_f32";
-    m.note = "fused_uv: K only read, once per iteration (the row group's second sweep hits L2) + "
-             "r, u, c, v vectors" + pow_note;
+    m.note = "fused_uv: K only read, once per iteration, 4 rows streamed at once (the row "
+             "group's second sweep hits L2) + r, u, c, v vectors" + pow_note;
     return m;
   }
   // Per element a pass does one add (its sum) and one multiply (its scaling): 2·M·N flops, no
@@ -107,11 +116,18 @@ Model model(const Case& c) {
   // plus one read of the target vector r or c. The scratch work[N] is cache-resident.
   const bool row = p.part != Part::col, col = p.part != Part::row;
   m.flops = 2 * MN * (int(row) + int(col));
-  const double read = (col ? MN * s + double(p.N) * s : 0) + (row ? double(p.M) * s : 0);
-  m.traffic = {{read, "read"}, {2 * MN * s * (int(row) + int(col)), "update"}};
+  const double vectors = (col ? double(p.N) * s : 0) + (row ? double(p.M) * s : 0);
+  if (c.variant == "microkernel") {
+    m.traffic = {{vectors, "read"}};
+    if (col) m.traffic.insert(m.traffic.end(), {{MN * s, kRead4}, {2 * MN * s, kUpdate4}});
+    if (row) m.traffic.push_back({2 * MN * s, "update"});
+  } else {
+    m.traffic = {{(col ? MN * s : 0) + vectors, "read"}, {2 * MN * s * (int(row) + int(col)), "update"}};
+  }
   m.compute_ceiling = c.dtype == DType::f64 ? "add_f64" : "add_f32";
   m.note = "row pass: 1 update of A; column pass: 1 read + 1 update of A (COFFEE Alg. 2); "
            "+ r/c reads" + pow_note;
+  if (c.variant == "microkernel" && col) m.note += "; the column pass streams mr = 4 rows at once";
   if (c.variant == "typical" && col)
     m.note += ". typical walks columns with stride lda: each element is its own cache line, so "
               "once a column walk's M x 64 B exceed the cache a line is fetched once per column "

@@ -67,6 +67,77 @@ TEST(Predict, MissingCeilingIsAnError) {
   EXPECT_THROW(predict(md, fixture(), 1), Error);
 }
 
+// The fixture plus bandwidth.streams: DRAM read at 4 streams 2x the 1-stream read.
+static Machine with_streams() {
+  nlohmann::json j = read_json_file(ROOFLAB_TEST_DIR "/core/fixture_machine.json");
+  j["bandwidth"]["streams"] = {
+      {"counts", {2, 4, 8}},
+      {"kernels", {"read", "update"}},
+      {"levels", {{"DRAM", {{"read_s4", {{"1", 20.0}, {"2", 32.0}}}, {"update_s4", {{"1", 16.0}}}}}}}};
+  return machine_from_json(j);
+}
+
+TEST(Machine, StreamKernelNamesSplitIntoBaseAndCount) {
+  EXPECT_EQ(split_streams("read_s4").base, "read");
+  EXPECT_EQ(split_streams("read_s4").streams, 4);
+  EXPECT_EQ(split_streams("update_s16").streams, 16);
+  for (const char* plain : {"read", "copy_nt", "triad_nt", "read_s", "read_sx", "_s4", "read_s0"}) {
+    EXPECT_EQ(split_streams(plain).base, plain);
+    EXPECT_EQ(split_streams(plain).streams, 1) << plain;
+  }
+}
+
+TEST(Machine, StreamCeilingsComeFromTheStreamsSection) {
+  const Machine m = with_streams();
+  EXPECT_EQ(m.bandwidth("DRAM", "read_s4", 2), 32.0);
+  EXPECT_EQ(m.bandwidth("DRAM", "update_s4", 2), 16.0);  // largest measured count <= 2
+  EXPECT_EQ(m.bandwidth("DRAM", "read", 2), 16.0);       // the 1-stream table is unchanged
+  EXPECT_EQ(m.find_bandwidth("DRAM", "read_s4", 1).value_or(0), 20.0);
+  EXPECT_FALSE(m.find_bandwidth("DRAM", "read_s8", 1));
+  EXPECT_FALSE(m.find_bandwidth("L3", "read_s4", 1));
+  EXPECT_FALSE(fixture().find_bandwidth("DRAM", "read_s4", 1));  // no streams section
+  EXPECT_THROW(fixture().bandwidth("DRAM", "read_s4", 1), Error);
+}
+
+// A model naming read_s4 gets the 4-stream ceiling where machine.json has it...
+TEST(Predict, StreamKernelUsesItsOwnCeiling) {
+  Model md;
+  md.traffic = {{3.2e9, "read_s4"}, {1.6e9, "update"}};  // 3.2e9 / 32 + 1.6e9 / 12 GB/s
+  md.working_set = 1e9;
+  const Prediction p = predict(md, with_streams(), 2);
+  EXPECT_NEAR(p.memory_time_s, 0.1 + 1.6 / 12, 1e-12);
+  EXPECT_EQ(p.bandwidth_kernels, (std::vector<std::string>{"read_s4", "update"}));
+  EXPECT_TRUE(p.notes.empty());
+  EXPECT_EQ(to_json(p)["bandwidth_kernels"][0], "read_s4");
+}
+
+// ...and the 1-stream one, with a note, where it does not (an old machine.json, a stream
+// count that was not measured, or a cache level).
+TEST(Predict, StreamKernelFallsBackToOneStreamWithANote) {
+  Model md;
+  md.traffic = {{1.6e9, "read_s4"}, {0.8e9, "read_s8"}};
+  md.working_set = 1e9;
+  const Prediction old = predict(md, fixture(), 2);  // DRAM read 16 GB/s for both terms
+  EXPECT_NEAR(old.memory_time_s, 0.15, 1e-12);
+  EXPECT_EQ(old.bandwidth_kernels, (std::vector<std::string>{"read", "read"}));
+  ASSERT_EQ(old.notes.size(), 2u);
+  EXPECT_NE(old.notes[0].find("'read_s4'"), std::string::npos);
+  EXPECT_NE(old.notes[0].find("re-run `rooflab characterize`"), std::string::npos);
+  EXPECT_EQ(to_json(old)["notes"].size(), 2u);
+
+  const Prediction mixed = predict(md, with_streams(), 2);  // read_s4 measured, read_s8 not
+  EXPECT_NEAR(mixed.memory_time_s, 1.6 / 32 + 0.8 / 16, 1e-12);
+  EXPECT_EQ(mixed.bandwidth_kernels, (std::vector<std::string>{"read_s4", "read"}));
+  ASSERT_EQ(mixed.notes.size(), 1u);
+  EXPECT_NE(mixed.notes[0].find("'read_s8'"), std::string::npos);
+
+  md.working_set = 16 << 10;  // L1: S-stream ceilings exist for DRAM only
+  const Prediction l1 = predict(md, with_streams(), 1);
+  EXPECT_NEAR(l1.memory_time_s, 2.4e9 / 100e9, 1e-12);
+  ASSERT_EQ(l1.notes.size(), 2u);
+  EXPECT_NE(l1.notes[0].find("DRAM only"), std::string::npos);
+}
+
 TEST(Machine, BadFilesGiveClearErrors) {
   EXPECT_THROW(load_machine("/nonexistent/machine.json"), Error);
   EXPECT_THROW(machine_from_json(nlohmann::json{{"schema", "rooflab.machine/2"}}), Error);

@@ -87,6 +87,17 @@ TEST(Characterize, EveryKernelHasACurvePerThreadCount) {
     for (int t = 1; t <= cores; ++t) EXPECT_TRUE(seen.count({k, t})) << k << " " << t;
 }
 
+// The tiny sweep (1 MiB) has no DRAM range, so no S-stream ceilings: the section says why.
+TEST(Characterize, StreamsSectionNamesCountsAndExplainsAbsentLevels) {
+  const json& st = tiny_machine().at("bandwidth").at("streams");
+  EXPECT_EQ(st.at("counts"), json({2, 4, 8}));
+  EXPECT_EQ(st.at("kernels"), json({"read", "update"}));
+  EXPECT_TRUE(st.at("levels").empty());
+  EXPECT_TRUE(st.at("curves").empty());
+  EXPECT_NE(st.at("reason").get<std::string>().find("DRAM"), std::string::npos);
+  EXPECT_TRUE(tiny_machine().at("method").contains("streams"));
+}
+
 TEST(Characterize, LevelsUseKnownNamesKernelsAndThreadKeys) {
   const json& m = tiny_machine();
   const int cores = m.at("host").at("cores");

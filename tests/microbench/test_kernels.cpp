@@ -80,6 +80,32 @@ TEST_P(Kernels, TriadAndNontemporalTriadComputeBPlusSC) {
   }
 }
 
+// Every S: all S arrays, whole and with tails (N = 1003 and short lengths), nothing past n.
+TEST_P(Kernels, StreamKernelsCoverEveryArrayExactlyN) {
+  for (int S : kStreamCounts) {
+    const int si = stream_index(S);
+    ASSERT_GE(si, 0);
+    for (size_t n : {N, size_t(5), size_t(37)}) {
+      std::vector<Arr> arrs(static_cast<size_t>(S));  // built in place: no move invalidates data
+      std::vector<double*> p;
+      double want = 0;
+      for (int q = 0; q < S; ++q) {
+        for (size_t i = 0; i < n; ++i) want += (arrs[size_t(q)][i] = double((i + 3 * size_t(q)) % 13));
+        p.push_back(arrs[size_t(q)].data);
+      }
+      EXPECT_EQ(k->read_streams[si](p.data(), n), want) << "S " << S << " n " << n;
+      k->update_streams[si](p.data(), 2.0, n);
+      for (int q = 0; q < S; ++q) {
+        for (size_t i = 0; i < n; ++i)
+          ASSERT_EQ(arrs[size_t(q)][i], 2.0 * double((i + 3 * size_t(q)) % 13)) << S << " " << q << " " << i;
+        EXPECT_EQ(arrs[size_t(q)][n], -7.0) << "wrote past the end, S " << S;
+      }
+    }
+  }
+  EXPECT_EQ(stream_index(3), -1);
+  EXPECT_EQ(stream_index(16), -1);
+}
+
 TEST_P(Kernels, ComputeKernelsGiveTheAnalyticResult) {
   const double l64 = k->lanes_f64, l32 = k->lanes_f32;
   EXPECT_GE(l64, 8);  // enough independent chains to cover latency

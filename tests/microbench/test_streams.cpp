@@ -1,0 +1,79 @@
+// measure_bandwidth_streams: one curve per kernel and S, working sets as requested, errors
+// for what has no S-stream form. Tiny sizes and samples: this checks the plumbing, not speed.
+#include <gtest/gtest.h>
+
+#include "harness/error.hpp"
+#include "microbench/kernels.hpp"
+#include "microbench/measure.hpp"
+#include "microbench/sysinfo.hpp"
+
+using namespace rooflab::microbench;
+
+namespace {
+const Timing kFast{5e-5, 2};
+const std::vector<int>& cpus() {
+  static const std::vector<int> c = read_topology().core_cpu;
+  return c;
+}
+}  // namespace
+
+TEST(Streams, CurveNamesAndWhichKernelsHaveThem) {
+  EXPECT_EQ(curve_name(BwKernel::read, 1), "read");
+  EXPECT_EQ(curve_name(BwKernel::update, 4), "update_s4");
+  EXPECT_TRUE(has_streams(BwKernel::read));
+  EXPECT_TRUE(has_streams(BwKernel::update));
+  EXPECT_FALSE(has_streams(BwKernel::copy));
+  EXPECT_FALSE(has_streams(BwKernel::triad_nt));
+}
+
+TEST(Streams, OneCurvePerKernelAndStreamCountAtTheRequestedSizes) {
+  const KernelTable& kt = kernels_for(rooflab::best_isa());
+  const std::vector<size_t> sizes = {64 << 10, 256 << 10};
+  const std::vector<int> streams = {1, 2, 8};
+  std::vector<std::string> lines;
+  const auto curves = measure_bandwidth_streams(kt, cpus(), 1, {BwKernel::read, BwKernel::update},
+                                                streams, sizes, kFast,
+                                                [&](const std::string& s) { lines.push_back(s); });
+  ASSERT_EQ(curves.size(), 6u);
+  for (size_t i = 0; i < curves.size(); ++i) {
+    const BwCurve& c = curves[i];
+    EXPECT_EQ(c.kernel, i < 3 ? BwKernel::read : BwKernel::update);
+    EXPECT_EQ(c.streams, streams[i % 3]);
+    EXPECT_EQ(c.threads, 1);
+    ASSERT_EQ(c.points.size(), sizes.size()) << curve_name(c.kernel, c.streams);
+    for (size_t j = 0; j < sizes.size(); ++j) {
+      // S arrays of whole lines: at most S lines below the request, never above it.
+      EXPECT_LE(c.points[j].bytes, sizes[j]);
+      EXPECT_GE(c.points[j].bytes + size_t(c.streams) * 64, sizes[j]);
+      EXPECT_GT(c.points[j].gbps.best, 0);
+      EXPECT_GE(c.points[j].gbps.best, c.points[j].gbps.median);
+    }
+  }
+  ASSERT_EQ(lines.size(), 6u);
+  EXPECT_NE(lines[1].find("bandwidth read_s2 1 thread"), std::string::npos) << lines[1];
+}
+
+TEST(Streams, AllThreadsSplitTheWorkingSet) {
+  if (cpus().size() < 2) GTEST_SKIP() << "one core";
+  const KernelTable& kt = kernels_for(rooflab::best_isa());
+  const auto curves = measure_bandwidth_streams(kt, cpus(), 2, {BwKernel::read}, {4},
+                                                {size_t(512) << 10}, kFast, nullptr);
+  ASSERT_EQ(curves.size(), 1u);
+  ASSERT_EQ(curves[0].points.size(), 1u);
+  EXPECT_EQ(curves[0].points[0].bytes, size_t(512) << 10);  // 2 x 4 arrays of 64 KiB
+}
+
+TEST(Streams, RefusesKernelsWithoutStreamsAndUnprovidedCounts) {
+  const KernelTable& kt = kernels_for(rooflab::Isa::scalar);
+  auto why = [&](BwKernel k, int s) {
+    try {
+      measure_bandwidth_streams(kt, cpus(), 1, {k}, {s}, {size_t(64) << 10}, kFast, nullptr);
+    } catch (const rooflab::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(why(BwKernel::copy, 2).find("'copy' has no S-stream form"), std::string::npos);
+  EXPECT_NE(why(BwKernel::read, 3).find("3 streams requested"), std::string::npos);
+  EXPECT_EQ(why(BwKernel::read, 4), "");
+}
