@@ -24,6 +24,7 @@ class BreakdownResult:
 
 
 def bars(runs: pd.DataFrame) -> pd.DataFrame:
+    runs = mpi_data.default_runs(runs)
     full = runs[~runs.comm_only & runs.design.isin(["salar", "coffee"])].copy()
     full["label"] = [mpi_data.variant_label(r) for r in full.itertuples()]
     # (P, R) groups that have at least one ablation run.

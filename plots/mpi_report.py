@@ -13,7 +13,7 @@ from rooflab_data import RooflabDataError
 FIGURES = [
     ("mpi_scaling.png", "Time per iteration vs ranks (COFFEE Figs. 13/14)", mpi_scaling),
     ("mpi_breakdown.png", "Reduce optimization vs overlap (COFFEE Fig. 16)", mpi_breakdown),
-    ("mpi_model.png", "Communication model: predicted vs measured", mpi_model),
+    ("mpi_model.png", "Model from measured constants: predicted vs measured", mpi_model),
 ]
 
 
@@ -40,9 +40,19 @@ def section(run_dir, out_dir) -> str:
         ["MPI_Allreduce check", esc(f"rms rel. err {fmt_num(pp.get('allreduce', {}).get('rms_rel_err'))}"),
          esc(f"{pp.get('allreduce', {}).get('ranks')} ranks, {pp.get('mpi_library', '')}")],
     ]))
+    ts = sw.timeslice
+    if ts:
+        parts.append(table(["core sharing", "value", "how"], [
+            ["turn of a busy-polling rank", esc(fmt_time(ts.get("spin_gap_s"))),
+             esc(f"--timeslice, {ts.get('ranks')} ranks on {ts.get('cpus')} CPUs: median jump of a spinning clock")],
+            ["MPI_Test + sched_yield turn", esc(fmt_time(ts.get("yield_round_s"))), esc("--timeslice, same ranks")],
+        ]))
     if sw.cpus and int(sw.runs.ranks.max()) > sw.cpus:
-        parts.append(note(f"Runs with more than {sw.cpus} ranks share {sw.cpus} CPUs: they measure "
-                          "oversubscription (the scheduler), not the allreduce designs."))
+        parts.append(note(f"Runs with more than {sw.cpus} ranks share {sw.cpus} CPUs (oversubscription): MPICH's "
+                          "ranks busy-poll, so a rank that waits for a message keeps its core until the scheduler's "
+                          "slice ends, and each message round can cost a slice. The --wait yield runs hand the core "
+                          "over instead; the model (plots/mpi_predict.py) charges rounds x (ranks per core - 1) "
+                          "x the measured turn."))
     for fname, title, module in FIGURES:
         try:
             module.plot(run_dir, Path(out_dir) / fname)
@@ -50,12 +60,19 @@ def section(run_dir, out_dir) -> str:
             parts.append(f"<h3>{esc(title)}</h3>" + note(f"not drawn: {e}", "warn"))
             continue
         parts.append(f'<figure><figcaption>{esc(title)}</figcaption><img src="{esc(fname)}" alt="{esc(title)}"></figure>')
-    c = mpi_model.comm_rows(sw.runs)
-    if not c.empty:
-        rows = [[esc(r.design), esc(r.ranks), esc(r.ranks_per_node), esc(r.chunks), esc(fmt_time(r.predicted_comm_s)),
-                 esc(fmt_time(r.comm_time_per_iter_s)), esc(f"{r.ratio:.2f}"),
-                 esc("yes" if r.oversubscribed else "no")] for r in c.itertuples()]
-        parts.append("<h3>Allreduce alone: predicted vs measured</h3>" + table(
-            ["design", "P", "R", "chunks", "predicted", "measured", "measured / predicted", "oversubscribed"], rows,
-            ["skipped" if r.oversubscribed else "" for r in c.itertuples()], num_cols={1, 2, 3, 4, 5, 6}))
+    t = sw.model_table()
+    if not t.empty:
+        def ratio(x):
+            return "—" if x != x else f"{x:.2f}"  # NaN: no --comm-only twin
+
+        rows = [[esc(r.design), esc(r.ranks), esc(r.ranks_per_node), esc(r.chunks),
+                 esc(mpi_data.variant_label(r) if r.design == "coffee" else ""), esc(r.regime),
+                 esc(r.rounds), esc(fmt_time(r.predicted_comm_s)), esc(fmt_time(r.measured_comm_s)),
+                 esc(ratio(r.comm_ratio)), esc(fmt_time(r.predicted_iter_s)), esc(fmt_time(r.measured_iter_s)),
+                 esc(ratio(r.iter_ratio))]
+                for r in t.itertuples()]
+        parts.append("<h3>Predicted vs measured (communication: the --comm-only twin of each run)</h3>" + table(
+            ["design", "P", "R", "chunks", "variant", "regime", "rounds", "comm predicted", "comm measured",
+             "measured / predicted", "iteration predicted", "iteration measured", "measured / predicted"], rows,
+            num_cols={1, 2, 3, 6, 7, 8, 9, 10, 11, 12}))
     return "\n".join(parts)

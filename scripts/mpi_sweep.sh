@@ -1,26 +1,36 @@
 #!/usr/bin/env bash
-# Sinkhorn-on-MPI sweep: calibrates the alpha-beta-gamma model, then runs every allreduce design
-# for P = 1..MAXNP ranks and emulated nodes of R ranks, full iterations and the allreduce alone
-# (--comm-only, what the model predicts), plus COFFEE's ablations (balanced reduce on/off x
-# overlap on/off, Fig. 16). Noisy runs (iteration spread above --noise, or measured while the
+# Sinkhorn-on-MPI sweep: calibrates the model (alpha-beta-gamma ping-pong over 2 ranks; with
+# MAXNP > CPUs also the scheduler's time slice, --timeslice over 2 x CPUs ranks), then runs every
+# allreduce design for P = 1..MAXNP ranks and emulated nodes of R ranks, full iterations and the
+# allreduce alone (--comm-only, what the comm model predicts), plus COFFEE's ablations (balanced
+# reduce on/off x overlap on/off, Fig. 16), COFFEE on one emulated node (R = P), ring with the
+# typical kernel (the paper's raw MPICH-Ring, Fig. 10), and for P > CPUs mpich, ring and
+# one-node coffee again with --wait yield (ranks hand their core over instead of busy-polling).
+# Noisy runs (iteration spread above --noise, or measured while the
 # 1-minute load was at or above the CPU count) with P <= CPUs are measured again at the end,
 # after waiting up to --quiet-wait seconds for the load to drop; the faster measurement is kept
 # (contention only adds time) and both are recorded. Output: RUN/mpi/*.json (one per run) and
-# RUN/mpi_sweep.json (everything, read by plots/mpi_*.py and the report).
+# RUN/mpi_sweep.json (everything, read by plots/mpi_*.py and the report), with the model's
+# predicted-vs-measured table and the one-node claim rows (plots/mpi_predict.py).
 #
 #   scripts/mpi_sweep.sh --run DIR [--build DIR] [--size MxN] [--dtype f64|f32] [--iters K]
 #                        [--max-np P] [--rpn "1 2 4"] [--chunks C] [--noise X] [--quiet-wait S] [--quick]
-#                        [--collect-only]   (only rebuild RUN/mpi_sweep.json from RUN/mpi/*.json)
+#                        [--claim-reps N] [--claims-only] [--collect-only]
+#   --claim-reps N: the one-node claim's runs again N times, interleaved (ring, ring with the typical
+#   kernel, coffee with R = P, per P), so the pairs compared were measured side by side (default 3;
+#   0: none); --claims-only: only those (after a sweep); --collect-only: only rebuild RUN/mpi_sweep.json.
 #
 # Ranks beyond the CPU count share cores: on a 2-core machine P > 2 measures oversubscription
-# (MPICH's ranks busy-poll, so the scheduler decides), and the runs say so ("oversubscribed").
-# With RUN/machine.json present, the calibration becomes its "mpi" section.
+# (MPICH's ranks busy-poll, so each message round waits for a scheduler slice), and the runs say
+# so ("oversubscribed"). With RUN/machine.json present, the calibrations become its "mpi" and
+# "mpi_timeslice" sections.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 cmdline="scripts/mpi_sweep.sh $*"
 run="" build="$here/build/release" size=1024x8192 dtype=f64 iters=10 maxnp=8 rpns="1 2 4" chunks=4 noise=0.15 quiet_wait=30 collect=0
-usage() { sed -n '11,13p' "$0" | sed 's/^# \{0,2\}//' >&2; exit 2; }
+claim_reps=3 claims_only=0
+usage() { sed -n '16,21p' "$0" | sed 's/^# \{0,2\}//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case $1 in
     --run) run=$2; shift 2 ;;
@@ -34,13 +44,16 @@ while [[ $# -gt 0 ]]; do
     --noise) noise=$2; shift 2 ;;
     --quiet-wait) quiet_wait=$2; shift 2 ;;
     --collect-only) collect=1; shift ;;
-    --quick) size=256x2048 iters=5 maxnp=4 rpns="1 2"; shift ;;
+    --claim-reps) claim_reps=$2; shift 2 ;;
+    --claims-only) claims_only=1; shift ;;
+    --quick) size=256x2048 iters=5 maxnp=4 rpns="1 2" claim_reps=1; shift ;;
     -h|--help) usage ;;
     *) echo "mpi_sweep.sh: unknown option '$1'" >&2; usage ;;
   esac
 done
 [[ -n $run ]] || { echo "mpi_sweep.sh: --run DIR is required" >&2; usage; }
 [[ $maxnp =~ ^[1-9][0-9]*$ ]] || { echo "mpi_sweep.sh: --max-np takes a positive integer, got '$maxnp'" >&2; exit 2; }
+[[ $claim_reps =~ ^[0-9]+$ ]] || { echo "mpi_sweep.sh: --claim-reps takes a count, got '$claim_reps'" >&2; exit 2; }
 bin="$build/kernels/sinkhorn/mpi/rooflab_mpi"
 if [[ ! -x $bin ]]; then
   echo "mpi_sweep.sh: $bin not found: build it (cmake --build $build --target rooflab_mpi; needs mpich libmpich-dev)" >&2
@@ -65,16 +78,23 @@ runone() {
   printf '%s\n' "$np $*" >"$out/$id.args"
 }
 
-if ((!collect)); then
+common=(--size "$size" --dtype "$dtype" --iters "$iters")
+if ((!collect && !claims_only)); then
 echo "mpi_sweep: $cpus CPUs; P > $cpus is oversubscribed (measures the scheduler, not the design)" >&2
 echo "mpi_sweep: calibrating (ping-pong ranks 0-1, gamma, MPI_Allreduce over 2 ranks)" >&2
 cal=(--pingpong --out "$out/pingpong.json")
 [[ -f $run/machine.json ]] && cal+=(--machine "$run/machine.json")
 flock "$lock" "$mpiexec" -n 2 "$bin" "${cal[@]}" >/dev/null
+rm -f "$out/timeslice.json"
+if ((maxnp > cpus)); then
+  echo "mpi_sweep: calibrating core sharing (--timeslice, $((2 * cpus)) ranks)" >&2
+  cal=(--timeslice --out "$out/timeslice.json")
+  [[ -f $run/machine.json ]] && cal+=(--machine "$run/machine.json")
+  flock "$lock" "$mpiexec" -n $((2 * cpus)) "$bin" "${cal[@]}" >/dev/null
+fi
 [[ -f $run/machine.json ]] || echo "mpi_sweep: no $run/machine.json: the model stays in $out/pingpong.json only" >&2
 model=(--model "$out/pingpong.json")
 
-common=(--size "$size" --dtype "$dtype" --iters "$iters")
 n=0
 for ((P = 1; P <= maxnp; P++)); do
   echo "mpi_sweep: P = $P" >&2
@@ -83,6 +103,27 @@ for ((P = 1; P <= maxnp; P++)); do
     runone "${d}_p${P}_comm" "$P" --design "$d" "${common[@]}" "${model[@]}" --comm-only
     n=$((n + 2))
   done
+  # The paper's raw MPICH-Ring: ring with the typical (unoptimized) kernel.
+  runone "ring_p${P}_typical" "$P" --design ring --variant typical "${common[@]}" "${model[@]}"
+  n=$((n + 1))
+  # COFFEE on one emulated node (R = P), unless the R loop below has it.
+  if ((P > 1)) && [[ " $rpns " != *" $P "* ]]; then
+    runone "coffee_p${P}_r${P}" "$P" --design coffee --ranks-per-node "$P" --chunks "$chunks" "${common[@]}" "${model[@]}"
+    runone "coffee_p${P}_r${P}_comm" "$P" --design coffee --ranks-per-node "$P" --chunks "$chunks" "${common[@]}" \
+      "${model[@]}" --comm-only
+    n=$((n + 2))
+  fi
+  # Oversubscribed: the same designs with ranks that yield their core while they wait.
+  if ((P > cpus)); then
+    for d in mpich ring "coffee --ranks-per-node $P --chunks $chunks"; do
+      tag=${d%% *}
+      # shellcheck disable=SC2086
+      runone "${tag}_p${P}_yield" "$P" --design $d --wait yield "${common[@]}" "${model[@]}"
+      # shellcheck disable=SC2086
+      runone "${tag}_p${P}_yield_comm" "$P" --design $d --wait yield "${common[@]}" "${model[@]}" --comm-only
+      n=$((n + 2))
+    done
+  fi
   for R in $rpns; do
     ((R <= P && P % R == 0)) || continue
     for d in salar coffee; do
@@ -146,12 +187,31 @@ done
 
 fi
 
-# Everything in one file for the figures.
-"$py" - "$run" "$out" "$cpus" "$size" "$dtype" "$iters" "$chunks" "$noise" "$cmdline" <<'EOF'
+# The one-node claim's runs side by side (see --claim-reps): the machine's speed drifts between
+# minutes (the same P = 2 run can differ by 30%), so pairs measured apart compare the drift.
+if ((!collect && claim_reps > 0)); then
+  [[ -f $out/pingpong.json ]] || { echo "mpi_sweep.sh: --claims-only needs a sweep in $run first" >&2; exit 1; }
+  echo "mpi_sweep: one-node claim runs, $claim_reps repetitions" >&2
+  rm -f "$out"/claim_*
+  for ((k = 1; k <= claim_reps; k++)); do
+    for ((P = 1; P <= maxnp; P++)); do
+      runone "claim_ring_p${P}_rep${k}" "$P" --design ring "${common[@]}"
+      runone "claim_ringtypical_p${P}_rep${k}" "$P" --design ring --variant typical "${common[@]}"
+      if ((P > 1)); then
+        runone "claim_coffee_p${P}_rep${k}" "$P" --design coffee --ranks-per-node "$P" --chunks "$chunks" "${common[@]}"
+      fi
+    done
+  done
+fi
+
+# Everything in one file for the figures, with the model's table (plots/mpi_predict.py).
+"$py" - "$run" "$out" "$cpus" "$size" "$dtype" "$iters" "$chunks" "$noise" "$cmdline" "$here/plots" <<'EOF'
 import datetime, json, os, pathlib, sys
+sys.path.insert(0, sys.argv[10])
+import mpi_predict
 run, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 cpus, size, dtype, iters, chunks, noise = int(sys.argv[3]), sys.argv[4], sys.argv[5], int(sys.argv[6]), int(sys.argv[7]), float(sys.argv[8])
-runs = []
+runs, claim_runs = [], []
 for f in sorted(out.glob("*.json")):
     d = json.loads(f.read_text())
     if d.get("schema") == "rooflab.sinkhorn_mpi/1":
@@ -159,14 +219,24 @@ for f in sorted(out.glob("*.json")):
         load = out / (f.stem + ".load")
         d["load1"] = float(load.read_text()) if load.exists() else None
         d.pop("timing", None)  # the same text in every run; docs/json.md has it
-        runs.append(d)
+        (claim_runs if f.stem.startswith("claim_") else runs).append(d)
 doc = {"schema": "rooflab.mpi_sweep/1",
        "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
        "command": sys.argv[9],
        "cpus": cpus, "size": size, "dtype": dtype, "iterations": iters, "chunks": chunks, "noise_threshold": noise,
        "note": f"{cpus} CPUs: runs with more ranks are oversubscribed and measure the scheduler; "
                "load1 is the 1-minute load when a run started (other work on the machine)",
-       "pingpong": json.loads((out / "pingpong.json").read_text()), "runs": runs}
+       "pingpong": json.loads((out / "pingpong.json").read_text()),
+       "timeslice": json.loads((out / "timeslice.json").read_text()) if (out / "timeslice.json").exists() else None,
+       "runs": runs, "claim_runs": claim_runs}
+k = mpi_predict.constants(doc)
+doc["model"] = {"constants": {a: b for a, b in k.items() if a != "compute_1rank_s"}
+                | {"compute_1rank_s": [{"kernel": a[0], "dtype": a[1], "dims": list(a[2]), "seconds": b}
+                                       for a, b in k["compute_1rank_s"].items()]},
+                "formula": mpi_predict.__doc__.split("Model, ")[1].strip()}
+doc["model_table"] = mpi_predict.table(doc)
+doc["model_summary"] = mpi_predict.summary(doc["model_table"])
+doc["claims"] = mpi_predict.claims(doc)
 tmp = run / "mpi_sweep.json.tmp"
 tmp.write_text(json.dumps(doc, indent=1))
 os.replace(tmp, run / "mpi_sweep.json")

@@ -73,6 +73,20 @@ rooflab_mpi_test(coffee_no_overlap 4 0 "${_ok}" --design coffee --size 37x29 --d
 rooflab_mpi_test(coffee_ablation_name 4 0 "coffee/f64/37x53/ranks:4/rpn:2/chunks:2/reduce:mpi/overlap:off/threads:1"
                  --design coffee --size 37x53 --ranks-per-node 2 --chunks 2 --node-reduce mpi --no-overlap --iters 1 --verify)
 
+# --wait yield: every call of the designs posted non-blocking and completed by MPI_Test +
+# sched_yield (the mpich design through MPI_Iallreduce), so the results must not change.
+foreach(design mpich ring)
+  rooflab_mpi_test(${design}_yield 5 0 "${_ok}" --design ${design} --size 37x53 --iters 1 --verify --wait yield)
+endforeach()
+foreach(design salar coffee)
+  rooflab_mpi_test(${design}_yield 6 0 "${_ok}" --design ${design} --size 37x53 --ranks-per-node 3 --chunks 3
+                   --iters 1 --verify --wait yield)
+endforeach()
+rooflab_mpi_test(coffee_reduce_mpi_yield 4 0 "${_ok}" --design coffee --size 37x29 --dtype f32 --ranks-per-node 4
+                 --chunks 2 --node-reduce mpi --no-overlap --iters 1 --verify --wait yield)
+rooflab_mpi_test(yield_name 2 0 "ring/f64/37x53/ranks:2/rpn:2/chunks:1/wait:yield/threads:1"
+                 --design ring --size 37x53 --iters 1 --wait yield)
+
 # Verification can fail: rank 0's local column sums corrupted before the allreduce.
 rooflab_mpi_test(fault_detected 4 3 "verification failed: worst relative error"
                  --design coffee --size 37x53 --ranks-per-node 2 --chunks 3 --iters 1 --verify --fault)
@@ -86,6 +100,9 @@ rooflab_mpi_test(bad_size 2 2 "--size takes MxN" --design ring --size 30)
 rooflab_mpi_test(bad_pingpong_one_rank 1 2 "--pingpong needs at least 2 ranks" --pingpong)
 rooflab_mpi_test(bad_overlap_switch 2 2 "--no-overlap and --node-reduce apply to coffee, not salar" --design salar --size 30x8 --no-overlap)
 rooflab_mpi_test(bad_node_reduce 2 2 "--node-reduce takes balanced or mpi, got 'tree'" --design coffee --size 30x8 --node-reduce tree)
+rooflab_mpi_test(bad_wait 2 2 "--wait takes spin or yield, got 'sleep'" --design ring --size 30x8 --wait sleep)
+rooflab_mpi_test(bad_timeslice_one_rank 1 2 "--timeslice needs more ranks than CPUs \\(1 ranks" --timeslice)
+rooflab_mpi_test(bad_timeslice_and_pingpong 2 2 "--pingpong and --timeslice are separate runs" --pingpong --timeslice)
 rooflab_mpi_test(bad_pingpong_machine 2 2 "cannot read .*no-such.json .*rooflab characterize" --pingpong --machine ${_mpi_tmp}/no-such.json)
 
 # JSON output (written atomically by rank 0): the name grammar and the run's fields; then
@@ -103,6 +120,14 @@ add_test(NAME sinkhorn_mpi_model COMMAND sh -c
    ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 4 ${_mpi_bin} --design coffee --size 37x53 --ranks-per-node 2 --chunks 2 --iters 3 --comm-only --model ${_mpi_tmp}/pp.json --out ${_mpi_tmp}/comm.json >/dev/null && \
    ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_mpi/check_model.py ${_mpi_tmp}")
 set_tests_properties(sinkhorn_mpi_model PROPERTIES LABELS integration TIMEOUT 90)
+
+# Core-sharing calibration (2 ranks per CPU, spinning for under a second): only where that is
+# a handful of processes.
+cmake_host_system_information(RESULT _mpi_cores QUERY NUMBER_OF_LOGICAL_CORES)
+if(_mpi_cores LESS_EQUAL 8)
+  math(EXPR _mpi_np "2 * ${_mpi_cores}")
+  rooflab_mpi_test(timeslice ${_mpi_np} 0 "\"schema\": \"rooflab.mpi_timeslice/1\"" --timeslice)
+endif()
 
 # `rooflab mpi`: the command it runs, a real run through it, usage errors.
 if(TARGET rooflab)

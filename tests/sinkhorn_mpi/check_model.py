@@ -28,7 +28,15 @@ salar = json.loads((tmp / "salar.json").read_text())
 assert salar["ranks_per_node"] == 2 and salar["predicted_comm_s"] > 0
 assert salar["model"]["source"].endswith("machine.json") and "salar" in salar["model"]["assumes"]
 assert math.isclose(salar["measured_over_predicted_comm"], salar["comm_time_per_iter_s"] / salar["predicted_comm_s"])
+# Per-rank medians: the run's figures are their max; the rounds of salar's pipeline (4 ranks in
+# nodes of 2, 2 chunks of 212 bytes: reduce 1, leaders' allreduce 1, bcast 1, + 1 more chunk).
+pr = salar["per_rank"]
+assert all(len(v) == 4 for v in pr.values())
+assert max(pr["time_s"]) == salar["time_per_iter_s"] and max(pr["comm_s"]) == salar["comm_time_per_iter_s"]
+assert max(pr["compute_s"]) == salar["compute_time_per_iter_s"] and all(c >= 0 for c in pr["cpu_s"])
+assert salar["allreduce_rounds"] == 4 and salar["wait"] == "spin"
 comm = json.loads((tmp / "comm.json").read_text())
+assert comm["compute_time_per_iter_s"] == 0 and comm["per_rank"]["compute_s"] == [0, 0, 0, 0]
 assert comm["name"].endswith("ranks:4/rpn:2/chunks:2/part:comm/threads:1") and comm["comm_only"]
 assert comm["time_per_iter_s"] == comm["comm_time_per_iter_s"] and comm["noise_rel_iqr"] >= 0
 print("ok")

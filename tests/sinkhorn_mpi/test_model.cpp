@@ -66,3 +66,23 @@ TEST(MpiModel, CoffeeBalancedReduceScatterBeatsTheBinomialReduceOnLongChunks) {
   EXPECT_NE(unbalanced, want);
   EXPECT_NE(std::string(model_assumption(Design::coffee, false)), model_assumption(Design::coffee, true));
 }
+
+// Message rounds on the critical path (what a shared core charges a scheduler slice for).
+TEST(MpiModel, RoundsFollowTheSameAlgorithms) {
+  // mpich: 64 KiB over 8 ranks is Rabenseifner (3 halving + 3 doubling rounds); over 6 ranks
+  // two more (fold in, result out) around pof2 = 4; short vectors recursive doubling.
+  EXPECT_EQ(allreduce_rounds(Design::mpich, 8, 1, 8192, 8, 1), 6);
+  EXPECT_EQ(allreduce_rounds(Design::mpich, 6, 1, 8192, 8, 1), 2 + 4);
+  EXPECT_EQ(allreduce_rounds(Design::mpich, 8, 1, 128, 8, 1), 3);
+  EXPECT_EQ(allreduce_rounds(Design::mpich, 1, 1, 8192, 8, 1), 0);
+  EXPECT_EQ(allreduce_rounds(Design::ring, 5, 1, 8192, 8, 1), 8);
+  // coffee, P = 8, R = 4, 4 chunks of 2048 doubles: node 2 halvings + parts to the leader = 3,
+  // 2 leaders' Rabenseifner = 2, bcast in 4 = 2; pipelined: 3 + 2 + 2 + 3 x 3.
+  EXPECT_EQ(allreduce_rounds(Design::coffee, 8, 4, 8192, 8, 4), 7 + 9);
+  // One node of 3 (not a power of two): fold + 1 halving + parts, no leaders, bcast 2 rounds.
+  EXPECT_EQ(allreduce_rounds(Design::coffee, 3, 3, 8192, 8, 1), 3 + 0 + 2);
+  // Without the balanced reduce: MPICH's reduce over R = 4 (halve + gather: 4 rounds).
+  EXPECT_EQ(allreduce_rounds(Design::coffee, 4, 4, 8192, 8, 1, false), 4 + 2);
+  // salar over 2 nodes of 2, 2 chunks of 4096 doubles: reduce 2, leaders 2, bcast 1.
+  EXPECT_EQ(allreduce_rounds(Design::salar, 4, 2, 8192, 8, 2), 5 + 2);
+}

@@ -1,6 +1,8 @@
 // The allreduce designs of allreduce.hpp and their communication model.
 #include "kernels/sinkhorn/mpi/allreduce.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -21,7 +23,80 @@ int ceil_log2(int p) {
   while ((1 << k) < p) ++k;
   return k;
 }
+
+WaitMode g_wait = WaitMode::spin;
+bool yielding() { return g_wait == WaitMode::yield; }
+void wait1(MPI_Request* r) { wait_all(1, r); }
+
+// Blocking point-to-point and collectives under the wait mode: the blocking call itself for
+// spin, its non-blocking form + wait_all for yield.
+void sendrecv(const void* sb, int sc, MPI_Datatype t, int dst, int stag, void* rb, int rc, int src, int rtag,
+              MPI_Comm comm) {
+  if (!yielding()) {
+    MPI_Sendrecv(sb, sc, t, dst, stag, rb, rc, t, src, rtag, comm, MPI_STATUS_IGNORE);
+    return;
+  }
+  MPI_Request r;
+  MPI_Isendrecv(sb, sc, t, dst, stag, rb, rc, t, src, rtag, comm, &r);
+  wait1(&r);
+}
+void send(const void* b, int n, MPI_Datatype t, int dst, int tag, MPI_Comm comm) {
+  if (!yielding()) return void(MPI_Send(b, n, t, dst, tag, comm));
+  MPI_Request r;
+  MPI_Isend(b, n, t, dst, tag, comm, &r);
+  wait1(&r);
+}
+void recv(void* b, int n, MPI_Datatype t, int src, int tag, MPI_Comm comm) {
+  if (!yielding()) return void(MPI_Recv(b, n, t, src, tag, comm, MPI_STATUS_IGNORE));
+  MPI_Request r;
+  MPI_Irecv(b, n, t, src, tag, comm, &r);
+  wait1(&r);
+}
+void bcast(void* b, int n, MPI_Datatype t, int root, MPI_Comm comm) {
+  if (!yielding()) return void(MPI_Bcast(b, n, t, root, comm));
+  MPI_Request r;
+  MPI_Ibcast(b, n, t, root, comm, &r);
+  wait1(&r);
+}
+void reduce_sum(const void* in, void* out, int n, MPI_Datatype t, int root, MPI_Comm comm) {
+  if (!yielding()) return void(MPI_Reduce(in, out, n, t, MPI_SUM, root, comm));
+  MPI_Request r;
+  MPI_Ireduce(in, out, n, t, MPI_SUM, root, comm, &r);
+  wait1(&r);
+}
 }  // namespace
+
+WaitMode parse_wait_mode(const std::string& s) {
+  if (s == "spin") return WaitMode::spin;
+  if (s == "yield") return WaitMode::yield;
+  throw Error("--wait takes spin or yield, got '" + s + "'");
+}
+const char* to_string(WaitMode w) { return w == WaitMode::yield ? "yield" : "spin"; }
+void set_wait_mode(WaitMode w) { g_wait = w; }
+WaitMode wait_mode() { return g_wait; }
+
+void wait_all(int n, MPI_Request* reqs) {
+  if (!yielding()) return void(MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE));
+  for (int done = 0;;) {
+    MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+    if (done) return;
+    sched_yield();
+  }
+}
+
+void barrier(MPI_Comm comm) {
+  if (!yielding()) return void(MPI_Barrier(comm));
+  MPI_Request r;
+  MPI_Ibarrier(comm, &r);
+  wait1(&r);
+}
+
+void allreduce_sum(const void* in, void* out, int n, MPI_Datatype t, MPI_Comm comm) {
+  if (!yielding()) return void(MPI_Allreduce(in, out, n, t, MPI_SUM, comm));
+  MPI_Request r;
+  MPI_Iallreduce(in, out, n, t, MPI_SUM, comm, &r);
+  wait1(&r);
+}
 
 // ---- Topology --------------------------------------------------------------------------
 Topology::Topology(int ranks_per_node) {
@@ -79,15 +154,13 @@ void ring_allreduce(T* buf, int64_t n, MPI_Comm comm, T* tmp) {
   for (int s = 0; s < P - 1; ++s) {
     const auto [sb, se] = seg(rank - s);
     const auto [rb, re] = seg(rank - s - 1);
-    MPI_Sendrecv(buf + sb, count(se - sb), t, right, 0, tmp, count(re - rb), t, left, 0, comm,
-                 MPI_STATUS_IGNORE);
+    sendrecv(buf + sb, count(se - sb), t, right, 0, tmp, count(re - rb), left, 0, comm);
     for (int64_t j = rb; j < re; ++j) buf[j] += tmp[j - rb];
   }
   for (int s = 0; s < P - 1; ++s) {
     const auto [sb, se] = seg(rank + 1 - s);
     const auto [rb, re] = seg(rank - s);
-    MPI_Sendrecv(buf + sb, count(se - sb), t, right, 1, buf + rb, count(re - rb), t, left, 1, comm,
-                 MPI_STATUS_IGNORE);
+    sendrecv(buf + sb, count(se - sb), t, right, 1, buf + rb, count(re - rb), left, 1, comm);
   }
 }
 
@@ -108,20 +181,20 @@ void salar_allreduce(const T* local, T* out, int64_t n, int chunks, const Topolo
     MPI_Ireduce(local + j0(c), out + j0(c), len(c), t, MPI_SUM, 0, topo.node, &red[size_t(c)]);
   if (topo.leader()) {
     for (int c = 0; c < C; ++c) {
-      MPI_Wait(&red[size_t(c)], MPI_STATUS_IGNORE);
+      wait1(&red[size_t(c)]);
       MPI_Iallreduce(MPI_IN_PLACE, out + j0(c), len(c), t, MPI_SUM, topo.leaders, &all[size_t(c)]);
       if (c > 0) {
-        MPI_Wait(&all[size_t(c - 1)], MPI_STATUS_IGNORE);
+        wait1(&all[size_t(c - 1)]);
         MPI_Ibcast(out + j0(c - 1), len(c - 1), t, 0, topo.node, &bc[size_t(c - 1)]);
       }
     }
-    MPI_Wait(&all[size_t(C - 1)], MPI_STATUS_IGNORE);
+    wait1(&all[size_t(C - 1)]);
     MPI_Ibcast(out + j0(C - 1), len(C - 1), t, 0, topo.node, &bc[size_t(C - 1)]);
   } else {
     for (int c = 0; c < C; ++c) MPI_Ibcast(out + j0(c), len(c), t, 0, topo.node, &bc[size_t(c)]);
   }
-  MPI_Waitall(C, red.data(), MPI_STATUSES_IGNORE);
-  MPI_Waitall(C, bc.data(), MPI_STATUSES_IGNORE);
+  wait_all(C, red.data());
+  wait_all(C, bc.data());
 }
 
 // ---- COFFEE ----------------------------------------------------------------------------
@@ -137,11 +210,11 @@ int node_reduce_scatter(T* buf, int64_t n, MPI_Comm comm, T* tmp) {
   while (2 * q <= p) q *= 2;
   const MPI_Datatype t = mpi_type<T>();
   if (r >= q) {  // fold into r - q, then hold no part
-    MPI_Send(buf, count(n), t, r - q, kTagFold, comm);
+    send(buf, count(n), t, r - q, kTagFold, comm);
     return q;
   }
   if (r + q < p) {
-    MPI_Recv(tmp, count(n), t, r + q, kTagFold, comm, MPI_STATUS_IGNORE);
+    recv(tmp, count(n), t, r + q, kTagFold, comm);
     for (int64_t j = 0; j < n; ++j) buf[j] += tmp[j];
   }
   int lo = 0, hi = q;  // parts this rank still accumulates
@@ -152,8 +225,7 @@ int node_reduce_scatter(T* buf, int64_t n, MPI_Comm comm, T* tmp) {
     const int send_lo = upper ? lo : mid, send_hi = upper ? mid : hi;
     const int64_t kb = part_begin(n, q, keep_lo), ke = part_begin(n, q, keep_hi);
     const int64_t sb = part_begin(n, q, send_lo), se = part_begin(n, q, send_hi);
-    MPI_Sendrecv(buf + sb, count(se - sb), t, r ^ d, kTagHalve, tmp, count(ke - kb), t, r ^ d,
-                 kTagHalve, comm, MPI_STATUS_IGNORE);
+    sendrecv(buf + sb, count(se - sb), t, r ^ d, kTagHalve, tmp, count(ke - kb), r ^ d, kTagHalve, comm);
     for (int64_t j = kb; j < ke; ++j) buf[j] += tmp[j - kb];
     lo = keep_lo, hi = keep_hi;
   }
@@ -185,7 +257,7 @@ void coffee_allreduce(T* local, T* out, int64_t n, int chunks, const Topology& t
       const int64_t L = len(c);
       const int r = topo.node_rank;
       if (!balanced) {  // the leader receives and adds every rank's chunk (binomial tree)
-        MPI_Reduce(chunk, topo.leader() ? out + j0(c) : nullptr, count(L), t, MPI_SUM, 0, topo.node);
+        reduce_sum(chunk, topo.leader() ? out + j0(c) : nullptr, count(L), t, 0, topo.node);
         if (topo.leader())
           MPI_Iallreduce(MPI_IN_PLACE, out + j0(c), count(L), t, MPI_SUM, topo.leaders, &all[size_t(c)]);
       } else if (const int q = node_reduce_scatter(chunk, L, topo.node, tmp); topo.leader()) {
@@ -197,7 +269,7 @@ void coffee_allreduce(T* local, T* out, int64_t n, int chunks, const Topology& t
           MPI_Irecv(out + j0(c) + b, count(e - b), t, k, kTagPart, topo.node, &recvs.back());
         }
         std::memcpy(out + j0(c), chunk, size_t(part_begin(L, q, 1)) * sizeof(T));
-        MPI_Waitall(int(recvs.size()), recvs.data(), MPI_STATUSES_IGNORE);
+        wait_all(int(recvs.size()), recvs.data());
         MPI_Iallreduce(MPI_IN_PLACE, out + j0(c), count(L), t, MPI_SUM, topo.leaders, &all[size_t(c)]);
       } else if (r < q) {
         const int64_t b = part_begin(L, q, r), e = part_begin(L, q, r + 1);
@@ -206,8 +278,8 @@ void coffee_allreduce(T* local, T* out, int64_t n, int chunks, const Topology& t
     }
     if (c > 0) {
       const int prev = c - 1;
-      if (topo.leader()) MPI_Wait(&all[size_t(prev)], MPI_STATUS_IGNORE);
-      MPI_Bcast(out + j0(prev), count(len(prev)), t, 0, topo.node);
+      if (topo.leader()) wait1(&all[size_t(prev)]);
+      bcast(out + j0(prev), count(len(prev)), t, 0, topo.node);
       pending[0] = c < C ? all[size_t(c)] : MPI_REQUEST_NULL;
       pending[1] = c < C ? sends[size_t(c)] : MPI_REQUEST_NULL;
       on_chunk(j0(prev), len(prev), poke);
@@ -215,7 +287,7 @@ void coffee_allreduce(T* local, T* out, int64_t n, int chunks, const Topology& t
       if (c < C) all[size_t(c)] = pending[0], sends[size_t(c)] = pending[1];
     }
   }
-  MPI_Waitall(C, sends.data(), MPI_STATUSES_IGNORE);
+  wait_all(C, sends.data());
 }
 
 // ---- Model -----------------------------------------------------------------------------
@@ -317,6 +389,42 @@ double predict_allreduce_s(Design d, const CommModel& m, int P, int R, int64_t n
       double rs = fold_s(m, R, mb, false) + halving_s(m, q, mb, true);
       if (q > 1) rs += m.alpha + double(q - 1) / q * mb / m.beta;  // parts to the leader, posted together
       return pipeline_s(chunks, rs, predict_mpich_allreduce_s(m, L, mb, elem), bcast_s(m, R, mb));
+    }
+  }
+  return 0;
+}
+
+namespace {
+int mpich_allreduce_rounds(int P, double bytes, int elem) {
+  if (P <= 1) return 0;
+  const int q = pof2_below(P), fold = P == q ? 0 : 2;
+  return fold + (short_vector(P, bytes, elem) ? 1 : 2) * ceil_log2(q);
+}
+int mpich_reduce_rounds(int R, double bytes, int elem) {
+  if (R <= 1) return 0;
+  if (short_vector(R, bytes, elem)) return ceil_log2(R);
+  const int q = pof2_below(R);
+  return (R == q ? 0 : 1) + 2 * ceil_log2(q);
+}
+int bcast_rounds(int R) { return R <= 1 ? 0 : R < 8 ? ceil_log2(R) : ceil_log2(pof2_below(R)) + R - 1; }
+int pipeline_rounds(int C, int a, int b, int c) { return a + b + c + (C - 1) * std::max({a, b, c}); }
+}  // namespace
+
+int allreduce_rounds(Design d, int P, int R, int64_t n, int elem, int chunks, bool balanced) {
+  const double bytes = double(n) * elem;
+  R = std::clamp(R, 1, std::max(1, P));
+  const int L = P / R;
+  const double mb = bytes / chunks;
+  switch (d) {
+    case Design::mpich: return mpich_allreduce_rounds(P, bytes, elem);
+    case Design::ring: return P <= 1 ? 0 : 2 * (P - 1);
+    case Design::salar:
+      return pipeline_rounds(chunks, mpich_reduce_rounds(R, mb, elem), mpich_allreduce_rounds(L, mb, elem),
+                             bcast_rounds(R));
+    case Design::coffee: {
+      const int q = pof2_below(R);
+      const int node = balanced ? (R == q ? 0 : 1) + ceil_log2(q) + (q > 1 ? 1 : 0) : mpich_reduce_rounds(R, mb, elem);
+      return pipeline_rounds(chunks, node, mpich_allreduce_rounds(L, mb, elem), bcast_rounds(R));
     }
   }
   return 0;

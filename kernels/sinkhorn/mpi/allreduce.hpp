@@ -10,7 +10,8 @@
 //   coffee COFFEE-MPI: balanced intra-node reduce-scatter (each worker keeps one part), parts
 //          to the leader, leaders' MPI_Iallreduce, bcast; the caller's column modify of chunk
 //          i-1 runs while chunk i's allreduce is in flight.
-// Everything is built from standard MPI calls; nothing sleeps or spins outside MPI.
+// Everything is built from standard MPI calls; nothing sleeps. Waiting is MPI's own (MPICH's
+// ch4 busy-polls) unless WaitMode::yield is chosen (see below).
 #include <mpi.h>
 
 #include <cstdint>
@@ -45,6 +46,22 @@ class Topology {
   int max_node_size = 1;     // ranks per node as reported (the largest node)
   bool leader() const { return node_rank == 0; }
 };
+
+// How a rank waits for communication. spin: MPI's blocking calls, which in MPICH (ch4:ucx, as
+// Debian builds it; MPIR_CVAR_POLLS_BEFORE_YIELD is ch3-only) poll without ever giving up the
+// core. yield: every call of the designs (and the driver's barriers and MPI_Allreduce) is
+// posted non-blocking and completed by MPI_Test + sched_yield(), so a waiting rank hands its
+// core to a runnable rank. The two differ only when ranks share cores (oversubscription).
+enum class WaitMode { spin, yield };
+WaitMode parse_wait_mode(const std::string& s);  // throws rooflab::Error for an unknown name
+const char* to_string(WaitMode);
+void set_wait_mode(WaitMode);  // process-wide; every rank must choose the same
+WaitMode wait_mode();
+// Completes n requests under the wait mode (MPI_Waitall for spin).
+void wait_all(int n, MPI_Request* reqs);
+// The blocking calls the designs and the driver use, under the wait mode.
+void barrier(MPI_Comm comm);
+void allreduce_sum(const void* in, void* out, int count, MPI_Datatype t, MPI_Comm comm);
 
 enum class Design { mpich, ring, salar, coffee };
 Design parse_design(const std::string& s);  // throws rooflab::Error for an unknown name
@@ -97,6 +114,10 @@ double predict_allreduce_s(Design d, const CommModel& m, int P, int R, int64_t n
 // and the algorithm it picks ("recursive doubling" or "Rabenseifner").
 double predict_mpich_allreduce_s(const CommModel& m, int P, double bytes, int elem);
 const char* mpich_allreduce_algorithm(int P, double bytes, int elem);
+// Message rounds on the critical path of the same algorithms (a round: every rank involved
+// sends and receives once; chunks pipelined like the time). When ranks share cores and MPI
+// busy-polls, a round costs scheduler time slices instead of alpha + bytes/beta.
+int allreduce_rounds(Design d, int P, int R, int64_t n, int elem, int chunks, bool balanced = true);
 // One line per design saying what the prediction counts (written into the output JSON).
 const char* model_assumption(Design d, bool balanced = true);
 

@@ -6,6 +6,8 @@
 // no rank left waiting in a collective).
 #include <mpi.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <climits>
@@ -35,11 +37,13 @@ constexpr const char* kUsage =
     "         [--dtype f64|f32] [--variant microkernel|blocked|c2r|typical] [--isa scalar|avx2|avx512]\n"
     "         [--ranks-per-node R] [--chunks C] [--iters K] [--fi x] [--verify]\n"
     "         [--no-overlap] [--node-reduce balanced|mpi]   (coffee only)\n"
-    "         [--comm-only] [--model PINGPONG.json|machine.json] [--out FILE.json]\n"
-    "       mpirun -np P rooflab_mpi --pingpong [--machine machine.json] [--out FILE.json]   (P >= 2)\n";
+    "         [--comm-only] [--wait spin|yield] [--model PINGPONG.json|machine.json] [--out FILE.json]\n"
+    "       mpirun -np P rooflab_mpi --pingpong [--machine machine.json] [--out FILE.json]   (P >= 2)\n"
+    "       mpirun -np P rooflab_mpi --timeslice [--machine machine.json] [--out FILE.json]   (P > CPUs)\n";
 
 struct Options {
   bool pingpong = false;
+  bool timeslice = false;
   Design design = Design::mpich;
   bool design_given = false;
   int64_t M = 0, N = 0;
@@ -56,6 +60,7 @@ struct Options {
   bool comm_only = false;  // time the design's allreduce alone (what the model predicts)
   bool overlap = true;     // coffee: modify chunk i-1 while chunk i is all-reduced
   bool balanced = true;    // coffee: balanced reduce-scatter (false: MPI_Reduce to the leader)
+  WaitMode wait = WaitMode::spin;
   std::string out, model, machine;
 };
 
@@ -82,6 +87,7 @@ Options parse(int argc, char** argv, int P) {
       return a[++i];
     };
     if (k == "--pingpong") o.pingpong = true;
+    else if (k == "--timeslice") o.timeslice = true;
     else if (k == "--design") o.design = parse_design(val()), o.design_given = true;
     else if (k == "--size") {
       const std::string& s = val();
@@ -115,17 +121,21 @@ Options parse(int argc, char** argv, int P) {
       const std::string& v = val();
       if (v != "balanced" && v != "mpi") throw Error("--node-reduce takes balanced or mpi, got '" + v + "'");
       o.balanced = v == "balanced";
-    } else if (k == "--machine") o.machine = val();
+    } else if (k == "--wait") o.wait = parse_wait_mode(val());
+    else if (k == "--machine") o.machine = val();
     else if (k == "--out") o.out = val();
     else if (k == "--model") o.model = val();
     else if (k == "-h" || k == "--help") throw Error(kUsage);
     else throw Error("unknown option '" + k + "'\n" + kUsage);
   }
+  if (o.pingpong && o.timeslice) throw Error("--pingpong and --timeslice are separate runs");
   if (o.pingpong) {
     if (P < 2) throw Error("--pingpong needs at least 2 ranks (got " + std::to_string(P) + ")");
     return o;
   }
-  if (!o.machine.empty()) throw Error("--machine applies to --pingpong (runs read the model with --model)");
+  if (o.timeslice) return o;  // needs P > CPUs: checked in timeslice(), where the CPUs are known
+  if (!o.machine.empty())
+    throw Error("--machine applies to --pingpong and --timeslice (runs read the model with --model)");
   if (!o.design_given) throw Error(std::string("--design is required\n") + kUsage);
   if (o.M == 0) throw Error(std::string("--size MxN is required\n") + kUsage);
   if (P > o.M)
@@ -208,6 +218,29 @@ bool oversubscribed(int* cpus_out) {
   return any != 0;
 }
 
+// Wall and this thread's CPU time and context switches, so a rank's time can be split into
+// running and waiting for a core (time slicing) and its waits into polling and yielding.
+struct Stamp {
+  double wall = 0, cpu = 0;
+  double vcsw = 0, ivcsw = 0;  // voluntary (yield, sleep) and involuntary (preempted) switches
+};
+Stamp stamp() {
+  Stamp s;
+  s.wall = MPI_Wtime();
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  s.cpu = double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+  rusage ru{};
+  getrusage(RUSAGE_THREAD, &ru);
+  s.vcsw = double(ru.ru_nvcsw), s.ivcsw = double(ru.ru_nivcsw);
+  return s;
+}
+Stamp operator-(const Stamp& a, const Stamp& b) { return {a.wall - b.wall, a.cpu - b.cpu, a.vcsw - b.vcsw, a.ivcsw - b.ivcsw}; }
+Stamp& operator+=(Stamp& a, const Stamp& b) {
+  a.wall += b.wall, a.cpu += b.cpu, a.vcsw += b.vcsw, a.ivcsw += b.ivcsw;
+  return a;
+}
+
 // ---- The distributed solver ------------------------------------------------------------
 template <class T>
 class Solver {
@@ -236,8 +269,8 @@ class Solver {
 
   void restore() { std::memcpy(A_.data(), A0_.data(), A0_.size() * sizeof(T)); }
 
-  // One iteration; returns the communication seconds in it (see comm_time below).
-  double iterate() {
+  // One iteration; returns the communication part of it (see column_phase).
+  Stamp iterate() {
     k_.row_rescale(args_);
     std::fill_n(sums_.data(), o_.N, T(0));
     k_.col_sums(args_);  // args_.work == sums_
@@ -247,9 +280,9 @@ class Solver {
 
   // The design's allreduce of the current local sums alone, started together on all ranks
   // (barrier), so load imbalance is not counted: the quantity the model predicts.
-  double allreduce_only() {
+  Stamp allreduce_only() {
     std::fill_n(sums_.data(), o_.N, T(1));  // coffee's reduce-scatter clobbers the sums
-    MPI_Barrier(MPI_COMM_WORLD);
+    barrier(MPI_COMM_WORLD);
     return column_phase(false);
   }
 
@@ -280,15 +313,15 @@ class Solver {
     }
   }
 
-  // Allreduce of sums_ into work_, then the column modify. Communication time: the
-  // allreduce call for mpich/ring/salar; for coffee, whose modify is interleaved with the
-  // allreduce, the phase's wall time minus the time spent modifying (the exposed comm).
-  double column_phase(bool modify_cols) {
+  // Allreduce of sums_ into work_, then the column modify. Communication: the allreduce
+  // call for mpich/ring/salar; for coffee, whose modify is interleaved with the allreduce,
+  // the phase minus the time spent modifying (the exposed comm).
+  Stamp column_phase(bool modify_cols) {
     const int64_t N = o_.N;
-    const double t0 = MPI_Wtime();
+    const Stamp t0 = stamp();
     switch (o_.design) {
       case Design::mpich:
-        MPI_Allreduce(sums_.data(), work_.data(), int(N), mpi_type<T>(), MPI_SUM, MPI_COMM_WORLD);
+        allreduce_sum(sums_.data(), work_.data(), int(N), mpi_type<T>(), MPI_COMM_WORLD);
         break;
       case Design::ring:
         std::memcpy(work_.data(), sums_.data(), size_t(N) * sizeof(T));
@@ -303,17 +336,17 @@ class Solver {
                            [](int64_t, int64_t, const std::function<void()>&) {}, o_.balanced);
           break;
         }
-        double busy = 0;
+        Stamp busy;
         coffee_allreduce(sums_.data(), work_.data(), N, o_.chunks, topo_, tmp_.data(),
                          [&](int64_t j0, int64_t len, const std::function<void()>& poke) {
-                           const double m0 = MPI_Wtime();
+                           const Stamp m0 = stamp();
                            if (modify_cols) modify(j0, len, &poke);
-                           busy += MPI_Wtime() - m0;
+                           busy += stamp() - m0;
                          }, o_.balanced);
-        return MPI_Wtime() - t0 - busy;
+        return stamp() - t0 - busy;
       }
     }
-    const double comm = MPI_Wtime() - t0;
+    const Stamp comm = stamp() - t0;
     if (modify_cols) modify(0, N, nullptr);
     return comm;
   }
@@ -369,6 +402,21 @@ json verify(Solver<T>& s, const Options& o, const Topology& topo) {
   return v;
 }
 
+// Columns of the per-rank medians gathered in run(), one array per quantity, indexed by rank.
+json per_rank_json(const std::vector<double>& per, int stats) {
+  static const char* const keys[] = {"time_s", "comm_s", "noise_rel_iqr", "compute_s", "cpu_s", "comm_cpu_s",
+                                     "compute_cpu_s", "voluntary_switches_per_iter",
+                                     "involuntary_switches_per_iter"};
+  json j = json::object();
+  const size_t P = per.size() / size_t(stats);
+  for (size_t q = 0; q < size_t(stats); ++q) {
+    json col = json::array();
+    for (size_t r = 0; r < P; ++r) col.push_back(per[r * size_t(stats) + q]);
+    j[keys[q]] = col;
+  }
+  return j;
+}
+
 std::string case_name(const Options& o, const Topology& topo, int rpn) {
   std::ostringstream n;
   n << "sinkhorn_mpi/" << to_string(o.design) << '/' << rooflab::to_string(o.dtype) << '/' << o.M << 'x'
@@ -378,6 +426,7 @@ std::string case_name(const Options& o, const Topology& topo, int rpn) {
   if (!o.balanced) n << "/reduce:mpi";
   if (!o.overlap) n << "/overlap:off";
   if (o.comm_only) n << "/part:comm";
+  if (o.wait == WaitMode::yield) n << "/wait:yield";
   n << "/threads:1";
   return n.str();
 }
@@ -432,17 +481,30 @@ int run(const Options& o, const Topology& topo) {
   }
 
   // Timing: one untimed iteration, then `iters` iterations each started together (barrier).
-  std::vector<double> t(size_t(o.iters)), c(size_t(o.iters));
+  // Per iteration: wall and CPU time of the whole and of its communication part.
+  const size_t K = size_t(o.iters);
+  std::vector<double> t(K), c(K), tc(K), cc(K), comp(K), comp_cpu(K);
+  Stamp switches;
   s->iterate();
-  for (int k = 0; k < o.iters; ++k) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    c[size_t(k)] = o.comm_only ? s->allreduce_only() : s->iterate();
-    t[size_t(k)] = o.comm_only ? c[size_t(k)] : MPI_Wtime() - t0;
+  for (size_t k = 0; k < K; ++k) {
+    barrier(MPI_COMM_WORLD);
+    const Stamp t0 = stamp();
+    const Stamp comm = o.comm_only ? s->allreduce_only() : s->iterate();
+    const Stamp all = o.comm_only ? comm : stamp() - t0;
+    t[k] = all.wall, c[k] = comm.wall, tc[k] = all.cpu, cc[k] = comm.cpu;
+    comp[k] = all.wall - comm.wall, comp_cpu[k] = all.cpu - comm.cpu;
+    switches.vcsw += all.vcsw, switches.ivcsw += all.ivcsw;
   }
-  const double mine[3] = {median(t), median(c), rel_iqr(t)};
-  double worst[3] = {0, 0, 0};
-  MPI_Reduce(mine, worst, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  // Per rank medians (rank 0 gathers them all); the run's figures are the max over ranks.
+  constexpr int kStats = 9;
+  const double mine[kStats] = {median(t),   median(c),  rel_iqr(t),           median(comp),
+                               median(tc),  median(cc), median(comp_cpu),     switches.vcsw / double(K),
+                               switches.ivcsw / double(K)};
+  std::vector<double> per(topo.rank == 0 ? size_t(topo.size) * kStats : 0);
+  MPI_Gather(mine, kStats, MPI_DOUBLE, per.data(), kStats, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  double worst[4] = {0, 0, 0, 0};
+  for (size_t r = 0; r < size_t(topo.rank == 0 ? topo.size : 0); ++r)
+    for (size_t q = 0; q < 4; ++q) worst[q] = std::max(worst[q], per[r * kStats + q]);
 
   if (topo.rank == 0) {
     json j = {{"schema", "rooflab.sinkhorn_mpi/1"},
@@ -467,9 +529,13 @@ int run(const Options& o, const Topology& topo) {
               {"oversubscribed", over},
               {"iterations", o.iters},
               {"comm_only", o.comm_only},
+              {"wait", to_string(o.wait)},
+              {"allreduce_rounds", allreduce_rounds(o.design, topo.size, rpn, o.N, int(sizeof(T)), o.chunks, o.balanced)},
               {"time_per_iter_s", worst[0]},
               {"comm_time_per_iter_s", worst[1]},
+              {"compute_time_per_iter_s", worst[3]},
               {"noise_rel_iqr", worst[2]},
+              {"per_rank", per_rank_json(per, kStats)},
               {"timing", o.comm_only
                   ? "--comm-only: the design's allreduce alone after a barrier (no matrix work); per rank: "
                     "median over repetitions; reported: max over ranks"
@@ -535,27 +601,29 @@ double measure_gamma(size_t bytes) {
   return median(ts) / double(bytes);
 }
 
+// The calibrations' checks before measuring: `err` (found the same on every rank) or a
+// --machine file rank 0 cannot use. All ranks agree on the verdict, so none is left in a
+// collective; true: stop (rank 0 has said why).
+bool calibration_refused(const Options& o, const Topology& topo, std::string err) {
+  if (err.empty() && !o.machine.empty() && topo.rank == 0) {
+    try {
+      require_schema(read_json_file(o.machine), "rooflab.machine", 1, o.machine);
+    } catch (const std::exception& e) {
+      err = std::string(e.what()) + " (create it with `rooflab characterize --out DIR`)";
+    }
+  }
+  int bad = !err.empty();
+  MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (bad && topo.rank == 0) std::cerr << "rooflab_mpi: error: " << err << '\n';
+  return bad != 0;
+}
+
 // Ping-pong between ranks 0 and 1 (the others wait at the barrier): half the median round
 // trip per size. Then gamma on rank 0, and MPI_Allreduce over all P ranks per size (each rank's
 // median, max over ranks) against the model's MPICH prediction. With --machine, the result
 // becomes machine.json's "mpi" section.
 int pingpong(const Options& o, const Topology& topo) {
-  {  // check machine.json before measuring; all ranks agree, so none is left in a collective
-    std::string err;
-    if (!o.machine.empty() && topo.rank == 0) {
-      try {
-        require_schema(read_json_file(o.machine), "rooflab.machine", 1, o.machine);
-      } catch (const std::exception& e) {
-        err = std::string(e.what()) + " (create it with `rooflab characterize --out DIR`)";
-      }
-    }
-    int bad = !err.empty();
-    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (bad) {
-      if (topo.rank == 0) std::cerr << "rooflab_mpi: error: " << err << '\n';
-      return 2;
-    }
-  }
+  if (calibration_refused(o, topo, "")) return 2;
   int cpus = 1;
   const bool over = oversubscribed(&cpus);
   std::vector<char> buf(size_t(1) << 21);
@@ -657,6 +725,76 @@ int pingpong(const Options& o, const Topology& topo) {
   return 0;
 }
 
+// ---- Calibration of core sharing (--timeslice) -------------------------------------------
+// With more ranks than CPUs, every rank busy-polls for a while (as MPICH's waits do) and
+// records the gaps in its own clock, i.e. how long it waited for its core while other ranks
+// ran: the scheduler's time slice as this machine applies it. Then every rank polls MPI and
+// yields in a loop: one turn is one hand-over round among the ranks sharing a core (the cost
+// of a round of --wait yield).
+int timeslice(const Options& o, const Topology& topo) {
+  int cpus = 1;
+  const bool over = oversubscribed(&cpus);
+  if (calibration_refused(o, topo, over ? "" : "--timeslice needs more ranks than CPUs (" + std::to_string(topo.size) +
+                                                   " ranks, " + std::to_string(cpus) + " CPUs): it measures ranks "
+                                                   "sharing cores"))
+    return 2;
+  constexpr double kSpin = 0.6, kYield = 0.2, kGap = 50e-6;  // seconds; a gap: clock jumped > 50 us
+  std::vector<double> gaps, yields;
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t_end = MPI_Wtime() + kSpin;
+  for (double last = MPI_Wtime(), t = last; t < t_end; last = t) {
+    t = MPI_Wtime();
+    if (t - last > kGap) gaps.push_back(t - last);
+  }
+  // A waiting rank under --wait yield: MPI_Test of a pending request, then sched_yield (the
+  // request is a receive from itself that is never sent, cancelled afterwards).
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Request never;
+  int dummy = 0, flag = 0;
+  MPI_Irecv(&dummy, 1, MPI_INT, topo.rank, 999, MPI_COMM_WORLD, &never);
+  const double y_end = MPI_Wtime() + kYield;
+  for (double t = MPI_Wtime(); t < y_end;) {
+    MPI_Test(&never, &flag, MPI_STATUS_IGNORE);
+    sched_yield();
+    const double u = MPI_Wtime();
+    yields.push_back(u - t);
+    t = u;
+  }
+  MPI_Cancel(&never);
+  MPI_Wait(&never, MPI_STATUS_IGNORE);
+  // Per rank: median gap (0: never descheduled), descheduled fraction, median yield round.
+  double sum_gaps = 0;
+  for (double g : gaps) sum_gaps += g;
+  const double mine[3] = {gaps.empty() ? 0 : median(gaps), sum_gaps / kSpin, median(yields)};
+  std::vector<double> all(topo.rank == 0 ? size_t(3 * topo.size) : 0);
+  MPI_Gather(mine, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (topo.rank != 0) return 0;
+  std::vector<double> g, f, y;
+  for (int r = 0; r < topo.size; ++r) {
+    if (all[size_t(3 * r)] > 0) g.push_back(all[size_t(3 * r)]);
+    f.push_back(all[size_t(3 * r + 1)]);
+    y.push_back(all[size_t(3 * r + 2)]);
+  }
+  json j = {{"schema", "rooflab.mpi_timeslice/1"},
+            {"created", utc_timestamp()},
+            {"ranks", topo.size},
+            {"cpus", cpus},
+            {"ranks_per_cpu", double(topo.size) / cpus},
+            {"spin_gap_s", g.empty() ? json(nullptr) : json(median(g))},
+            {"spin_gap_s_per_rank", std::vector<double>(g)},
+            {"descheduled_fraction", median(f)},
+            {"yield_round_s", median(y)},
+            {"method", "every rank busy-polls MPI_Wtime for 0.6 s and records jumps > 50 us (time waiting for "
+                       "its core while another rank ran); spin_gap_s: median over ranks of each rank's median "
+                       "jump; descheduled_fraction: median over ranks of the jumps' sum / 0.6 s; then MPI_Test of a "
+                       "pending receive + sched_yield() in a loop for 0.2 s (what --wait yield does), yield_round_s: "
+                       "median over ranks of the median loop time"}};
+  if (!o.out.empty()) write_json_atomic(o.out, j);
+  if (!o.machine.empty()) merge_machine_section(o.machine, "mpi_timeslice", j);
+  std::cout << j.dump(2) << '\n';
+  return 0;
+}
+
 int main_mpi(int argc, char** argv) {
   int rank = 0, P = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -668,8 +806,10 @@ int main_mpi(int argc, char** argv) {
     if (rank == 0) std::cerr << "rooflab_mpi: error: " << e.what() << '\n';
     return 2;
   }
+  set_wait_mode(o.wait);
   Topology topo(o.ranks_per_node);
   if (o.pingpong) return pingpong(o, topo);
+  if (o.timeslice) return timeslice(o, topo);
   return o.dtype == DType::f64 ? run<double>(o, topo) : run<float>(o, topo);
 }
 }  // namespace
