@@ -19,6 +19,12 @@ Definitions (over the "ok" gemm rows of model.json):
   roofline WHM    the same with the model's predicted time (model.json predicted_s: the
                   machine.json roofline, min(FMA peak, intensity x bandwidth of the level the
                   working set lives in)) in place of the measured time.
+  tight roofline  per shape, the SFC-CA paper's per-BRGEMM bound (Fig. 6 / 9) from
+                  DIR/gemm_roofline.json (`rooflab gemm-knobs roofline --run DIR`, the analytic
+                  knob model of kernels/gemm/knobs_model.cpp: which A / B blocks come from slow
+                  memory for each thread's range of the curve, C round trips, packing and the
+                  k_layers reduction, at the knob of least predicted time); "tight WHM" uses it
+                  as the time. Absent file: no tight columns (null).
   baselines       the libraries (BASELINES: openblas, blis, onednn, libxsmm). The best baseline
                   of a (dtype, threads) group is the one with the highest WHM over the shapes it
                   ran; an implementation's ratio to it is WHM(impl) / WHM(best baseline), both
@@ -54,10 +60,12 @@ TARGET_IMPL = "sfc_ca"
 # The L2-miss counters (Fig. 7) live in their own counters.json: `rooflab counters` merges into
 # an existing file with one config per back end, and the run's general counters simulate L3.
 L2_COUNTERS_DIR = "gemm_l2"
+TIGHT_FILE = "gemm_roofline.json"
+TIGHT_SCHEMA = "rooflab.gemm_roofline/1"
 
 POINT_COLUMNS = ["name", "impl", "variant", "isa", "dtype", "threads", "m", "n", "k", "mnk", "params",
                  "configs", "flops", "intensity", "median_s", "gflops", "predicted_s", "roof_gflops",
-                 "bound", "level"]
+                 "bound", "level", "tight_gflops"]
 
 
 # Colours by variant (one family of colours per implementation across every GEMM figure); an
@@ -93,9 +101,39 @@ def whm(flops, gflops) -> float:
     return float(f.sum() / (f / g).sum())
 
 
-def gemm_points(model: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+def tight_roofline(run_dir) -> pd.DataFrame | None:
+    """The per-shape tight roofline of DIR/gemm_roofline.json: one row per (dtype, threads, mnk)
+    with tight_gflops, tight_s and the model's view (knob, BRGEMM types, slow level, time
+    split). None when the file is absent; raises on a malformed file or a wrong schema."""
+    path = Path(run_dir) / TIGHT_FILE
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise RooflabDataError(f"{path}: not valid JSON ({e})") from e
+    if doc.get("schema") != TIGHT_SCHEMA:
+        raise RooflabDataError(f"{path}: schema is {doc.get('schema')!r}, expected {TIGHT_SCHEMA!r} "
+                               f"(rerun `rooflab gemm-knobs roofline --run {run_dir}`)")
+    rows = []
+    for r in doc.get("shapes", []):
+        t = r["tight"]
+        k = t["knob"]
+        rows.append({"dtype": r["dtype"], "threads": int(r["threads"]), "mnk": r["mnk"], "tight_s": t["seconds"],
+                     "tight_gflops": t["gflops"], "tight_knob": f"k_layers:{k['k_layers']}/kbf:{k['kbf']}/bk:{k['bk']}",
+                     "slow_level": r["slow_level"], "c_level": r["c_level"], "pack_s": t["pack_s"],
+                     "critical_s": t["critical_s"], "critical_compute_s": t["critical_compute_s"],
+                     "reduce_s": t["reduce_s"], "brgemm_types": t["brgemm_types"],
+                     "sfc_ca_runs": r.get("sfc_ca_runs", [])})
+    return pd.DataFrame(rows, columns=["dtype", "threads", "mnk", "tight_s", "tight_gflops", "tight_knob", "slow_level",
+                                       "c_level", "pack_s", "critical_s", "critical_compute_s", "reduce_s",
+                                       "brgemm_types", "sfc_ca_runs"])
+
+
+def gemm_points(model: pd.DataFrame, tight: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list[str]]:
     """(one row per implementation, dtype, threads and shape: its fastest ok configuration;
-    lines naming the failed / skipped gemm rows, which are never used)."""
+    lines naming the failed / skipped gemm rows, which are never used). `tight`
+    (tight_roofline()) adds each shape's tight_gflops (NaN where absent)."""
     fam = model[model.family == FAMILY]
     omitted = [f"{r['name']}: {r.status}" + (f" ({r.message})" if r.message else "")
                for _, r in fam.iterrows() if r.status != "ok"]
@@ -112,9 +150,13 @@ def gemm_points(model: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
                      "predicted_s": pred,
                      "roof_gflops": r.flops / pred / 1e9 if pred == pred and pred > 0 else math.nan,
                      "bound": r.bound, "level": r.level})
-    pts = pd.DataFrame(rows, columns=[c for c in POINT_COLUMNS if c != "configs"])
+    pts = pd.DataFrame(rows, columns=[c for c in POINT_COLUMNS if c not in ("configs", "tight_gflops")])
     if pts.empty:
         return pd.DataFrame(columns=POINT_COLUMNS), omitted
+    if tight is not None and not tight.empty:
+        pts = pts.merge(tight[["dtype", "threads", "mnk", "tight_gflops"]], on=["dtype", "threads", "mnk"], how="left")
+    else:
+        pts["tight_gflops"] = math.nan
     key = ["impl", "dtype", "threads", "mnk"]
     pts["configs"] = pts.groupby(key)["name"].transform("size")
     best = pts.sort_values("gflops", ascending=False).drop_duplicates(key)
@@ -137,12 +179,15 @@ def summarize_group(pts: pd.DataFrame) -> dict:
     for impl, g in pts.groupby("impl", sort=True):
         total_t = float((g.flops / g.gflops).sum()) / 1e9
         roof = _whm_over(g, col="roof_gflops")
+        tight = _whm_over(g, col="tight_gflops")
         impls[impl] = {"impl": impl, "variant": g.variant.iloc[0], "isa": g.isa.iloc[0],
                        "baseline": is_baseline(impl), "n_shapes": int(len(g)),
                        "full_grid": _is_full_grid(set(g["mnk"])), "total_flops": float(g.flops.sum()),
                        "total_time_s": total_t, "whm_gflops": whm(g.flops, g.gflops),
                        "roofline_whm_gflops": None if math.isnan(roof) else roof,
                        "fraction_of_roofline": None if math.isnan(roof) else whm(g.flops, g.gflops) / roof,
+                       "tight_roofline_whm_gflops": None if math.isnan(tight) else tight,
+                       "fraction_of_tight_roofline": None if math.isnan(tight) else whm(g.flops, g.gflops) / tight,
                        "multi_config_shapes": int((g.configs > 1).sum())}
     base = [v for v in impls.values() if v["baseline"]]
     best = max(base, key=lambda v: v["whm_gflops"]) if base else None
@@ -174,8 +219,9 @@ def _target_impl(group: dict | None) -> dict | None:
     return max(cands, key=lambda v: v["whm_gflops"]) if cands else None
 
 
-def evaluate_targets(run: Run, pts: pd.DataFrame, groups: list[dict]) -> list[dict]:
-    """The issue's three targets, each reached true / false, or null with the reason."""
+def evaluate_targets(run: Run, pts: pd.DataFrame, groups: list[dict], tight: pd.DataFrame | None = None) -> list[dict]:
+    """The issue's three targets, each reached true / false, or null with the reason; with
+    `tight` (tight_roofline()), the model's view of the 4096^3 shape."""
     out = []
     top = {}
     for g in groups:  # per dtype: the group with the most threads
@@ -229,9 +275,22 @@ def evaluate_targets(run: Run, pts: pd.DataFrame, groups: list[dict]) -> list[di
         if ceil is None:
             return {"reason": f"machine.json has no fma_f64 ceiling at {g['threads']} threads (run `rooflab characterize`)"}
         r = p.iloc[0]
-        return {"value": float(r.gflops) / ceil, "gflops": float(r.gflops), "fma_f64_gflops": ceil, "name": r["name"],
-                "model_bound": r.bound, "model_level": r.level,
-                "roofline_gflops": None if math.isnan(r.roof_gflops) else float(r.roof_gflops)}
+        out = {"value": float(r.gflops) / ceil, "gflops": float(r.gflops), "fma_f64_gflops": ceil, "name": r["name"],
+               "model_bound": r.bound, "model_level": r.level,
+               "roofline_gflops": None if math.isnan(r.roof_gflops) else float(r.roof_gflops),
+               "tight_roofline_gflops": None if math.isnan(r.tight_gflops) else float(r.tight_gflops)}
+        if tight is not None:
+            t = tight[(tight["dtype"] == "f64") & (tight.threads == g["threads"]) & (tight["mnk"] == "4096x4096x4096")]
+            if not t.empty:
+                t = t.iloc[0]
+                out["tight_model"] = {"knob": t.tight_knob, "seconds": float(t.tight_s), "pack_s": float(t.pack_s),
+                                      "critical_s": float(t.critical_s),
+                                      "critical_compute_s": float(t.critical_compute_s),
+                                      "reduce_s": float(t.reduce_s), "slow_level": t.slow_level,
+                                      "brgemm_types": t.brgemm_types,
+                                      "ran": [{"name": x["name"], "gflops": x["gflops"], "seconds": x["seconds"]}
+                                              for x in t.sfc_ca_runs]}
+        return out
 
     target("f64_whm_vs_best_baseline", "WHM(sfc_ca, f64) >= 1.5 x WHM(best f64 baseline), over common shapes",
            "f64", 1.5, vs_best)
@@ -246,7 +305,8 @@ def summary(run_dir) -> dict:
     """The gemm_summary document of a run directory (needs model.json; machine.json for the
     FMA-fraction target)."""
     run = load_run(run_dir, required=("model",))
-    pts, omitted = gemm_points(run.model_df)
+    tight = tight_roofline(run_dir)
+    pts, omitted = gemm_points(run.model_df, tight)
     groups = [summarize_group(g) for _, g in pts.groupby(["dtype", "threads"], sort=True)]
     bench = run.bench or {}
     return {"schema": SCHEMA, "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -254,7 +314,8 @@ def summary(run_dir) -> dict:
             "definition": "WHM = sum_i flops_i / sum_i (flops_i / gflops_i) = total flops / total time, over the "
                           "shapes an implementation ran ok (its fastest configuration per shape); ratios over "
                           "the shapes both implementations ran",
-            "baselines": list(BASELINES), "groups": groups, "targets": evaluate_targets(run, pts, groups),
+            "tight_roofline": str(Path(run_dir).resolve() / TIGHT_FILE) if tight is not None else None,
+            "baselines": list(BASELINES), "groups": groups, "targets": evaluate_targets(run, pts, groups, tight),
             "not_used": omitted}
 
 
@@ -274,11 +335,13 @@ def format_summary(doc: dict) -> str:
     for g in doc["groups"]:
         lines.append(f"{g['dtype']}, {g['threads']} threads, {g['n_shapes']} shapes "
                      f"(best baseline: {g['best_baseline'] or 'none'}):")
-        lines.append(f"  {'implementation':24s} {'shapes':>6s} {'WHM GFLOP/s':>12s} {'/ roofline':>10s} {'x best base':>11s}")
+        lines.append(f"  {'implementation':24s} {'shapes':>6s} {'WHM GFLOP/s':>12s} {'/ roofline':>10s} "
+                     f"{'/ tight':>8s} {'x best base':>11s}")
         for v in g["implementations"]:
             fr = "—" if v["fraction_of_roofline"] is None else f"{v['fraction_of_roofline']:.2f}"
+            ft = "—" if v.get("fraction_of_tight_roofline") is None else f"{v['fraction_of_tight_roofline']:.2f}"
             ra = "—" if v["ratio_to_best_baseline"] is None else f"{v['ratio_to_best_baseline']:.3f}"
-            lines.append(f"  {v['impl']:24s} {v['n_shapes']:6d} {v['whm_gflops']:12.2f} {fr:>10s} {ra:>11s}")
+            lines.append(f"  {v['impl']:24s} {v['n_shapes']:6d} {v['whm_gflops']:12.2f} {fr:>10s} {ft:>8s} {ra:>11s}")
     lines.append("targets:")
     for t in doc["targets"]:
         state = {True: "REACHED", False: "not reached", None: "not evaluated"}[t["reached"]]

@@ -1,7 +1,9 @@
 """GEMM per-shape performance (the SFC-CA paper's Fig. 6/9): GFLOP/s of every implementation on
 every shape, the shapes sorted by operational intensity (2MNK / the minimal bytes of model.json),
 with the roofline of machine.json for each shape (flops / model.json predicted_s: the FMA
-ceiling or intensity x the bandwidth of the level the matrices live in) and the FMA ceiling.
+ceiling or intensity x the bandwidth of the level the matrices live in), the FMA ceiling and,
+when DIR/gemm_roofline.json exists (`rooflab gemm-knobs roofline --run DIR`), the paper's tight
+roofline: the per-BRGEMM model of SFC-CA at its best knob (gemm_data.tight_roofline).
 One panel per dtype and thread count; the legend gives each implementation's WHM (plots/gemm_data.py)."""
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ class GemmPerfResult:
     has_data: bool
     points: pd.DataFrame                   # gemm_data.gemm_points() with "x", the position on the axis
     order: dict[tuple[str, int], list[str]]  # (dtype, threads) -> shapes ("MxNxK") in plotted order
-    roofline: pd.DataFrame                 # dtype, threads, mnk, x, intensity, roof_gflops
+    roofline: pd.DataFrame                 # dtype, threads, mnk, x, intensity, roof_gflops, tight_gflops
     fma: dict[tuple[str, int], float]      # (dtype, threads) -> FMA ceiling drawn
     omitted: list[str] = field(default_factory=list)
 
@@ -37,7 +39,7 @@ def shape_order(pts: pd.DataFrame) -> list[str]:
 
 def plot(run_dir, out_path) -> GemmPerfResult:
     run = load_run(run_dir, required=("model",))
-    pts, omitted = gd.gemm_points(run.model_df)
+    pts, omitted = gd.gemm_points(run.model_df, gd.tight_roofline(run.run_dir))
     if pts.empty:
         out = fc.no_family_figure(gd.FAMILY, run.run_dir, out_path, omitted)
         return GemmPerfResult(out, False, pts, {}, pd.DataFrame(), {}, omitted)
@@ -54,7 +56,7 @@ def plot(run_dir, out_path) -> GemmPerfResult:
         for s, g in pts[sel].groupby("mnk"):
             r = g.iloc[0]
             roof_rows.append({"dtype": dt, "threads": t, "mnk": s, "x": pos[s], "intensity": r.intensity,
-                              "roof_gflops": r.roof_gflops})
+                              "roof_gflops": r.roof_gflops, "tight_gflops": r.tight_gflops})
         c = gd.fma_ceiling(run, dt, int(t))
         if c is not None:
             fma[(dt, int(t))] = c
@@ -79,6 +81,9 @@ def plot(run_dir, out_path) -> GemmPerfResult:
                     label=f"{impl}: WHM {w:.1f} ({len(d)} shapes)", alpha=0.9)
         r = roofline[(roofline["dtype"] == dt) & (roofline.threads == t)]
         ax.step(r.x, r.roof_gflops, where="mid", color="k", lw=1.6, label="roofline (machine.json, per shape)")
+        if r.tight_gflops.notna().any():
+            ax.step(r.x, r.tight_gflops, where="mid", color="#b8860b", lw=1.6,
+                    label="tight roofline (per-BRGEMM model, SFC-CA best knob)")
         if (dt, int(t)) in fma:
             ax.axhline(fma[(dt, int(t))], color="k", ls="--", lw=1,
                        label=f"fma_{dt} ceiling {fma[(dt, int(t))]:.1f}")
@@ -87,6 +92,7 @@ def plot(run_dir, out_path) -> GemmPerfResult:
         ax.set_xticklabels(shapes, rotation=90, fontsize=7 if len(shapes) <= 40 else 5.5)
         ax.set_xlim(-0.7, len(shapes) - 0.3)
         ax.set_ylim(0, max(g.gflops.max(), r.roof_gflops.max() if r.roof_gflops.notna().any() else 0,
+                           r.tight_gflops.max() if r.tight_gflops.notna().any() else 0,
                            fma.get((dt, int(t)), 0)) * 1.08)
         ax.set_ylabel("GFLOP/s")
         ax.grid(True, alpha=0.3)

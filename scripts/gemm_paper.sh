@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GEMM paper evaluation (issue 5) into one run directory: machine.json (characterized when
 # absent), the 125-shape grid {256..4096}^3 of the paper profile (`rooflab bench --profile paper
-# --filter '^gemm/'`), the roofline model, DIR/gemm_summary.json (WHM per implementation and the
+# --filter '^gemm/'`), the roofline model, the tight per-BRGEMM roofline (DIR/gemm_roofline.json,
+# `rooflab gemm-knobs roofline`), DIR/gemm_summary.json (WHM per implementation and the
 # targets), simulated L2 misses of SFC-CA k_layers 1/2/4 vs the best baseline (Fig. 7), the GEMM
 # figures and the HTML report. Every step that runs kernels holds /tmp/rooflab-timing.lock.
 # Cost on the 2-core VM (measured under load, so upper bounds): the paper profile's own settings
@@ -36,7 +37,7 @@ usage: scripts/gemm_paper.sh [options]
   --no-lock          do not take /tmp/rooflab-timing.lock (when the caller holds it)
   -h, --help         this text
 
-Steps: characterize (if needed), bench, model, summary, L2 counters (+ the same cases timed
+Steps: characterize (if needed), bench, model, tight roofline, summary, L2 counters (+ the same cases timed
 natively into DIR/gemm_l2/), figures (DIR/gemm_*.png), report (DIR/report/index.html).
 TXT
 }
@@ -87,7 +88,7 @@ mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || die "output directory '$out' can
 out=$(cd "$out" && pwd)
 locked() { if [ "$lock" = 1 ]; then flock /tmp/rooflab-timing.lock "$@"; else "$@"; fi; }
 
-T0=$(date +%s); NSTEPS=7; step_i=0
+T0=$(date +%s); NSTEPS=8; step_i=0
 fmt() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 step() { step_i=$((step_i + 1)); echo "==> [gemm $step_i/$NSTEPS] $1  (elapsed $(fmt $(( $(date +%s) - T0 ))))"; }
 
@@ -114,6 +115,9 @@ fi
 
 step "roofline model -> $out/model.json"
 "$RL" model --run "$out" >/dev/null || die "model failed"
+
+step "tight roofline (per-BRGEMM model, no timing) -> $out/gemm_roofline.json"
+"$RL" gemm-knobs roofline --run "$out" >/dev/null || echo "warning: no tight roofline (see above)"
 
 step "WHM summary and targets -> $out/gemm_summary.json"
 "$PY" "$ROOT/plots/gemm_data.py" --run "$out" || die "summary failed"

@@ -29,3 +29,27 @@ gemm_knobs_cli_test(predict 0 "analytic: k_layers:[0-9]+/kbf:[0-9]+"
 add_test(NAME cli_gemm_knobs_end_to_end COMMAND sh -c
   "rm -rf ${_gk_tmp}/e2e && ${_gk_rl} gemm-knobs build-nn --sizes 64,160 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/e2e/nn.json && ${_gk_rl} gemm-knobs evaluate --shapes 3 --min 64 --max 200 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/e2e --machine ${_gk_machine} --nn ${_gk_tmp}/e2e/nn.json && grep -q within_3pct ${_gk_tmp}/e2e/gemm_knobs.json && grep -q rooflab.gemm_knobs/1 ${_gk_tmp}/e2e/nn.json")
 set_tests_properties(cli_gemm_knobs_end_to_end PROPERTIES LABELS integration)
+
+# The tight roofline (`gemm-knobs roofline`): bad input, then the file and its use by the plots
+# (pytest, with the project's Python as the plots tests use).
+gemm_knobs_cli_test(roofline_needs_run 2 "roofline needs --run" ${_gk_rl} gemm-knobs roofline)
+gemm_knobs_cli_test(roofline_no_model 1 "model.json not found: run `rooflab model"
+                    ${_gk_rl} gemm-knobs roofline --run ${CMAKE_CURRENT_SOURCE_DIR}/fixtures)
+# Deferred to the end of tests/: ROOFLAB_PYTHON is set by plots.cmake, which comes later.
+function(_gemm_roofline_pytest)
+  if(NOT ROOFLAB_PYTHON)
+    return()
+  endif()
+  add_test(NAME plots.gemm_roofline
+           COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/run_pytest.py
+                   ${CMAKE_CURRENT_SOURCE_DIR}/gemm/test_gemm_roofline.py -q -p no:cacheprovider
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(plots.gemm_roofline PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 300
+                       ENVIRONMENT "MPLBACKEND=Agg;PYTHONDONTWRITEBYTECODE=1;ROOFLAB_BIN=$<TARGET_FILE:rooflab>")
+endfunction()
+cmake_language(DEFER CALL _gemm_roofline_pytest)
+
+# build-nn keeps exactly the --sizes grid: a smaller grid over an existing set drops the rest.
+add_test(NAME cli_gemm_knobs_build_nn_drops_other_sizes COMMAND sh -c
+  "rm -rf ${_gk_tmp}/drop && ${_gk_rl} gemm-knobs build-nn --sizes 64,65 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/drop/nn.json && ${_gk_rl} gemm-knobs build-nn --sizes 64 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/drop/nn.json 2>&1 | grep -q 'dropped 7 entries' && test $(grep -c '\"timings\"' ${_gk_tmp}/drop/nn.json) -eq 1")
+set_tests_properties(cli_gemm_knobs_build_nn_drops_other_sizes PROPERTIES LABELS integration)

@@ -26,6 +26,8 @@ commands:
   build-nn  autotune the nearest-neighbour set -> FILE       [--sizes a,b,..] [--out FILE]
   evaluate  analytic and NN vs autotuned over random shapes  --shapes N --out DIR [--seed S]
             -> DIR/gemm_knobs.json                           [--min 256] [--max 2048] [--machine FILE] [--nn FILE]
+  roofline  the tight (per-BRGEMM) roofline of every gemm    --run DIR [--machine FILE (DIR/machine.json)]
+            shape of DIR/model.json -> DIR/gemm_roofline.json [--out FILE]  (no timing)
 common options:
   --dtype f64|f32 (f64)  --threads T (all cores)  --isa I (the widest)  --reps R (3: fastest of R runs)
   --wait-quiet S (3: per knob, wait up to S seconds in all for nothing else runnable before a run)
@@ -85,6 +87,8 @@ struct Common {
   std::vector<std::string> shapes;
   std::string machine = std::string(ROOFLAB_SOURCE_DIR) + "/results/latest/machine.json";
   std::string nn = std::string(ROOFLAB_SOURCE_DIR) + "/results/gemm/knobs_nn.json";
+  std::string run;
+  bool machine_given = false;
   std::string cache, out, sizes = "256,431,724,1218,2048", seed = "1", lo = "256", hi = "2048", count;
   bool nn_given = false;
 
@@ -121,7 +125,9 @@ Common parse(Opts& o) {
       c.wait_quiet = to_int(v, "--wait-quiet", 0, 3600);
     } else if (o.opt("--shape", v)) {
       c.shapes.push_back(v);
-    } else if (o.opt("--machine", c.machine) || o.opt("--cache", c.cache) || o.opt("--out", c.out) ||
+    } else if (o.opt("--machine", c.machine)) {
+      c.machine_given = true;
+    } else if (o.opt("--run", c.run) || o.opt("--cache", c.cache) || o.opt("--out", c.out) ||
                o.opt("--sizes", c.sizes) || o.opt("--seed", c.seed) || o.opt("--min", c.lo) ||
                o.opt("--max", c.hi) || o.opt("--shapes", c.count)) {
     } else if (o.opt("--nn", c.nn)) {
@@ -227,6 +233,13 @@ int cmd_build_nn(Common& c) {
   for (int64_t m : sizes)
     for (int64_t n : sizes)
       for (int64_t k : sizes) shapes.push_back(c.shape(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k)));
+  // The set is exactly the --sizes grid: entries of an earlier set with other sizes (or another
+  // dtype / thread count / ISA) would otherwise stay as neighbours, timed with another build.
+  const size_t before = f.entries.size();
+  std::erase_if(f.entries, [&](const Tuned& t) { return std::find(shapes.begin(), shapes.end(), t.shape) == shapes.end(); });
+  if (f.entries.size() != before)
+    std::fprintf(stderr, "gemm-knobs build-nn: dropped %zu entries of %s not in this --sizes grid\n",
+                 before - f.entries.size(), c.out.c_str());
   f.extra = {{"kind", "nn_set"},
              {"produced_by", "rooflab gemm-knobs build-nn --sizes " + c.sizes + " --grid " + to_string(c.grid) +
                                  " --reps " + std::to_string(c.reps) + " --threads " + std::to_string(c.threads) +
@@ -386,6 +399,125 @@ int cmd_evaluate(Common& c) {
   std::printf("%s\n", dest.c_str());
   return 0;
 }
+
+// ---- roofline ------------------------------------------------------------------------------
+nlohmann::json prediction_json(const Prediction& p, double flops) {
+  return {{"knob", knob_json(p.knob)},
+          {"seconds", p.seconds},
+          {"gflops", flops / p.seconds * 1e-9},
+          {"pack_s", p.pack},
+          {"critical_s", p.critical},
+          {"critical_compute_s", p.compute},
+          {"reduce_s", p.reduce},
+          {"critical_slow_bytes", p.slow_bytes},
+          {"brgemm_types", {{"A_and_B_slow", p.brgemm[0]}, {"A_slow", p.brgemm[1]}, {"B_slow", p.brgemm[2]},
+                            {"none_slow", p.brgemm[3]}}}};
+}
+
+// The per-BRGEMM model of every gemm shape of a run: the paper's tight roofline (Fig. 6 / 9),
+// i.e. the least predicted time over the knob grid (and the analytic method's pick), plus the
+// prediction of each sfc_ca configuration the run timed (rows of DIR/model.json, any status:
+// the bound needs no timing). Shapes are (M, N, K, dtype, threads); the micro-kernel shape
+// (which sets the padding) is that of the widest ISA an sfc_ca row of the shape ran, else --isa.
+int cmd_roofline(Common& c) {
+  if (c.run.empty()) throw Usage("roofline needs --run DIR (with model.json: `rooflab model --run DIR`)");
+  const fs::path run(c.run);
+  if (!fs::is_regular_file(run / "model.json"))
+    throw Error((run / "model.json").string() + " not found: run `rooflab model --run " + run.string() + "` first");
+  const nlohmann::json model = read_json_file(run / "model.json");
+  require_schema(model, "rooflab.model", 1, run / "model.json");
+  const std::string mpath = c.machine_given ? c.machine : (run / "machine.json").string();
+  const roofline::Machine machine = roofline::load_machine(mpath);
+  const fs::path dest = c.out.empty() ? run / "gemm_roofline.json" : fs::path(c.out);
+
+  struct Row {
+    Shape s;
+    std::vector<std::pair<std::string, Knob>> ran;  // sfc_ca benchmarks of this shape and their knobs
+    bool isa_seen = false;                           // s.isa from an sfc_ca row (else --isa)
+  };
+  std::vector<Row> rows;
+  auto row_of = [&](const Shape& s) -> Row& {
+    for (Row& r : rows)
+      if (r.s.m == s.m && r.s.n == s.n && r.s.k == s.k && r.s.dtype == s.dtype && r.s.threads == s.threads) return r;
+    rows.push_back({s, {}, false});
+    return rows.back();
+  };
+  for (const auto& r : model.value("rows", nlohmann::json::array())) {
+    if (r.value("family", "") != "gemm" || !r.contains("dims") || r["dims"].size() != 3) continue;
+    const auto dt = parse_dtype(r.value("dtype", ""));
+    if (!dt) continue;
+    Shape s{r["dims"][0].get<int64_t>(), r["dims"][1].get<int64_t>(), r["dims"][2].get<int64_t>(), *dt,
+            r.value("threads", 1), c.isa};
+    Row& row = row_of(s);
+    if (r.value("variant", "") != "sfc_ca") continue;
+    const std::string isa_text = r.contains("isa") && r["isa"].is_string() ? r["isa"].get<std::string>() : "";
+    if (const auto isa = parse_isa(isa_text); isa && *isa != Isa::none && (!row.isa_seen || *isa > row.s.isa))
+      row.s.isa = *isa, row.isa_seen = true;
+    const auto& ps = r.value("params", nlohmann::json::object());
+    if (ps.contains("knobs") || ps.contains("bm") || ps.contains("bn")) continue;  // not the model's tiles
+    auto num = [&](const char* key, int64_t def) {
+      return ps.contains(key) && ps[key].is_string() ? to_int(ps[key].get<std::string>(), key, 1, 1 << 20) : def;
+    };
+    const Knob k{num("k_layers", 1), num("kbf", kSfcDefault.kbf), num("bk", kSfcDefault.bk)};
+    const std::string name = r.value("name", "");
+    if (std::none_of(row.ran.begin(), row.ran.end(), [&](const auto& x) { return x.first == name; }))
+      row.ran.emplace_back(name, k);
+  }
+  if (rows.empty()) throw Error((run / "model.json").string() + " has no gemm rows");
+
+  nlohmann::json out = nlohmann::json::array();
+  Progress pr("gemm-knobs roofline", rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    const Shape& s = row.s;
+    pr.start(i, to_string(s));
+    const MachineParams mp = machine_params(machine, s);
+    const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+    // The bound is the least prediction over the whole grid (analytic_choice would first drop
+    // the knobs whose panels overflow L2, the paper's selection rule, not part of the bound).
+    std::optional<Prediction> best;
+    for (const Knob& k : candidates(c.grid, s)) {
+      Prediction p = predict(s, k, mp);
+      if (!best || p.seconds < best->seconds) best = p;
+    }
+    const std::string mnk = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+    nlohmann::json j = {{"m", s.m}, {"n", s.n}, {"k", s.k}, {"mnk", mnk},
+                        {"dtype", to_string(s.dtype)}, {"threads", s.threads}, {"isa", to_string(s.isa)},
+                        {"flops", flops}, {"slow_level", mp.slow_level}, {"c_level", mp.c_level},
+                        {"compute_gflops", mp.flops * s.threads * 1e-9},
+                        {"tight", prediction_json(*best, flops)},
+                        {"analytic_choice", knob_json(analytic_choice(s, c.grid, mp).knob)}};
+    nlohmann::json ran = nlohmann::json::array();
+    for (const auto& [name, k] : row.ran) {
+      try {
+        nlohmann::json p = prediction_json(predict(s, k, mp), flops);
+        p["name"] = name;
+        ran.push_back(p);
+      } catch (const Error&) {
+        // a knob the grid's model cannot price (e.g. bk not on the tile grid): none listed
+      }
+    }
+    j["sfc_ca_runs"] = ran;
+    out.push_back(j);
+  }
+  const nlohmann::json doc = {
+      {"schema", "rooflab.gemm_roofline/1"},
+      {"created", utc_timestamp()},
+      {"run", fs::absolute(run).string()},
+      {"machine", fs::absolute(mpath).string()},
+      {"grid", to_string(c.grid)},
+      {"tiles", {{"bm", kSfcDefault.bm}, {"bn", kSfcDefault.bn}}},
+      {"definition", "tight = the per-BRGEMM model of sfc_ca (knobs.hpp predict: the driver's schedule per "
+                     "thread, each BRGEMM at max(compute, A/B blocks missing from L2 at the slow level's "
+                     "bandwidth, L2 streaming) + C round trips + packing + k_layers reduction) at the knob of "
+                     "least predicted time over the grid; gflops = 2MNK / seconds; analytic_choice: the knob the "
+                     "analytic method picks (least time among the knobs whose panels fit 3/4 of L2)"},
+      {"shapes", out}};
+  write_json_atomic(dest, doc);
+  pr.done(dest.string());
+  std::printf("%s\n", dest.c_str());
+  return 0;
+}
 }  // namespace
 
 int knobs_main(const std::vector<std::string>& args) {
@@ -401,6 +533,7 @@ int knobs_main(const std::vector<std::string>& args) {
     if (cmd == "predict") return cmd_predict(c);
     if (cmd == "build-nn") return cmd_build_nn(c);
     if (cmd == "evaluate") return cmd_evaluate(c);
+    if (cmd == "roofline") return cmd_roofline(c);
     throw Usage("unknown command '" + cmd + "'");
   } catch (const Usage& e) {
     std::fprintf(stderr, "rooflab gemm-knobs: %s\n(see `rooflab gemm-knobs help`)\n", e.what());

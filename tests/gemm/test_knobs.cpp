@@ -135,10 +135,10 @@ MachineParams compute_only() {
 }
 
 TEST(KnobModel, OneTileIsItsPaddedFlops) {
-  // 90 x 90 x 100: one tile, padded by the AVX2 f64 micro-kernel (6 x 8) to 90 x 96 and K to
-  // bk = 128: 2 * 90 * 96 * 128 flops at 1e10 FLOP/s.
+  // 90 x 90 x 100: one tile, padded by the AVX2 f64 micro-kernel (4 x 12) to 92 x 96 and K to
+  // bk = 128: 2 * 92 * 96 * 128 flops at 1e10 FLOP/s.
   const Prediction p = predict(shape(90, 90, 100), {1, 1, 128}, compute_only());
-  EXPECT_NEAR(p.seconds, 2.0 * 90 * 96 * 128 / 1e10, 1e-12);
+  EXPECT_NEAR(p.seconds, 2.0 * 92 * 96 * 128 / 1e10, 1e-12);
   EXPECT_EQ(p.brgemm[0], 1);  // A and B both come from slow memory
 }
 
@@ -177,9 +177,8 @@ TEST(KnobModel, KLayersBalanceThreadsUnlessTheReductionCostsMore) {
 TEST(KnobModel, KbfTradesCRoundTripsAgainstL1) {
   // One 96 x 96 tile, K = 1024 (8 blocks), one thread, compute 50 GFLOP/s, L2 at 50 GB/s:
   // each BRGEMM moves the C tile (2 x 96 x 96 x 8 B) through L2, so a larger kbf is better,
-  // until a B sliver and an A sliver of the batch (kc x (6 + 8) doubles) overflow the 32 KiB
-  // L1 (kbf > 2) and the B panel is re-streamed per 6-row sliver, L2-bound:
-  //   kbf 1: 8 x (47.2 + 2.9) us, kbf 2: 4 x (94.4 + 2.9), kbf 4: 2 x (220 + 2.9), kbf 8: 1 x (440 + 2.9)
+  // until a B sliver and an A sliver of the batch (kc x (4 + 12) doubles, AVX2 f64) overflow
+  // the 32 KiB L1 (kbf > 2) and the B panel is re-streamed per 4-row sliver, L2-bound.
   const Shape s = shape(96, 96, 1024);
   MachineParams m = compute_only();
   m.flops = 5e10;
