@@ -137,14 +137,16 @@ fi
 step "GEMM: WHM summary (-> gemm_summary.json) and knob selection (-> gemm_knobs.json)"
 # Quick: the summary of the GEMM rows just timed. Paper: also the simulated L2 misses of SFC-CA
 # k_layers 1/2/4 vs the best baseline (~8 min) and the knob evaluation over 100 random shapes
-# against the committed nearest-neighbour set (results/gemm/knobs_nn.json, ~3 min).
+# against the committed nearest-neighbour set (results/gemm/knobs_nn.json, [256,2048]^3, ~10 min).
 if ! "$RL" list --profile "$profile" --filter "^(?=.*(${filter:-.}))gemm/" >/dev/null 2>&1; then
   echo "(no GEMM benchmark selected; skipping)"
 else
+  # the tight (per-BRGEMM model) roofline per timed shape: no timing, read by gemm_data.py
+  "$RL" gemm-knobs roofline --run "$out" >/dev/null || echo "warning: GEMM tight roofline failed"
   "$PY" plots/gemm_data.py --run "$out" >/dev/null || echo "warning: GEMM summary failed"
   if [ "$profile" = paper ]; then
     scripts/gemm_paper.sh --out "$out" --rooflab "$RL" --skip-bench || echo "warning: GEMM L2 counters failed"
-    "$RL" gemm-knobs evaluate --shapes 100 --min 256 --max 1024 --seed 1 --threads "$(nproc)" \
+    "$RL" gemm-knobs evaluate --shapes 100 --min 256 --max 2048 --seed 1 --threads "$(nproc)" \
       --machine "$out/machine.json" --out "$out" || echo "warning: GEMM knob evaluation failed"
   fi
 fi
