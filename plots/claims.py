@@ -417,8 +417,9 @@ def coffee_mpi_one_node(c: Ctx) -> Outcome:
     # drift between runs minutes apart.
     rows = [r for r in (sw.doc.get("claims") or {}).get("coffee_cpu_vs_ring_one_node", []) if r.get("ranks", 0) > 1]
     if rows:
+        name = {r.get("id"): r.get("name") for r in sw.doc.get("runs", [])}  # run id -> benchmark name
         pairs = sorted((int(r["ranks"]), "x".join(map(str, r["dims"])), float(r["speedup"]),
-                        *(r["ids"][0] if r.get("ids") else ("ring typical", "ring microkernel")),
+                        *(name.get(i, i) for i in (r["ids"][0] if r.get("ids") else ("ring typical", "ring microkernel"))),
                         bool(r["oversubscribed"])) for r in rows)
         reps = min(int(r.get("repetitions", 1)) for r in rows)
         return _speedup_outcome(pairs, 2.0, "ring allreduce with the microkernel (COFFEE-CPU) vs the typical kernel, "

@@ -7,9 +7,9 @@
 # figures and the HTML report. Every step that runs kernels holds /tmp/rooflab-timing.lock.
 # Cost on the 2-core VM (measured under load, so upper bounds): the paper profile's own settings
 # (5 repetitions x >= 0.5 s) give >= 2.5 s per case, ~60+ min for all 1375 cases; with
-# --reps 3 --min-time 0.05 the 715 cases of sizes <= 2048 plus 4096^3 took 8 min, and the
-# cachegrind step ~2 min (SFC-CA, ~30 s a case at 512^3) plus up to ~6 min for BLIS (its
-# spinning threads are slow under valgrind). --interleave costs a setup and verification per
+# --reps 3 --min-time 0.05 all 1375 cases took 23 min quietly, and the cachegrind step ~2 min
+# at 1 thread (--l2-threads; at 2 threads BLIS's spinning barriers under valgrind exceeded the
+# 600 s case timeout). --interleave costs a setup and verification per
 # repetition (~1 s each): about 3x the bench time.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +32,9 @@ usage: scripts/gemm_paper.sh [options]
   --l2-shape MxNxK   shape of the L2-miss experiment (default 512x512x512: ~1 min per case
                      under cachegrind on this VM; 1024^3 takes ~8x longer)
   --l2-dtype D       dtype of the L2-miss experiment (default f64)
+  --l2-threads T     threads of the L2-miss cases (default 1: cachegrind serializes threads into
+                     one simulated cache, so 1 thread is what maps onto one core's L2, and a
+                     threaded library's spinning barriers made BLIS at threads:2 run > 10 min)
   --skip-bench       reuse DIR/bench.json (redo model, summary, counters, figures)
   --skip-counters    no L2-miss experiment
   --no-lock          do not take /tmp/rooflab-timing.lock (when the caller holds it)
@@ -43,7 +46,7 @@ TXT
 }
 
 out=""; machine=""; RL="$ROOT/build/release/harness/cli/rooflab"; dtype=all; max_size=4096
-filter=""; reps=""; min_time=""; interleave=0; l2_shape=512x512x512; l2_dtype=f64; skip_bench=0; skip_counters=0; lock=1
+filter=""; reps=""; min_time=""; interleave=0; l2_shape=512x512x512; l2_dtype=f64; l2_threads=1; skip_bench=0; skip_counters=0; lock=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=${2:?--out needs a value}; shift 2 ;;
@@ -57,6 +60,7 @@ while [ $# -gt 0 ]; do
     --interleave) interleave=1; shift ;;
     --l2-shape) l2_shape=${2:?--l2-shape needs a value}; shift 2 ;;
     --l2-dtype) l2_dtype=${2:?--l2-dtype needs a value}; shift 2 ;;
+    --l2-threads) l2_threads=${2:?--l2-threads needs a value}; shift 2 ;;
     --skip-bench) skip_bench=1; shift ;;
     --skip-counters) skip_counters=1; shift ;;
     --no-lock) lock=0; shift ;;
@@ -67,6 +71,7 @@ done
 die() { echo "gemm_paper.sh: $*" >&2; exit 1; }
 case "$dtype" in f64|f32) dsel=$dtype ;; all) dsel='f(32|64)' ;; *) die "--dtype must be f64, f32 or all, got '$dtype'" ;; esac
 case "$l2_dtype" in f64|f32) ;; *) die "--l2-dtype must be f64 or f32, got '$l2_dtype'" ;; esac
+case "$l2_threads" in ''|*[!0-9]*|0) die "--l2-threads must be a positive integer, got '$l2_threads'" ;; esac
 case "$max_size" in 256|512|1024|2048|4096) ;; *) die "--max-size must be one of 256 512 1024 2048 4096, got '$max_size'" ;; esac
 [[ "$l2_shape" =~ ^[1-9][0-9]*x[1-9][0-9]*x[1-9][0-9]*$ ]] || die "--l2-shape must be MxNxK, got '$l2_shape'"
 [ -z "$reps" ] || [[ "$reps" =~ ^[1-9][0-9]*$ ]] || die "--reps must be a positive integer, got '$reps'"
@@ -125,8 +130,8 @@ step "WHM summary and targets -> $out/gemm_summary.json"
 step "simulated L2 misses ($l2_dtype $l2_shape, cachegrind LL = L2) -> $out/gemm_l2/counters.json"
 if [ "$skip_counters" = 1 ]; then echo "(skipped)"
 else
-  # The run's thread count and best baseline for the dtype, from the summary just written.
-  read -r threads base < <("$PY" - "$out/gemm_summary.json" "$l2_dtype" <<'PYEOF'
+  # The best baseline for the dtype (at the run's largest thread count), from the summary just written.
+  read -r _ base < <("$PY" - "$out/gemm_summary.json" "$l2_dtype" <<'PYEOF'
 import json, sys
 doc, dt = json.load(open(sys.argv[1])), sys.argv[2]
 gs = [g for g in doc["groups"] if g["dtype"] == dt]
@@ -134,7 +139,7 @@ g = max(gs, key=lambda g: g["threads"]) if gs else None
 print(g["threads"] if g else 0, (g or {}).get("best_baseline") or "-")
 PYEOF
   )
-  [ "${threads:-0}" -gt 0 ] || threads=$(nproc)
+  threads=$l2_threads
   # valgrind cannot run AVX-512: the simulated SFC-CA uses the AVX2 micro-kernel (kbf: its default).
   cases=()
   for kl in 1 2 4; do cases+=(--case "gemm/sfc_ca/avx2/$l2_dtype/$l2_shape/k_layers:$kl/threads:$threads"); done

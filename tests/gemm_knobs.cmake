@@ -50,6 +50,7 @@ endfunction()
 cmake_language(DEFER CALL _gemm_roofline_pytest)
 
 # build-nn keeps exactly the --sizes grid: a smaller grid over an existing set drops the rest.
+# (Output to a file, not `| grep -q`: grep exiting early would SIGPIPE build-nn before it writes.)
 add_test(NAME cli_gemm_knobs_build_nn_drops_other_sizes COMMAND sh -c
-  "rm -rf ${_gk_tmp}/drop && ${_gk_rl} gemm-knobs build-nn --sizes 64,65 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/drop/nn.json && ${_gk_rl} gemm-knobs build-nn --sizes 64 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/drop/nn.json 2>&1 | grep -q 'dropped 7 entries' && test $(grep -c '\"timings\"' ${_gk_tmp}/drop/nn.json) -eq 1")
+  "rm -rf ${_gk_tmp}/drop && ${_gk_rl} gemm-knobs build-nn --sizes 64,65 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/drop/nn.json && ${_gk_rl} gemm-knobs build-nn --sizes 64 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/drop/nn.json >${_gk_tmp}/drop/log 2>&1 && grep -q 'dropped 7 entries' ${_gk_tmp}/drop/log && test $(grep -c '\"timings\"' ${_gk_tmp}/drop/nn.json) -eq 1")
 set_tests_properties(cli_gemm_knobs_build_nn_drops_other_sizes PROPERTIES LABELS integration)

@@ -103,10 +103,27 @@ def mpi_time(doc, name):
     return next(r["time_per_iter_s"] for r in doc["runs"] if r["name"] == name)
 
 
+def without_claim_runs(doc, keep_typical=False):
+    """The sweep as it was before the interleaved claim runs and the typical-kernel ring runs."""
+    doc.pop("claims", None)
+    if not keep_typical:
+        doc["runs"] = [r for r in doc["runs"] if "kernel:typical" not in r["name"]]
+
+
+def test_mpi_one_node_claim_uses_the_interleaved_claim_medians(run):
+    doc = mpi_run(run)
+    r = by_id(claims.evaluate(run))["coffee.mpi_node"]
+    rows = [x for x in doc["claims"]["coffee_cpu_vs_ring_one_node"] if x["ranks"] == 2]
+    assert r["measured"].startswith(f"P=2 256x2048: {rows[0]['speedup']:.2f}x")
+    names = {x["id"]: x["name"] for x in doc["runs"]}
+    assert r["benchmarks"][:2] == [names[i] for i in rows[0]["ids"][0]]  # run ids resolved to benchmark names
+    assert "interleaved claim runs" in r["note"]
+
+
 def test_mpi_one_node_claim_compares_coffee_and_ring_at_the_same_p(run):
     assert by_id(claims.evaluate(run))["coffee.mpi_node"]["verdict"] == claims.NOT_MEASURED
     assert "scripts/mpi_sweep.sh" in by_id(claims.evaluate(run))["coffee.mpi_node"]["note"]
-    doc = mpi_run(run)
+    doc = mpi_run(run, without_claim_runs)
     r = by_id(claims.evaluate(run))["coffee.mpi_node"]
     coffee = "sinkhorn_mpi/coffee/f64/256x2048/ranks:2/rpn:2/chunks:4/threads:1"
     ring = "sinkhorn_mpi/ring/f64/256x2048/ranks:2/rpn:2/chunks:1/threads:1"
@@ -119,6 +136,7 @@ def test_mpi_one_node_claim_compares_coffee_and_ring_at_the_same_p(run):
 
 def test_mpi_one_node_claim_prefers_typical_kernel_runs(run):
     def add_typical(doc):  # ring with the typical kernel at P = 2, 3x slower than with the microkernel
+        without_claim_runs(doc)
         base = next(r for r in doc["runs"] if r["name"] == "sinkhorn_mpi/ring/f64/256x2048/ranks:2/rpn:2/chunks:1/threads:1")
         doc["runs"].append(dict(base, name=base["name"].replace("/threads:1", "/kernel:typical/threads:1"),
                                 time_per_iter_s=3 * base["time_per_iter_s"]))
