@@ -52,15 +52,25 @@ for c in "${cases[@]}"; do args+=(--case "$c"); done
 
 echo "[gate] characterize -> $out/machine.json"
 "$rl" characterize --profile quick --threads 1 --no-likwid --out "$out" >/dev/null || { echo "[gate] characterize failed" >&2; exit 1; }
+py="$ROOT/.venv/bin/python"; [ -x "$py" ] || py=python3
+# The gate normalizes by the most repeatable ceilings: the 1-stream DRAM read stayed within 1%
+# between gate runs here while the 4-stream one moved 32 -> 38 GB/s (the kernels did not follow),
+# which pushed efficiency ratios of unchanged DRAM kernels to 1.24. So the S-stream section is
+# dropped from the gate's machine.json and those floors fall back to 1-stream ones (with a note).
+"$py" - "$out/machine.json" <<'PY' || { echo "[gate] cannot edit $out/machine.json" >&2; exit 1; }
+import json, sys
+m = json.load(open(sys.argv[1]))
+if m.get("bandwidth", {}).pop("streams", None) is not None:
+    json.dump(m, open(sys.argv[1], "w"), indent=1)
+PY
 echo "[gate] bench ${#cases[@]} kernels x 9 repetitions -> $out/bench.json"
 "$rl" bench "${args[@]}" --out "$out" --benchmark_repetitions=9 --benchmark_min_time=0.05 \
   --benchmark_display_aggregates_only=true >/dev/null
 rc=$?
 [ $rc = 0 ] || { echo "[gate] bench failed (exit $rc)" >&2; exit $rc; }
 
-py="$ROOT/.venv/bin/python"; [ -x "$py" ] || py=python3
-# The Sinkhorn kernels' floors use the 4-stream DRAM ceilings (bandwidth.streams); say when a
-# prediction fell back to a 1-stream one, and when the baseline was predicted from other
+# Say when a prediction fell back to a 1-stream ceiling (always, for the 4-row Sinkhorn kernels:
+# see above), and when the baseline was predicted from other
 # ceilings (a model change: its efficiencies are not comparable; regenerate the baseline).
 "$py" - "$out/bench.json" "$base/bench.json" "$update" <<'PY'
 import json, os, sys
