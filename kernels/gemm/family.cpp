@@ -178,17 +178,22 @@ std::string library_note(const Spec& s, int threads) {
 }
 
 // ---- Model -------------------------------------------------------------------------------
-// 2MNK flops at the FMA ceiling; traffic the minimum any GEMM moves from the level the three
-// matrices live in: A and B read once, C read and written once ("update", counted twice).
-Model model(const Case& c) {
-  const Params p = params_of(c);
-  const double s = double(dtype_size(c.dtype)), M = double(p.d.m), N = double(p.d.n), K = double(p.d.k);
+}  // namespace
+Model gemm::min_traffic_model(DType dtype, int64_t m_, int64_t n_, int64_t k_) {
+  const double s = double(dtype_size(dtype)), M = double(m_), N = double(n_), K = double(k_);
   Model m;
   m.flops = 2 * M * N * K;
-  m.compute_ceiling = c.dtype == DType::f64 ? "fma_f64" : "fma_f32";
+  m.compute_ceiling = dtype == DType::f64 ? "fma_f64" : "fma_f32";
   m.traffic = {{s * (M * K + K * N), "read"}, {2 * s * M * N, "update"}};
   m.working_set = s * (M * K + K * N + M * N);
   m.note = "minimum traffic: A, B read once, C read+written once";
+  return m;
+}
+namespace {
+
+Model model(const Case& c) {
+  const Params p = params_of(c);
+  Model m = gemm::min_traffic_model(c.dtype, p.d.m, p.d.n, p.d.k);
   switch (p.spec->kind) {
     case Kind::loops: m.note += "; the plain loops re-read far more (lower bound only)"; break;
     case Kind::blocked:

@@ -39,6 +39,11 @@ const Family& gemm_family();
 
 namespace gemm {
 
+// The roofline model every C += A·B shares: 2MNK flops at the FMA ceiling, and the minimum
+// traffic any GEMM moves from the level its matrices live in (A, B read once, C read and written
+// once: "update", counted twice). Families refine the traffic and the note.
+Model min_traffic_model(DType dtype, int64_t m, int64_t n, int64_t k);
+
 // ---- The register micro-kernel (batch-reduce form) -------------------------------------------
 // C[0:m, 0:n] (row stride ldc) += sum_{b < nb} Ap_b · Bp_b, with Ap_b = A + b * sa an MR x kc
 // sliver packed k-major (Ap_b[k * MR + i]) and Bp_b = B + b * sb a kc x NR sliver packed

@@ -92,19 +92,15 @@ Engine engine_for(const Case& c) {
 
 Model model(const Case& c) {
   const Params p = params_of(c);
-  const double s = double(dtype_size(c.dtype)), M = double(p.d.m), N = double(p.d.n), K = double(p.d.k);
-  Model m;
-  m.flops = 2 * M * N * K;
-  m.compute_ceiling = c.dtype == DType::f64 ? "fma_f64" : "fma_f32";
+  Model m = gemm::min_traffic_model(c.dtype, p.d.m, p.d.n, p.d.k);
   if (p.adaptive) {
-    m.traffic = {{s * (M * K + K * N), "read"}, {2 * s * M * N, "update"}};
     m.note = "adaptive: minimum traffic (A, B read once, C updated once); the chosen plan moves more";
   } else {
+    const double s = double(dtype_size(c.dtype));
     const Movement mv = movement(p.plan, p.d, mr_of(c.dtype), nr_of(c.dtype));
     m.traffic = {{s * (mv.a + mv.b), "read"}, {s * (mv.c_load + mv.c_store), "update"}};
     m.note = "plan " + plan_id(p.plan) + ": A, B, C blocks loaded / stored as the cost formulas count";
   }
-  m.working_set = s * (M * K + K * N + M * N);
   return m;
 }
 
