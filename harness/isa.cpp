@@ -1,5 +1,9 @@
 #include "harness/isa.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
 namespace rooflab {
 
 std::string_view to_string(Isa isa) {
@@ -18,7 +22,21 @@ std::optional<Isa> parse_isa(std::string_view s) {
   return std::nullopt;
 }
 
+std::optional<Isa> isa_cap() {
+  // Read once: every caller must see the same answer for the whole run.
+  static const std::optional<Isa> cap = []() -> std::optional<Isa> {
+    const char* v = std::getenv("ROOFLAB_MAX_ISA");
+    if (!v || !*v) return std::nullopt;
+    if (auto i = parse_isa(v)) return i;
+    std::fprintf(stderr, "rooflab: ROOFLAB_MAX_ISA must be scalar, avx2 or avx512, got '%s'\n", v);
+    std::exit(2);
+  }();
+  return cap;
+}
+
 bool isa_supported(Isa isa) {
+  // ROOFLAB_MAX_ISA hides wider ISAs, so one machine can run what a narrower CPU would.
+  if (const auto cap = isa_cap(); cap && int(isa) > int(*cap)) return false;
   // __builtin_cpu_supports checks CPUID and the OS's XSAVE state support.
   switch (isa) {
     case Isa::none:

@@ -10,6 +10,10 @@ enum class Isa { none, scalar, avx2, avx512 };
 
 std::string_view to_string(Isa);
 std::optional<Isa> parse_isa(std::string_view);
+// ROOFLAB_MAX_ISA=scalar|avx2|avx512 caps what isa_supported() reports (as OpenBLAS's
+// OPENBLAS_CORETYPE or oneDNN's ONEDNN_MAX_CPU_ISA do): an AVX-512 machine can then run the
+// AVX2-only machine's paths and tests. isa_cap() is that cap, if set.
+std::optional<Isa> isa_cap();
 bool isa_supported(Isa);      // none/scalar: always true
 Isa best_isa();               // widest supported of avx512 > avx2 > scalar
 std::vector<Isa> supported_isas(const std::vector<Isa>& wanted);

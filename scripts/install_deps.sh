@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Installs what rooflab needs on Debian (bookworm): the build toolchain and libraries from
 # Debian's packages, and a Python venv (.venv) for the plots from plots/requirements.txt.
-#   scripts/install_deps.sh [--with-test-tools] [--no-venv]
+#   scripts/install_deps.sh [--with-test-tools] [--no-venv] [--required-only]
 # Not root: prints the apt-get command to run instead of running it (exit 1 if something
 # required is missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-with_test=0; venv=1
+with_test=0; venv=1; required_only=0
 for a in "$@"; do
   case "$a" in
     --with-test-tools) with_test=1 ;;
     --no-venv) venv=0 ;;
+    --required-only) required_only=1 ;;
     -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
     *) echo "install_deps.sh: unknown option $a" >&2; exit 2 ;;
   esac
@@ -21,8 +22,10 @@ required=(build-essential cmake pkg-config libbenchmark-dev libgtest-dev nlohman
           libhwloc-dev hwloc valgrind python3 python3-venv python3-pip
           python3-numpy python3-pandas python3-matplotlib python3-scipy python3-pytest)
 # POT: the peer the Sinkhorn family is compared with (tests skip without it).
-# Optional back ends: found at configure time when present (counters, later families).
-optional=(libpapi-dev likwid python3-pot libopenblas-dev libblis-dev libdnnl-dev libxsmm-dev mpich libmpich-dev)
+# Optional back ends: found at configure time when present (counters, baselines, MPI).
+# libdnnl-dev only recommends ocl-icd-opencl-dev, but its CMake config needs OpenCL's headers.
+optional=(libpapi-dev likwid python3-pot libopenblas-dev libblis-dev libdnnl-dev ocl-icd-opencl-dev libxsmm-dev mpich libmpich-dev)
+[ "$required_only" = 1 ] && optional=()
 test_tools=(chromium python3-pot)
 
 missing=()
