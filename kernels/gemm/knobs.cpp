@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <set>
+#include <tuple>
 
 #include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
@@ -303,25 +305,36 @@ void KnobFile::put(const Tuned& t) {
 NnChoice nn_choice(const std::vector<Tuned>& set, const Shape& s, const Grid& g) {
   const std::vector<Knob> cands = candidates(g, s);
   NnChoice best;
-  best.distance = std::numeric_limits<double>::infinity();
+  // Order: the query's ISA first, then the ISA nearest in width (the wider on a tie), then the
+  // shape distance.
+  auto key = [&](const Tuned& t, double dist) {
+    return std::tuple(std::abs(int(t.shape.isa) - int(s.isa)), -int(t.shape.isa), dist);
+  };
+  std::optional<std::tuple<int, int, double>> best_key;
   for (const Tuned& t : set) {
-    if (t.shape.dtype != s.dtype || t.shape.threads != s.threads || t.shape.isa != s.isa) continue;
+    if (t.shape.dtype != s.dtype || t.shape.threads != s.threads) continue;
     const Timing* pick = t.best_among(cands);
     if (!pick) continue;  // none of its timed knobs is valid here
     const double dm = std::log2(double(t.shape.m) / double(s.m)), dn = std::log2(double(t.shape.n) / double(s.n)),
                  dk = std::log2(double(t.shape.k) / double(s.k));
     const double dist = std::sqrt(dm * dm + dn * dn + dk * dk);
-    if (dist < best.distance) best = {pick->knob, &t, dist};
+    if (!best_key || key(t, dist) < *best_key) best = {pick->knob, &t, dist, ""}, best_key = key(t, dist);
   }
   if (!best.neighbour)
-    throw Error("nearest-neighbour set has no autotuned shape for " + std::string(rooflab::to_string(s.dtype)) + " " +
-                std::string(rooflab::to_string(s.isa)) + " threads:" + std::to_string(s.threads) +
-                " with a knob valid for " + to_string(s) + " (build one with `rooflab gemm-knobs build-nn`)");
+    throw Error("nearest-neighbour set has no autotuned shape for " + std::string(rooflab::to_string(s.dtype)) +
+                " threads:" + std::to_string(s.threads) + " (any ISA) with a knob valid for " + to_string(s) +
+                " (build one with `rooflab gemm-knobs build-nn`)");
+  if (best.neighbour->shape.isa != s.isa) {
+    const std::string want(rooflab::to_string(s.isa)), got(rooflab::to_string(best.neighbour->shape.isa));
+    best.note = "no " + want + " entry with a valid knob in the nearest-neighbour set: knobs of the nearest " + got +
+                " entry (" + to_string(best.neighbour->shape) + "), autotuned with another micro-kernel " +
+                "(`rooflab gemm-knobs build-nn --isa " + want + "` makes " + want + " entries)";
+  }
   return best;
 }
 
 // ---- knobs:<method> ------------------------------------------------------------------------
-Knob resolve_method(const std::string& method, const Shape& s) {
+Knob resolve_method(const std::string& method, const Shape& s, std::string* note) {
   auto env_or = [](const char* var, const std::string& fallback) {
     const char* v = std::getenv(var);
     return std::filesystem::path(v && *v ? v : fallback);
@@ -332,9 +345,20 @@ Knob resolve_method(const std::string& method, const Shape& s) {
     static std::mutex mu;
     static std::optional<std::pair<std::filesystem::path, KnobFile>> cached;
     const auto path = env_or("ROOFLAB_GEMM_KNOBS_NN", std::string(ROOFLAB_SOURCE_DIR) + "/results/gemm/knobs_nn.json");
+    static std::set<std::string> warned;  // one warning per set and dtype / ISA / threads
     std::lock_guard lock(mu);
     if (!cached || cached->first != path) cached.emplace(path, KnobFile::load(path, false));
-    return nn_choice(cached->second.entries, s, g).knob;
+    const NnChoice c = nn_choice(cached->second.entries, s, g);
+    if (!c.note.empty()) {
+      const std::string what = std::string(rooflab::to_string(s.dtype)) + " " + std::string(rooflab::to_string(s.isa)) +
+                               " threads:" + std::to_string(s.threads);
+      if (warned.insert(path.string() + " " + what).second)
+        std::fprintf(stderr, "warning: knobs:nn for %s: %s has no %s entry; using the nearest %s entries' knobs\n",
+                     what.c_str(), path.string().c_str(), what.c_str(),
+                     std::string(rooflab::to_string(c.neighbour->shape.isa)).c_str());
+    }
+    if (note) *note = c.note;
+    return c.knob;
   }
   if (method == "analytic") {
     static std::mutex mu;
@@ -342,6 +366,7 @@ Knob resolve_method(const std::string& method, const Shape& s) {
     const auto path = env_or("ROOFLAB_MACHINE", std::string(ROOFLAB_SOURCE_DIR) + "/results/latest/machine.json");
     std::lock_guard lock(mu);
     if (!cached || cached->path != path) cached = roofline::load_machine(path);
+    if (note) note->clear();
     return analytic_choice(s, g, machine_params(*cached, s)).knob;
   }
   throw Error("knobs must be 'nn' or 'analytic', got '" + method + "'");

@@ -146,16 +146,23 @@ struct NnChoice {
   Knob knob;
   const Tuned* neighbour = nullptr;
   double distance = 0;  // in log2 (M, N, K) space
+  std::string note;     // "" when the neighbour has the query's ISA, else which ISA was used and why
 };
 // The nearest entry of the same dtype / threads / isa; its fastest knob among the query's
-// candidates (the neighbour's own best when valid). Throws Error when the set has no entry
-// for this dtype / threads / isa.
+// candidates (the neighbour's own best when valid). A set autotuned on another CPU may have no
+// entry of the query's ISA (the committed one is AVX2; an AVX-512 CPU asks for avx512): then
+// the nearest entry of the ISA closest in width (the wider on a tie), and `note` says so. The
+// knobs shape the schedule and the batch over the fixed 96 x 96 tiles, not the register tile,
+// so that is the nearest evidence there is, but not autotuned for this micro-kernel. Throws
+// Error when the set has no entry for this dtype / threads (any ISA) with a valid knob.
 NnChoice nn_choice(const std::vector<Tuned>& set, const Shape& s, const Grid& g);
 
 // Resolves `knobs:<method>` of an sfc_ca case name: "nn" (results/gemm/knobs_nn.json in the
 // source tree, or $ROOFLAB_GEMM_KNOBS_NN) or "analytic" ($ROOFLAB_MACHINE, else
-// results/latest/machine.json). Throws Error for another method or a missing file.
-Knob resolve_method(const std::string& method, const Shape& s);
+// results/latest/machine.json). Throws Error for another method or a missing file. When nn
+// takes another ISA's entry, `note` (if given) gets NnChoice::note and a warning goes to
+// stderr (once per set and dtype / ISA / threads), so the substitution is never silent.
+Knob resolve_method(const std::string& method, const Shape& s, std::string* note = nullptr);
 
 // `rooflab gemm-knobs ...`; returns the exit code (0 ok, 2 usage); throws Error.
 int knobs_main(const std::vector<std::string>& args);

@@ -208,6 +208,7 @@ int cmd_predict(Common& c) {
       const NnChoice ch = nn_choice(nn->entries, s, c.grid);
       std::printf("  nn:       %s  (neighbour %s, distance %.2f)\n", to_string(ch.knob).c_str(),
                   to_string(ch.neighbour->shape).c_str(), ch.distance);
+      if (!ch.note.empty()) std::printf("            note: %s\n", ch.note.c_str());
     }
   }
   return 0;
@@ -354,6 +355,7 @@ int cmd_evaluate(Common& c) {
     row["nn"] = row_of(nc.knob, l_nn);
     row["nn"]["neighbour"] = {{"m", nc.neighbour->shape.m}, {"n", nc.neighbour->shape.n}, {"k", nc.neighbour->shape.k}};
     row["nn"]["distance"] = nc.distance;
+    if (!nc.note.empty()) row["nn"]["note"] = nc.note;  // another ISA's entry (see nn_choice)
     if (t.find(fixed)) row["default"] = row_of(fixed, l_default);
     rows.push_back(row);
     std::fprintf(stderr, "  best %s %s | analytic %s %+.1f%% | nn %s %+.1f%%\n", to_string(best.knob).c_str(),

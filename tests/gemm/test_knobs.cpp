@@ -122,6 +122,47 @@ TEST(KnobNn, NearestInLogSpaceWithTheSameKey) {
   // The neighbour's best (k_layers 2) is invalid for K = 128 (one K block): its fastest valid one.
   EXPECT_EQ(nn_choice(set, shape(300, 280, 128, 2), Grid{}).knob, (Knob{1, 1, 128}));
   EXPECT_NE(error_of([&] { nn_choice(set, shape(300, 300, 300, 4), Grid{}); }).find("threads:4"), std::string::npos);
+  EXPECT_EQ(c.note, "");  // the query's own ISA: nothing to say
+}
+
+Shape with_isa(Shape s, Isa isa) {
+  s.isa = isa;
+  return s;
+}
+
+TEST(KnobNn, AnotherIsaOnlyWhenTheQuerysIsMissingAndSaidSo) {
+  // A set autotuned on an AVX2-only CPU, queried for avx512 (an AVX-512 CPU's widest ISA): the
+  // nearest avx2 entry, with a note naming both ISAs and the command that fills the gap.
+  const std::vector<Tuned> avx2_only = {
+      tuned(shape(256, 256, 256, 2), {{{2, 1, 128}, 0.5}, {{1, 1, 128}, 1.0}}),
+      tuned(shape(2048, 2048, 2048, 2), {{{1, 2, 128}, 1.0}}),
+  };
+  const NnChoice c = nn_choice(avx2_only, with_isa(shape(300, 280, 260, 2), Isa::avx512), Grid{});
+  EXPECT_EQ(c.neighbour, &avx2_only[0]);
+  EXPECT_EQ(c.knob, (Knob{2, 1, 128}));
+  EXPECT_NE(c.note.find("no avx512 entry"), std::string::npos) << c.note;
+  EXPECT_NE(c.note.find("avx2 entry (256x256x256"), std::string::npos) << c.note;
+  EXPECT_NE(c.note.find("build-nn --isa avx512"), std::string::npos) << c.note;
+  // An entry of the query's ISA wins over a nearer one of another ISA.
+  const std::vector<Tuned> both = {
+      tuned(shape(300, 280, 260, 2), {{{1, 2, 128}, 1.0}}),
+      tuned(with_isa(shape(2048, 2048, 2048, 2), Isa::avx512), {{{1, 1, 128}, 1.0}}),
+  };
+  const NnChoice own = nn_choice(both, with_isa(shape(300, 280, 260, 2), Isa::avx512), Grid{});
+  EXPECT_EQ(own.neighbour, &both[1]);
+  EXPECT_EQ(own.note, "");
+  // Without the query's ISA: the nearest in width (avx2 for scalar), the wider on a tie
+  // (avx512 for avx2 when scalar and avx512 are both there), whatever the shape distance.
+  const std::vector<Tuned> wide = {
+      tuned(with_isa(shape(300, 280, 260, 2), Isa::scalar), {{{1, 1, 128}, 1.0}}),
+      tuned(with_isa(shape(2048, 2048, 2048, 2), Isa::avx512), {{{1, 2, 128}, 1.0}}),
+  };
+  EXPECT_EQ(nn_choice(wide, shape(300, 280, 260, 2), Grid{}).neighbour, &wide[1]);
+  EXPECT_EQ(nn_choice(both, with_isa(shape(2048, 2048, 2048, 2), Isa::scalar), Grid{}).neighbour, &both[0]);
+  // Still nothing for another thread count or dtype, whatever the ISA.
+  EXPECT_NE(error_of([&] { nn_choice(avx2_only, with_isa(shape(300, 300, 300, 1), Isa::avx512), Grid{}); })
+                .find("threads:1 (any ISA)"),
+            std::string::npos);
 }
 
 // ---- The analytic model ------------------------------------------------------------------------
@@ -234,6 +275,16 @@ TEST(KnobCases, NnMethodResolvesWhenTheCaseIsMade) {
   EXPECT_NE(variant_of(bad).accepts(bad).find("drop those"), std::string::npos);
   const Case other = parse_case_name("gemm/sfc_ca/avx2/f64/210x190x1000/knobs:guess/threads:1");
   EXPECT_NE(variant_of(other).accepts(other).find("'guess'"), std::string::npos);
+  // The same AVX2-only set on an AVX-512 case (names resolve on any CPU; only running needs
+  // the ISA): the avx2 neighbour's knob, and the note says so.
+  std::string note = "unset";
+  EXPECT_EQ(resolve_method("nn", shape(210, 190, 1000, 1), &note), (Knob{2, 4, 128}));
+  EXPECT_EQ(note, "");
+  EXPECT_EQ(resolve_method("nn", with_isa(shape(210, 190, 1000, 1), Isa::avx512), &note), (Knob{2, 4, 128}));
+  EXPECT_NE(note.find("no avx512 entry"), std::string::npos) << note;
+  const Case wide = parse_case_name("gemm/sfc_ca/avx512/f64/210x190x1000/knobs:nn/threads:1");
+  EXPECT_EQ(variant_of(wide).accepts(wide), "");
+  EXPECT_NE(variant_of(wide).model(wide).note.find("k_layers:2 kbf:4"), std::string::npos);
   unsetenv("ROOFLAB_GEMM_KNOBS_NN");
   fs::remove_all(d);
 }

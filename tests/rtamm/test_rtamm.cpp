@@ -401,7 +401,11 @@ TEST(RtammUnits, JsonRoundTripAndMissingUnits) {
 
 TEST(RtammUnits, MicroBenchmarkGivesPositiveCosts) {
   const Caches c{32768, 262144, 1 << 20, "test"};
-  const Units u = measure_units({{12, 16, 64}}, c, DType::f64, 1);
+  // A pool triple must be a multiple of this CPU's micro-kernel tile (as check_pool requires).
+  const auto uk = gemm::ukernel<double>(best_isa());
+  const Block blk{3 * int64_t(uk.mr), 2 * int64_t(uk.nr), 64};
+  ASSERT_NO_THROW(check_pool({blk}, {8, uk.mr, uk.nr, c}));
+  const Units u = measure_units({blk}, c, DType::f64, 1);
   ASSERT_EQ(u.blocks.size(), 1u);
   const BlockUnits& b = u.blocks[0];
   for (int l = 0; l < kLevels; ++l) {
@@ -415,7 +419,13 @@ TEST(RtammUnits, MicroBenchmarkGivesPositiveCosts) {
 }
 
 TEST(RtammFamily, NamesVerifyAndBadInput) {
-  const Case ok = parse_case_name("rtamm/nkm/f64/37x53x29/mcg:24/ncg:24/kcg:16/ahead:abc/ld:+3/threads:2");
+  // Blocking factors valid for this CPU's micro-kernel (MR x NR of its best ISA): 2 MR x 2 NR
+  // gives several blocks of 37x53x29 in M and N; MR + 1 is a multiple of no MR (all are > 1).
+  const auto uk = gemm::ukernel<double>(best_isa());
+  ASSERT_GT(uk.mr, 1);
+  const std::string mcg = std::to_string(2 * uk.mr), ncg = std::to_string(2 * uk.nr);
+  const Case ok =
+      parse_case_name("rtamm/nkm/f64/37x53x29/mcg:" + mcg + "/ncg:" + ncg + "/kcg:16/ahead:abc/ld:+3/threads:2");
   ASSERT_NO_THROW(validate_case(ok));
   auto inst = variant_of(ok).make(ok);
   const Verification v = inst->verify();
@@ -423,7 +433,10 @@ TEST(RtammFamily, NamesVerifyAndBadInput) {
   const Case st = parse_case_name("rtamm/static/f32/45x31x77/threads:1");
   ASSERT_NO_THROW(validate_case(st));
   EXPECT_TRUE(variant_of(st).make(st)->verify().ok);
-  EXPECT_THROW(validate_case(parse_case_name("rtamm/mnk/f64/37x53x29/mcg:7/threads:1")), Error);
+  EXPECT_THROW(validate_case(parse_case_name("rtamm/mnk/f64/37x53x29/mcg:" + std::to_string(uk.mr + 1) + "/threads:1")),
+               Error);
+  EXPECT_THROW(validate_case(parse_case_name("rtamm/mnk/f64/37x53x29/ncg:" + std::to_string(uk.nr + 1) + "/threads:1")),
+               Error);
   EXPECT_THROW(validate_case(parse_case_name("rtamm/mnk/f64/37x53x29/ahead:maybe/threads:1")), Error);
   EXPECT_THROW(validate_case(parse_case_name("rtamm/static/f64/37x53x29/mcg:12/threads:1")), Error);
   EXPECT_THROW(validate_case(parse_case_name("rtamm/zzz/f64/37x53x29/threads:1")), Error);
@@ -438,7 +451,6 @@ TEST(RtammFamily, NamesVerifyAndBadInput) {
     EXPECT_NE(std::string(e.what()).find("rooflab rtamm units"), std::string::npos);
   }
   // ... and with them picks a plan and verifies.
-  const auto uk = gemm::ukernel<double>(best_isa());
   const std::vector<Block> pool = {{uk.mr * 2, uk.nr * 2, 16}, {uk.mr * 4, uk.nr * 8, 64}};
   Units u = flat_units(uk.mr, uk.nr, pool, 0.5);
   u.caches = {32768, 370752, 16777216, "test"};
