@@ -1,6 +1,9 @@
 """L1 and last-level cache misses per benchmark (counts per timed run and miss rates), one
 row of panels per counter back end, from counters.json. Back ends that were unavailable are
-listed with their reason; with none available the figure says so instead of drawing axes."""
+listed with their reason; with none available the figure says so instead of drawing axes.
+Failed and skipped rows are listed under the figure with their message, never drawn as bars;
+a row simulated as another case (an AVX-512 case as its avx2 sibling under valgrind) is
+labelled with the ISA that ran."""
 from __future__ import annotations
 
 import sys
@@ -29,14 +32,24 @@ BAR_COLORS = {"L1": "#1b9e77", "LL": "#7570b3"}
 class CacheMissResult:
     out_path: Path
     has_data: bool
-    data: pd.DataFrame      # backend, name, L1_misses, LL_misses, L1_miss_rate, LL_miss_rate (NaN = not reported)
+    data: pd.DataFrame      # backend, name, label, L1_misses, LL_misses, L1_miss_rate, LL_miss_rate (NaN = not reported)
     unavailable: list[tuple[str, str]] = field(default_factory=list)  # (back end, reason)
+    not_counted: list[str] = field(default_factory=list)  # "back end: name: status (message)" of failed/skipped rows
+
+
+def label(name: str, simulated_as: str) -> str:
+    """The bar label: the case, and for a substituted simulation the ISA that actually ran."""
+    if not simulated_as:
+        return name
+    ran = [p for p in simulated_as.split("/") if p in ("scalar", "avx2", "avx512")]
+    return f"{name} (simulated as {ran[0] if ran else simulated_as})"
 
 
 def _table(rows: pd.DataFrame) -> pd.DataFrame:
+    """The ok rows only: failed / skipped rows have no numbers to draw."""
     out = []
-    for _, r in rows.iterrows():
-        rec = {"backend": r.backend, "name": r["name"]}
+    for _, r in rows[rows.status == "ok"].iterrows():
+        rec = {"backend": r.backend, "name": r["name"], "label": label(r["name"], r.simulated_as)}
         events = MISS_EVENTS.get(r.backend, {})
         for lv in ("L1", "LL"):
             cols = [("events", e) for e in events.get(lv, ())]
@@ -45,7 +58,7 @@ def _table(rows: pd.DataFrame) -> pd.DataFrame:
         for k in RATES:
             rec[k] = r[("derived", k)] if ("derived", k) in rows.columns else np.nan
         out.append(rec)
-    return pd.DataFrame(out, columns=["backend", "name", "L1_misses", "LL_misses", *RATES])
+    return pd.DataFrame(out, columns=["backend", "name", "label", "L1_misses", "LL_misses", *RATES])
 
 
 def _bars(ax, names: list[str], values: dict[str, np.ndarray], xlabel: str, log: bool):
@@ -78,22 +91,27 @@ def plot(run_dir, out_path) -> CacheMissResult:
     backends, rows = run.counters_df["backends"], run.counters_df["rows"]
     unavailable = [(b["name"], b.reason) for _, b in backends.iterrows() if not b.available]
     data = _table(rows)
+    not_counted = [f"{r.backend}: {r['name']}: {r.status} ({r.message})" for _, r in rows[rows.status != "ok"].iterrows()]
     used = [b for b in backends.name[backends.available] if (data.backend == b).any()]
     if not used:
         lines = [f"{n}: {reason or 'no reason given'}" for n, reason in unavailable]
-        lines += [f"{n}: available but recorded no rows" for n in backends.name[backends.available]]
+        lines += [f"{n}: available but recorded no counted rows" for n in backends.name[backends.available]]
+        lines += [f"not counted: {x}" for x in not_counted]
         out = fc.note_figure(f"Cache misses — no counter data in {run.run_dir.name}/counters.json",
                              lines or ["counters.json lists no back ends"], out_path)
-        return CacheMissResult(out_path=out, has_data=False, data=data, unavailable=unavailable)
+        return CacheMissResult(out_path=out, has_data=False, data=data, unavailable=unavailable,
+                               not_counted=not_counted)
 
+    footer = len(unavailable) + (len(not_counted) + 1 if not_counted else 0)
     heights = [max(2.0, 0.42 * (data.backend == b).sum() + 1.2) for b in used]
-    fig, axes = plt.subplots(len(used), 2, figsize=(13, sum(heights) + 1.4), squeeze=False,
+    total = sum(heights) + 1.4 + 0.18 * footer
+    fig, axes = plt.subplots(len(used), 2, figsize=(13, total), squeeze=False,
                              gridspec_kw={"height_ratios": heights})
-    fig.subplots_adjust(left=0.30, right=0.98, top=1 - 0.75 / (sum(heights) + 1.4),
-                        bottom=(0.35 + 0.18 * len(unavailable)) / (sum(heights) + 1.4), wspace=0.08, hspace=0.5)
+    fig.subplots_adjust(left=0.30, right=0.98, top=1 - 0.75 / total,
+                        bottom=(0.35 + 0.18 * footer + (0.18 if unavailable else 0)) / total, wspace=0.08, hspace=0.5)
     for (ax_n, ax_r), b in zip(axes, used):
         d = data[data.backend == b]
-        names = d.name.tolist()
+        names = d.label.tolist()
         counts = {lv: d[f"{lv}_misses"].to_numpy(float) for lv in ("L1", "LL")}
         if all(np.isnan(v).all() for v in counts.values()):
             ax_n.text(0.5, 0.5, f"no L1/LL miss events known for back end {b}", ha="center", va="center",
@@ -108,11 +126,16 @@ def plot(run_dir, out_path) -> CacheMissResult:
         ax_n.set_title(f"back end: {b} — miss counts", fontsize=10, loc="left")
         ax_r.set_title(f"back end: {b} — miss rates", fontsize=10, loc="left")
     fig.suptitle(f"Cache misses per benchmark — {run.run_dir.name}", fontsize=12)
+    foot = []
     if unavailable:
-        fig.text(0.01, 0.01, "unavailable back ends (no data, not zeros):\n" +
-                 "\n".join(f"  {n}: {r}" for n, r in unavailable), fontsize=8, va="bottom", color="#a00000")
+        foot += ["unavailable back ends (no data, not zeros):"] + [f"  {n}: {r}" for n, r in unavailable]
+    if not_counted:
+        foot += ["not counted (failed or skipped; no bars, not zeros):"] + [f"  {x}" for x in not_counted]
+    if foot:
+        fig.text(0.01, 0.01, "\n".join(x if len(x) <= 190 else x[:187] + "..." for x in foot),
+                 fontsize=8, va="bottom", color="#a00000")
     out = fc.save(fig, out_path)
-    return CacheMissResult(out_path=out, has_data=True, data=data, unavailable=unavailable)
+    return CacheMissResult(out_path=out, has_data=True, data=data, unavailable=unavailable, not_counted=not_counted)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,10 @@ details.html (machine details, general figures, counters, inputs), report.md (th
 summary, also what --markdown prints) and the PNG figures. Prints the index.html path as its
 last line. A part whose input is missing is a visible note naming the command that produces
 it; a malformed file, a missing run directory or a failed comparison is an error (exit 1);
-bad options exit 2.
+bad options exit 2. With --keep-going (./run_all.sh) such a part becomes a warning at the top of
+index.html and report.md and everything else is still written (exit 1 when that happened).
+RUN/steps.json (./run_all.sh's record of its steps) puts every failed or skipped step, with its
+reason, at the top of both.
 """
 from __future__ import annotations
 
@@ -29,8 +32,8 @@ import report_markdown
 import report_pages
 import roofline
 from bandwidth import human_bytes
-from report_html import (draw, esc, fmt_num, fmt_time, note, page, table,  # noqa: F401 (re-exported:
-                         text_table, write_atomic)                                  # mpi_report uses them)
+from report_html import (draw, esc, fmt_num, fmt_time, missing, note, page, table,  # noqa: F401 (re-exported:
+                         text_table, write_atomic)                                           # mpi_report uses them)
 from rooflab_data import FILES, RooflabDataError, Run, load_run
 
 DETAILS_FIGURES = [  # (file, title, module, files it needs)
@@ -42,6 +45,24 @@ VERDICT_CLASS = lambda v: "v-" + v.replace(" ", "-")
 
 
 # ----------------------------------------------------------------------------- index parts
+
+def steps_section(doc: dict | None) -> str:
+    """What ./run_all.sh recorded about its steps (RUN/steps.json): every failed or skipped step
+    with its reason first, then the table of all steps."""
+    if doc is None:
+        return ""
+    problems = rd.step_problems(doc)
+    head = ("<h2>Steps of this run</h2>" if not problems else
+            f"<h2>Steps of this run: {sum(s == 'failed' for s, _ in problems)} failed, "
+            f"{sum(s == 'skipped' for s, _ in problems)} skipped</h2>")
+    notes = "\n".join(note(f"{status}: {what}", "warn" if status == "failed" else "note") for status, what in problems)
+    h, rows = rd.step_table(doc)
+    cmd = f'<p class="meta"><code>{esc(doc.get("command", ""))}</code>, started {esc(doc.get("started", "?"))}; ' \
+          "what failed here is missing below, the rest is complete.</p>" if problems else ""
+    return head + notes + cmd + ("<details><summary>All steps</summary>" if not problems else "") + table(
+        h, [[esc(c) for c in r] for r in rows], [r[1] if r[1] in ("failed", "skipped") else "" for r in rows],
+        num_cols={2}, cls="compact") + ("</details>" if not problems else "")
+
 
 def diagnostics_section(run: Run) -> str:
     w = rd.warnings(run)
@@ -204,13 +225,21 @@ def counters_section(run: Run) -> str:
         parts.append(note("no counter rows: no back end was available (see the reasons above)"))
         return "\n".join(parts)
     ev, dv = rows.attrs["event_keys"], rows.attrs["derived_keys"]
-    body = [[esc(r["name"]), esc(r.backend), esc(r.runs)] +
-            [esc(fmt_num(r[("events", k)], 4)) for k in ev] + [esc(fmt_num(r[("derived", k)], 3)) for k in dv]
-            for _, r in rows.iterrows()]
+    body = []
+    for _, r in rows.iterrows():
+        ok = r.status == "ok"
+        # A failed or skipped row shows its message, never numbers.
+        nums = ([esc(fmt_num(r[("events", k)], 4)) for k in ev] + [esc(fmt_num(r[("derived", k)], 3)) for k in dv]
+                if ok else [""] * (len(ev) + len(dv)))
+        said = "; ".join(x for x in ((f"simulated as {r.simulated_as}" if r.simulated_as else ""),
+                                     r.message if not ok else "", r.note) if x)
+        body.append([esc(r["name"]), esc(r.backend), esc(r.status), esc("" if missing(r.runs) else int(r.runs))]
+                    + nums + [esc(said)])
     parts.append('<p class="meta">Events are per timed run, averaged over the runs; — = not reported by '
-                 "that back end.</p>")
-    parts.append(table(["name", "back end", "runs"] + ev + dv, body, num_cols=set(range(2, 3 + len(ev) + len(dv))),
-                       cls="compact"))
+                 "that back end; failed and skipped rows give their reason instead of numbers.</p>")
+    parts.append(table(["name", "back end", "status", "runs"] + ev + dv + ["note"], body,
+                       [s if s in ("failed", "skipped") else "" for s in rows.status],
+                       num_cols=set(range(3, 4 + len(ev) + len(dv))), cls="compact"))
     return "\n".join(parts)
 
 
@@ -237,13 +266,37 @@ def provenance_section(run: Run) -> str:
 
 # ----------------------------------------------------------------------------- build
 
-def load(run_dir) -> Run:
-    run = load_run(run_dir)
-    if all(getattr(run, k) is None for k in FILES) and not any(
-            (run.run_dir / x).is_file() for f in rd.FAMILIES for x in f.files):
+def load(run_dir, keep_going: bool = False) -> Run:
+    run = load_run(run_dir, lenient=keep_going)
+    if all(getattr(run, k) is None for k in FILES) and not run.invalid and not any(
+            (run.run_dir / x).is_file() for f in rd.FAMILIES for x in f.files + ("steps.json",)):
         raise RooflabDataError(f"{run.run_dir} holds none of {', '.join(f[0] for f in FILES.values())}: "
                                f"run `rooflab characterize`, `rooflab bench`, `rooflab model` first")
     return run
+
+
+class Guard:
+    """With --keep-going, a part of the report that fails (a malformed file, a reader's bug) is
+    replaced by a warning naming the error, and the rest is still written; without it, the
+    error propagates (exit 1). `problems` lists what was replaced."""
+
+    def __init__(self, keep_going: bool):
+        self.keep_going = keep_going
+        self.problems: list[str] = []
+
+    def __call__(self, what: str, fn, *args, fallback=None):
+        if not self.keep_going:
+            return fn(*args)
+        try:
+            return fn(*args)
+        except Exception as e:  # noqa: BLE001 - whatever broke, the rest of the report is still written
+            msg = f"{what}: {type(e).__name__}: {e}"
+            self.problems.append(msg)
+            return fallback(msg) if callable(fallback) else fallback
+
+
+def problem_note(msg: str) -> str:
+    return note(f"this part of the report could not be built: {msg}", "warn")
 
 
 def title_of(run: Run) -> str:
@@ -251,35 +304,55 @@ def title_of(run: Run) -> str:
     return f"rooflab report — {host or run.run_dir.name}"
 
 
-def build(run_dir, out_dir=None, baseline: str | None = None, compare_args: list[str] = ()) -> Path:
-    run = load(run_dir)
-    cmp = rd.compare_with(run, baseline, list(compare_args)) if baseline else None  # fail before drawing
+def build(run_dir, out_dir=None, baseline: str | None = None, compare_args: list[str] = (),
+          keep_going: bool = False, problems: list[str] | None = None) -> Path:
+    """Writes the report and returns index.html; with keep_going, what was replaced by a
+    warning is appended to `problems`."""
+    g = Guard(keep_going)
+    if problems is not None:
+        g.problems = problems
+    run = load(run_dir, keep_going)
+    steps = g("steps.json", rd.steps, run)
+    cmp = (g("comparison with the baseline", rd.compare_with, run, baseline, list(compare_args))
+           if baseline else None)  # without --keep-going: fail before drawing
     out = Path(out_dir) if out_dir else run.run_dir / "report"
     out.mkdir(parents=True, exist_ok=True)
     title = title_of(run)
-    have = rd.families_with_data(run)
+    have = g("families with data", rd.families_with_data, run, fallback=[])
     nav = [("index.html", "Summary")] + [(report_pages.page_name(f), f.heading) for f in have] + \
           [("details.html", "Details")]
     drawn: set[str] = set()
     for f in have:
-        write_atomic(out / report_pages.page_name(f),
-                     page(f"{f.heading} — {title}", nav, report_pages.page_name(f), report_pages.family_page(run, f, out, drawn)))
-    write_atomic(out / "details.html", page(f"Details — {title}", nav, "details.html", details_page(run, out, drawn)))
+        body = g(f"the {f.heading} page", report_pages.family_page, run, f, out, drawn,
+                 fallback=lambda m: [f"<h1>{esc(f.heading)}</h1>", problem_note(m)])
+        write_atomic(out / report_pages.page_name(f), page(f"{f.heading} — {title}", nav, report_pages.page_name(f), body))
+    body = g("the details page", details_page, run, out, drawn, fallback=lambda m: [problem_note(m)])
+    write_atomic(out / "details.html", page(f"Details — {title}", nav, "details.html", body))
     index_body = [f"<h1>{esc(title)}</h1>", f'<p class="meta">run directory: <code>{esc(run.run_dir.resolve())}</code></p>']
-    index_body += [note(msg) for msg in run.missing.values()]
-    index_body += [diagnostics_section(run), machine_summary(run), roofline_section(run, out, drawn),
-                   comparison_section(cmp)]
-    rows = claims_mod.evaluate(run.run_dir)
-    claims_mod.draw_figures(rows, run.run_dir, out, done=drawn)
-    index_body += [claims_section(rows), families_section(run), commands_section(run, baseline)]
-    write_atomic(out / "report.md", report_markdown.render(run, rows, cmp))
+    index_body.append(steps_section(steps))
+    index_body += [note(msg, "warn") for msg in run.invalid.values()]
+    index_body += [note(msg) for kind, msg in run.missing.items() if kind not in run.invalid]
+    for what, fn, args in (("self-diagnosis", diagnostics_section, (run,)), ("machine", machine_summary, (run,)),
+                           ("roofline", roofline_section, (run, out, drawn)), ("comparison", comparison_section, (cmp,))):
+        index_body.append(g(f"the {what} section", fn, *args, fallback=problem_note))
+    rows = g("the claims ledger", claims_mod.evaluate, run.run_dir, keep_going, fallback=[])
+    g("the claims' figures", claims_mod.draw_figures, rows, run.run_dir, out, drawn)
+    index_body.append(g("the claims ledger", claims_section, rows, fallback=problem_note))
+    index_body += [g("the families list", families_section, run, fallback=problem_note),
+                   g("the commands", commands_section, run, baseline, fallback=problem_note)]
+    md = g("report.md", report_markdown.render, run, rows, cmp, steps,
+           fallback=lambda m: report_markdown.minimal(run, steps, [m]))
+    if g.problems:  # said at the top of both, after the steps
+        index_body.insert(3, "".join(problem_note(p) for p in g.problems))
+        md = report_markdown.with_problems(md, g.problems)
+    write_atomic(out / "report.md", md)
     return write_atomic(out / "index.html", page(title, nav, "index.html", index_body))
 
 
 def markdown(run_dir, baseline: str | None = None, compare_args: list[str] = ()) -> str:
     run = load(run_dir)
     cmp = rd.compare_with(run, baseline, list(compare_args)) if baseline else None
-    return report_markdown.render(run, claims_mod.evaluate(run.run_dir), cmp)
+    return report_markdown.render(run, claims_mod.evaluate(run.run_dir), cmp, rd.steps(run))
 
 
 def main(argv=None) -> int:
@@ -294,6 +367,9 @@ def main(argv=None) -> int:
     ap.add_argument("--threshold", help="relative slowdown flagged (rooflab compare's default: 0.10)")
     ap.add_argument("--markdown", action="store_true", help="print the Markdown summary on stdout and write nothing "
                     "(the HTML build also writes it as OUT/report.md)")
+    ap.add_argument("--keep-going", action="store_true", help="write the report even when an input file is "
+                    "malformed or a part fails: that part becomes a warning at the top (exit 1 when there was one); "
+                    "./run_all.sh uses it")
     a = ap.parse_args(argv)
     if a.run and a.run_pos and a.run != a.run_pos:
         ap.error(f"two run directories given: {a.run_pos} and --run {a.run}")
@@ -304,18 +380,23 @@ def main(argv=None) -> int:
         ap.error("--metric and --threshold apply to the comparison: give --baseline BASE")
     if a.markdown and a.out:
         ap.error("--markdown prints to stdout; --out is for the HTML report (which also writes report.md)")
+    if a.markdown and a.keep_going:
+        ap.error("--keep-going is for the HTML report")
     extra = (["--metric", a.metric] if a.metric else []) + (["--threshold", a.threshold] if a.threshold else [])
     try:
         if a.markdown:
             sys.stdout.write(markdown(run, a.baseline, extra))
             return 0
-        index = build(run, a.out, a.baseline, extra)
+        problems: list[str] = []
+        index = build(run, a.out, a.baseline, extra, keep_going=a.keep_going, problems=problems)
     except RooflabDataError as e:
         print(f"rooflab report: error: {e}", file=sys.stderr)
         return 1
+    for p in problems:
+        print(f"rooflab report: warning: written without {p}", file=sys.stderr)
     print(f"markdown summary: {index.parent / 'report.md'}")
     print(index)
-    return 0
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

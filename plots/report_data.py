@@ -57,6 +57,50 @@ def families_with_data(run: Run) -> list[Family]:
     return [f for f in FAMILIES if has_data(run, f)]
 
 
+# ----------------------------------------------------------------------------- run steps
+
+STEPS_SCHEMA = "rooflab.steps/1"
+STEP_STATUSES = ("ok", "failed", "skipped")
+
+
+def steps(run: Run) -> dict | None:
+    """RUN/steps.json (./run_all.sh's record of its steps: status, reason, seconds), or None
+    when the run was not made by run_all.sh. RooflabDataError when the file is malformed."""
+    path = run.run_dir / "steps.json"
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise RooflabDataError(f"{path}: not valid JSON ({e})") from e
+    name, _, ver = str(doc.get("schema", "") if isinstance(doc, dict) else "").partition("/")
+    if f"{name}/{ver.split('.')[0]}" != STEPS_SCHEMA:
+        got = doc.get("schema") if isinstance(doc, dict) else None
+        raise RooflabDataError(f"{path}: schema is {got!r}, expected {STEPS_SCHEMA!r}")
+    if not isinstance(doc.get("steps"), list):
+        raise RooflabDataError(f'{path}: "steps" is not a list')
+    for i, st in enumerate(doc["steps"]):
+        if not isinstance(st, dict) or not isinstance(st.get("id"), str) or st.get("status") not in STEP_STATUSES:
+            raise RooflabDataError(f"{path}: $.steps[{i}]: needs an id and a status ({', '.join(STEP_STATUSES)})")
+    return doc
+
+
+def step_problems(doc: dict | None) -> list[tuple[str, str]]:
+    """[(status, "title: reason")] of the failed and skipped steps, failed first."""
+    if not doc:
+        return []
+    out = [(st["status"], f"{st.get('title') or st['id']}: {st.get('reason') or 'no reason recorded'}")
+           for st in doc["steps"] if st["status"] != "ok"]
+    return sorted(out, key=lambda p: p[0] != "failed")
+
+
+def step_table(doc: dict) -> tuple[list[str], list[list[str]]]:
+    secs = lambda v: f"{v:.0f} s" if isinstance(v, (int, float)) else "—"
+    return (["step", "status", "time", "reason / note", "log"],
+            [[st.get("title") or st["id"], st["status"], secs(st.get("elapsed_s")), st.get("reason") or "",
+              st.get("log") or ""] for st in doc["steps"]])
+
+
 # ----------------------------------------------------------------------------- warnings
 
 def warnings(run: Run) -> list[str]:

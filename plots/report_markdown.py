@@ -9,11 +9,25 @@ from report_html import md_table
 from rooflab_data import Run
 
 
-def render(run: Run, claim_rows: list[dict], cmp: rd.Comparison | None) -> str:
-    title = ((run.machine or {}).get("host", {}).get("hostname") or (run.bench or {}).get("context", {}).get("host_name")
-             or run.run_dir.name)
-    out = [f"# rooflab report — {title}", "", f"Run directory: `{run.run_dir.resolve()}`", ""]
-    out += [f"- note: {m}" for m in run.missing.values()]
+def _title(run: Run) -> str:
+    return ((run.machine or {}).get("host", {}).get("hostname") or (run.bench or {}).get("context", {}).get("host_name")
+            or run.run_dir.name)
+
+
+def steps_lines(steps: dict | None) -> list[str]:
+    """./run_all.sh's failed and skipped steps with their reasons (RUN/steps.json), for the top."""
+    problems = rd.step_problems(steps)
+    if not problems:
+        return []
+    return ["## Failed and skipped steps", ""] + [f"- **{status}**: {what}" for status, what in problems] + \
+           ["", f"(`{steps.get('command', '')}`; what failed is missing below, the rest is complete.)", ""]
+
+
+def render(run: Run, claim_rows: list[dict], cmp: rd.Comparison | None, steps: dict | None = None) -> str:
+    out = [f"# rooflab report — {_title(run)}", "", f"Run directory: `{run.run_dir.resolve()}`", ""]
+    out += steps_lines(steps)
+    out += [f"- ⚠ not used: {m}" for m in run.invalid.values()]
+    out += [f"- note: {m}" for k, m in run.missing.items() if k not in run.invalid]
     out += ["", "## Self-diagnosis", ""]
     out += [f"- ⚠ {w}" for w in rd.warnings(run)] or ["No warnings recorded."]
 
@@ -51,3 +65,17 @@ def render(run: Run, claim_rows: list[dict], cmp: rd.Comparison | None) -> str:
     out += ["", "## Commands to reproduce", "",
             md_table(["file", "command"], [[f, f"`{c}`"] for f, c in rd.commands(run)])]
     return "\n".join(out) + "\n"
+
+
+def with_problems(md: str, problems: list[str]) -> str:
+    """The summary with what `report --keep-going` could not build, after the title block."""
+    lines = md.split("\n")
+    at = 4 if len(lines) > 4 else len(lines)
+    add = ["## Parts of this report that could not be built", ""] + [f"- ⚠ {p}" for p in problems] + [""]
+    return "\n".join(lines[:at] + add + lines[at:])
+
+
+def minimal(run: Run, steps: dict | None, problems: list[str]) -> str:
+    """The steps and the problems only: what is left when the summary itself fails."""
+    return "\n".join([f"# rooflab report — {_title(run)}", "", f"Run directory: `{run.run_dir.resolve()}`", ""]
+                     + steps_lines(steps)) + "\n"

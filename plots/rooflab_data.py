@@ -181,6 +181,32 @@ def machine_frames(machine: dict, path: Path) -> dict[str, pd.DataFrame]:
     return {"caches": caches_df, "curves": curves_df, "levels": levels_df, "compute": compute_df}
 
 
+def _or(v, default):
+    return default if v is None else v
+
+
+def parse_name(name: str) -> dict:
+    """The fields a benchmark name carries (README "Names"): family, variant, isa, dtype, dims,
+    params, threads; what the name lacks is None. Fills the null fields of a failed row."""
+    parts = name.split("/")
+    out = {"family": parts[0], "variant": parts[1] if len(parts) > 1 else "", "isa": None, "dtype": None,
+           "dims": [], "params": {}, "threads": None}
+    rest = parts[2:]
+    if rest and rest[0] in ("scalar", "avx2", "avx512"):
+        out["isa"], rest = rest[0], rest[1:]
+    if rest and rest[0] in ("f32", "f64"):
+        out["dtype"], rest = rest[0], rest[1:]
+    if rest and all(x.isdigit() for x in rest[0].split("x")):
+        out["dims"], rest = [int(x) for x in rest[0].split("x")], rest[1:]
+    for p in rest:
+        k, _, v = p.partition(":")
+        if k == "threads" and v.isdigit():
+            out["threads"] = int(v)
+        elif v:
+            out["params"][k] = v
+    return out
+
+
 MODEL_COLUMNS = ["name", "family", "variant", "isa", "dtype", "dims", "params", "threads", "status",
                  "message", "median_s", "cv", "repetitions", "flops", "bytes", "intensity", "gflops",
                  "gbps", "predicted_s", "bound", "level", "ceiling_gflops", "ceiling_gbps", "efficiency"]
@@ -191,7 +217,10 @@ _PREDICTED = ("predicted_s", "ceiling_gflops", "ceiling_gbps", "efficiency")
 
 
 def model_frame(model: dict, path: Path) -> pd.DataFrame:
-    """model.json rows -> DataFrame with MODEL_COLUMNS (missing numbers are NaN)."""
+    """model.json rows -> DataFrame with MODEL_COLUMNS (missing numbers are NaN). A failed or
+    skipped row needs only name, status and message: `rooflab model` writes null for what the
+    case never got (a case whose model or setup threw has no dims, flops, ...); its family and
+    variant then come from the name."""
     ck = _Checker(path)
     rows = []
     for i, r in enumerate(ck.get(model, "rows", "$", (list,))):
@@ -200,29 +229,35 @@ def model_frame(model: dict, path: Path) -> pd.DataFrame:
         if status not in STATUSES:
             raise ck.fail(f"{w}.status", f'"{status}" is not one of {", ".join(STATUSES)}')
         ok = status == "ok"
+        name = ck.get(r, "name", w, (str,))
+        # Identity and work fields: required on an ok row; on a failed or skipped row null or
+        # absent, and then taken from the name where it has them.
+        field = lambda k, types: ck.get(r, k, w, types, nullable=not ok) if (ok or k in r) else None
+        named = parse_name(name) if not ok else {}
         row = {
-            "name": ck.get(r, "name", w, (str,)),
-            "family": ck.get(r, "family", w, (str,)),
-            "variant": ck.get(r, "variant", w, (str,)),
-            "isa": ck.get(r, "isa", w, (str,), nullable=True),
-            "dtype": ck.get(r, "dtype", w, (str,)),
-            "dims": ck.get(r, "dims", w, (list,)),
-            "params": ck.get(r, "params", w, (dict,)),
-            "threads": ck.get(r, "threads", w, (int,)),
+            "name": name,
+            "family": _or(field("family", (str,)), named.get("family")),
+            "variant": _or(field("variant", (str,)), named.get("variant")),
+            "isa": ck.get(r, "isa", w, (str,), nullable=True) if (ok or "isa" in r) else None,
+            "dtype": _or(field("dtype", (str,)), named.get("dtype")),
+            "dims": _or(field("dims", (list,)), named.get("dims")),
+            "params": _or(field("params", (dict,)), named.get("params")),
+            "threads": _or(field("threads", (int,)), _or(named.get("threads"), 1)),
             "status": status,
-            "message": ck.get(r, "message", w, (str,)),
-            "flops": ck.get(r, "flops", w, (float,)),
-            "bytes": ck.get(r, "bytes", w, (float,)),
-            "intensity": ck.get(r, "intensity", w, (float,)),
+            "message": ck.get(r, "message", w, (str,)) if ok else str(r.get("message") or ""),
+            "flops": field("flops", (float,)),
+            "bytes": field("bytes", (float,)),
+            "intensity": field("intensity", (float,)),
         }
         for k in _MEASURED + ("cv",):
             row[k] = (ck.get(r, k, w, (float,), nullable=(k == "cv")) if ok
                       else ck.get(r, k, w, (float,), nullable=True) if k in r else None)
         row["repetitions"] = ck.get(r, "repetitions", w, (int,)) if ok else r.get("repetitions")
+        # Absent = null: `rooflab model` without machine.json has nothing to predict with.
         for k in _PREDICTED:
-            row[k] = ck.get(r, k, w, (float,), nullable=True) if (ok or k in r) else None
+            row[k] = ck.get(r, k, w, (float,), nullable=True) if k in r else None
         for k in ("bound", "level"):
-            row[k] = ck.get(r, k, w, (str,), nullable=True) if (ok or k in r) else None
+            row[k] = ck.get(r, k, w, (str,), nullable=True) if k in r else None
         if ok and row["median_s"] <= 0:
             raise ck.fail(f"{w}.median_s", f"an ok row needs a positive median time, got {row['median_s']}")
         rows.append(row)
@@ -232,9 +267,16 @@ def model_frame(model: dict, path: Path) -> pd.DataFrame:
     return df
 
 
+COUNTER_COLUMNS = ["name", "backend", "runs", "status", "message", "simulated_as", "note"]
+
+
 def counters_frames(counters: dict, path: Path) -> dict[str, pd.DataFrame]:
     """counters.json -> DataFrames: backends (name, available, reason) and rows (one per
-    case and back end, events and derived values as columns, NaN where a back end lacks them)."""
+    case and back end: COUNTER_COLUMNS, then events and derived values as columns, NaN where a
+    back end lacks them). A failed or skipped row (status + message, no events: verification,
+    a valgrind crash or timeout, a case not run) is kept with NaN numbers, never zeros; a row
+    without "status" (files older than the key) is "ok". "simulated_as" names the case that was
+    simulated instead (an AVX-512 case's avx2 sibling under valgrind), "" otherwise."""
     ck = _Checker(path)
     backends = []
     for i, b in enumerate(ck.get(counters, "backends", "$", (list,))):
@@ -249,11 +291,21 @@ def counters_frames(counters: dict, path: Path) -> dict[str, pd.DataFrame]:
     for i, r in enumerate(ck.get(counters, "rows", "$", (list,))):
         w = f"$.rows[{i}]"
         backend = ck.get(r, "backend", w, (str,))
-        if backend not in available:
+        status = ck.get(r, "status", w, (str,)) if "status" in r else "ok"
+        if status not in STATUSES:
+            raise ck.fail(f"{w}.status", f'"{status}" is not one of {", ".join(STATUSES)}')
+        ok = status == "ok"
+        if ok and backend not in available:
             # An unavailable back end must not contribute numbers (they would be fake zeros).
             raise ck.fail(f"{w}.backend", f'back end "{backend}" is not listed as available in "backends"')
         row = {"name": ck.get(r, "name", w, (str,)), "backend": backend,
-               "runs": ck.get(r, "runs", w, (int,))}
+               "runs": ck.get(r, "runs", w, (int,)) if ok else r.get("runs"),
+               "status": status, "message": str(r.get("message") or ""),
+               "simulated_as": str(r.get("simulated_as") or ""), "note": str(r.get("note") or "")}
+        if not ok:
+            row["message"] = row["message"] or f"{status} (the row gives no reason)"
+            rows.append(row)  # its events, if any, are not a measurement
+            continue
         for group, keys in (("events", event_keys), ("derived", derived_keys)):
             for k, v in ck.get(r, group, w, (dict,)).items():
                 if not _number(v):
@@ -262,7 +314,7 @@ def counters_frames(counters: dict, path: Path) -> dict[str, pd.DataFrame]:
                     keys.append(k)
                 row[(group, k)] = float(v)
         rows.append(row)
-    cols = ["name", "backend", "runs"] + [("events", k) for k in event_keys] + [("derived", k) for k in derived_keys]
+    cols = COUNTER_COLUMNS + [("events", k) for k in event_keys] + [("derived", k) for k in derived_keys]
     rows_df = pd.DataFrame(rows, columns=cols)
     rows_df.attrs["event_keys"] = event_keys
     rows_df.attrs["derived_keys"] = derived_keys
@@ -306,6 +358,10 @@ class Run:
     counters_df: dict[str, pd.DataFrame] | None
     bench_df: pd.DataFrame | None
     missing: dict[str, str]  # kind -> message naming the command that writes it
+    invalid: dict[str, str] = None  # kind -> why the file was not read (load_run(lenient=True) only)
+
+    def __post_init__(self):
+        self.invalid = self.invalid or {}
 
     def require(self, *kinds: str) -> None:
         """Raises with the commands to run when any of the named files is absent."""
@@ -314,29 +370,36 @@ class Run:
             raise RooflabDataError("; ".join(msgs))
 
 
-def load_run(run_dir: str | Path, required: tuple[str, ...] = ()) -> Run:
+def load_run(run_dir: str | Path, required: tuple[str, ...] = (), lenient: bool = False) -> Run:
     """Loads every file present in run_dir; files in `required` must exist. A present file
-    that is malformed always raises, whether it is required or not."""
+    that is malformed raises, whether it is required or not; with `lenient` (the report of
+    ./run_all.sh, which must be written whatever one step left behind) it is treated as absent
+    and its error is kept in Run.invalid (and Run.missing)."""
     run = Path(run_dir)
     if not run.is_dir():
         raise RooflabDataError(f"run directory {run} does not exist or is not a directory "
                                f"(produce one with `rooflab characterize --out {run}`, then `rooflab bench`, "
                                f"`rooflab model`, `rooflab counters`)")
     docs: dict[str, dict | None] = {}
+    frames: dict[str, Any] = {}
     missing: dict[str, str] = {}
+    invalid: dict[str, str] = {}
+    to_frames = {"machine": machine_frames, "model": model_frame, "counters": counters_frames, "bench": bench_frame}
     for kind, (fname, _, _, command) in FILES.items():
-        if (run / fname).is_file():
-            docs[kind] = read_json(run, kind)
-        else:
-            docs[kind] = None
+        docs[kind] = frames[kind] = None
+        if not (run / fname).is_file():
             missing[kind] = f"{run / fname} not found: run `{command}` to produce it"
-    path = lambda kind: run / FILES[kind][0]
+            continue
+        try:
+            docs[kind] = read_json(run, kind)
+            frames[kind] = to_frames[kind](docs[kind], run / fname)
+        except RooflabDataError as e:
+            if not lenient:
+                raise
+            docs[kind] = None
+            missing[kind] = invalid[kind] = f"{e} (not used; rerun `{command}`)"
     r = Run(run_dir=run, machine=docs["machine"], bench=docs["bench"], model=docs["model"],
-            counters=docs["counters"],
-            machine_df=machine_frames(docs["machine"], path("machine")) if docs["machine"] else None,
-            model_df=model_frame(docs["model"], path("model")) if docs["model"] else None,
-            counters_df=counters_frames(docs["counters"], path("counters")) if docs["counters"] else None,
-            bench_df=bench_frame(docs["bench"], path("bench")) if docs["bench"] else None,
-            missing=missing)
+            counters=docs["counters"], machine_df=frames["machine"], model_df=frames["model"],
+            counters_df=frames["counters"], bench_df=frames["bench"], missing=missing, invalid=invalid)
     r.require(*required)
     return r

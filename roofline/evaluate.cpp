@@ -86,7 +86,9 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
       r["gflops"] = f.value("flops", 0.0) / med / 1e9;
       r["gbps"] = f.value("bytes", 0.0) / med / 1e9;
     }
-    r["predicted_s"] = nullptr;
+    // Null until predicted (docs/json.md): a row without a prediction has the keys, not holes.
+    for (const char* k : {"predicted_s", "bound", "level", "ceiling_gflops", "ceiling_gbps", "efficiency"})
+      r[k] = nullptr;
     if (machine) {
       try {
         const Prediction p = predict(model_from_fields(f), *machine, f.value("threads", 1));

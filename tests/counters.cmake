@@ -2,6 +2,8 @@
 rooflab_unit_test(test_counters SOURCES counters/test_counters.cpp LIBS rooflab_counters)
 target_compile_definitions(test_counters PRIVATE
   ROOFLAB_COUNTERS_FIXTURES="${CMAKE_CURRENT_SOURCE_DIR}/counters")
+# Which case valgrind simulates for an avx512 case (its avx2 / scalar sibling).
+rooflab_unit_test(test_counters_sibling SOURCES counters/test_sibling.cpp LIBS rooflab_counters)
 
 if(TARGET rooflab)
   set(_cnt_dir ${CMAKE_CURRENT_BINARY_DIR}/counters_out)

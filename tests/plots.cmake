@@ -21,7 +21,7 @@ endif()
 message(STATUS "plots tests: using ${ROOFLAB_PYTHON}")
 
 set(_plots_env MPLBACKEND=Agg PYTHONDONTWRITEBYTECODE=1)
-foreach(_suite rooflab_data figures report family_figures pot_figure gemm_knobs gemm_figures compare claims gpu_figures mpi_figures rtamm_figures)
+foreach(_suite rooflab_data figures report family_figures pot_figure gemm_knobs gemm_figures compare claims gpu_figures mpi_figures rtamm_figures failed_rows)
   add_test(NAME plots.${_suite}
            COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/run_pytest.py
                    ${CMAKE_CURRENT_SOURCE_DIR}/plots/test_${_suite}.py -q -p no:cacheprovider
@@ -29,6 +29,10 @@ foreach(_suite rooflab_data figures report family_figures pot_figure gemm_knobs 
   set_tests_properties(plots.${_suite} PROPERTIES LABELS integration SKIP_RETURN_CODE 77
                        TIMEOUT 300 ENVIRONMENT "${_plots_env}")
 endforeach()
+# failed_rows also runs `rooflab model` (C++) on the fixture's failed bench entries.
+if(TARGET rooflab)
+  set_property(TEST plots.failed_rows APPEND PROPERTY ENVIRONMENT "ROOFLAB_BIN=$<TARGET_FILE:rooflab>")
+endif()
 
 add_test(NAME plots.render_report
          COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/render_check.py

@@ -11,6 +11,7 @@
 // counted (callgrind's collection toggles are per thread, its dumps are not).
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -77,6 +78,24 @@ std::map<std::string, double> cachegrind_derived(const std::map<std::string, dou
 // True in ASan/TSan/MSan builds, whose runtimes refuse to start under valgrind.
 bool sanitizer_refuses_valgrind();
 
+// What valgrind runs for a case. Valgrind 3.19 cannot execute AVX-512 instructions (and hides
+// AVX-512 from CPUID), so an avx512 case is simulated as its AVX2 sibling (same variant, dtype,
+// sizes and parameters; the same algorithm and blocking with 256-bit vectors), else its scalar
+// sibling, so that the cache-miss figure has a row for it on every machine. `simulated` is the
+// case itself when it needs no substitute; empty (with `reason`) when it needs one and none
+// is declared or accepts the case.
+struct ValgrindCase {
+  std::optional<Case> simulated;
+  std::string note;    // why a sibling was simulated (empty when it is the case itself)
+  std::string reason;  // why nothing can be simulated (when `simulated` is empty)
+};
+// `declared`: the variant's ISAs; `check` validates a candidate (empty string = acceptable,
+// else the reason, as validate_case() would throw it). Pure, so tests can pass any table.
+ValgrindCase valgrind_case(const Case& c, const std::vector<Isa>& declared,
+                           const std::function<std::string(const Case&)>& check);
+// The same with the registry: the variant's declared ISAs and validate_case().
+ValgrindCase valgrind_case(const Case& c);
+
 // Runs cases under valgrind, one child process each.
 class CachegrindRunner {
  public:
@@ -85,6 +104,9 @@ class CachegrindRunner {
   Availability probe();
   nlohmann::json config() const;  // the counters.json "config" of this back end
   // The counters.json row for `c`: status "ok" with per-run events, or "failed" + message.
+  // An avx512 case runs as valgrind_case()'s sibling, named in the row's "simulated_as" and
+  // "note"; a case simulated earlier by this runner (the sibling itself, say) reuses that
+  // simulation (deterministic, so running it again would only cost time).
   nlohmann::json run(const Case& c, int runs);
   // The valgrind command line run() uses (for the message of a failed row and for tests).
   std::vector<std::string> command(const Case& c, int runs,
@@ -96,6 +118,7 @@ class CachegrindRunner {
   double timeout_s_;
   std::string valgrind_;  // path, after probe()
   std::string version_;
+  std::map<std::string, nlohmann::json> done_;  // "<simulated name>#<runs>" -> its ok row
 };
 
 }  // namespace rooflab::counters

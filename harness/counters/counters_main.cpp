@@ -114,6 +114,7 @@ json in_process_row(const Case& c, Backend& backend, int runs) {
 std::string summary_of(const json& row) {
   if (row["status"] != "ok") return "FAILED: " + row.value("message", std::string());
   std::string s = "ok";
+  if (row.contains("simulated_as")) s += " (simulated as " + row["simulated_as"].get<std::string>() + ")";
   if (row.contains("derived"))
     for (const auto& [k, v] : row["derived"].items()) {
       char buf[64];
