@@ -50,13 +50,75 @@ int procs_running() {
   return -1;
 }
 
-bool wait_quiet(int threads, std::chrono::steady_clock::time_point deadline) {
+QuietBudget::QuietBudget(double total_s, std::function<int()> running)
+    : total_s_(total_s), running_(running ? std::move(running) : std::function<int()>(procs_running)) {}
+
+void QuietBudget::reset(double total_s) {
+  total_s_ = total_s;
+  waited_s_ = 0;
+  exhausted_ = false;
+  waits_ = not_quiet_ = 0;
+}
+
+bool QuietBudget::wait(int threads, Clock::time_point deadline) {
+  ++waits_;
+  const auto t0 = Clock::now();
+  // The budget's end, when it ends before the caller's deadline.
+  if (total_s_ >= 0) {
+    const auto end = t0 + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(std::max(0.0, total_s_ - waited_s_)));
+    deadline = std::min(deadline, end);
+  }
+  bool quiet = false;
   for (;;) {
-    const int r = procs_running();
-    if (r < 0 || r <= threads) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
+    const int r = running_();
+    if (r < 0 || r <= threads) {
+      quiet = true;
+      break;
+    }
+    if (Clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  waited_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
+  not_quiet_ += !quiet;
+  if (!quiet && total_s_ >= 0 && waited_s_ >= total_s_ && !exhausted_) {
+    exhausted_ = true;
+    std::fprintf(stderr,
+                 "warning: waited %.1f s in all for a quiet machine (this command's budget, --quiet-budget); "
+                 "measuring on without waiting: the figures are taken under load (\"quiet_budget\": "
+                 "{\"exhausted\": true} in the output)\n",
+                 waited_s_);
+  }
+  return quiet;
+}
+
+bool QuietBudget::wait(int threads, double max_s) {
+  return wait(threads, Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(std::max(0.0, max_s))));
+}
+
+nlohmann::json QuietBudget::to_json() const {
+  return {{"budget_s", total_s_ >= 0 ? nlohmann::json(total_s_) : nlohmann::json(nullptr)},
+          {"waited_s", waited_s_},
+          {"waits", waits_},
+          {"waits_not_quiet", not_quiet_},
+          {"exhausted", exhausted_}};
+}
+
+QuietBudget& quiet_budget() {
+  static QuietBudget b;
+  return b;
+}
+
+void set_quiet_budget(double total_s) { quiet_budget().reset(total_s); }
+
+double default_quiet_budget_s(std::string_view profile) {
+  if (profile == "smoke") return 5.0;  // proves the pipeline; its figures are rough anyway
+  return profile == "paper" || profile == "full" ? 300.0 : 20.0;
+}
+
+bool wait_quiet(int threads, std::chrono::steady_clock::time_point deadline) {
+  return quiet_budget().wait(threads, deadline);
 }
 
 std::string cpufreq_governor() { return read_word("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"); }

@@ -3,8 +3,11 @@
 // console and recorded in machine.json / bench.json ("diagnostics": [strings]) so the report
 // shows them next to the numbers they affect.
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,8 +20,51 @@ std::optional<double> load_average();  // 1-minute load average (/proc/loadavg)
 // unknown. On a shared machine a timing sample counts as "quiet" when no more tasks than the
 // sample's own threads were runnable just before and just after it.
 int procs_running();
-// Polls (every 20 ms) until at most `threads` tasks are runnable, or until `deadline`; false when
-// it never got that quiet. An unknown count is taken as quiet.
+
+// A command's total allowance for waiting on a quiet machine. Each wait is bounded, but a
+// command that waits before each of many samples on a loaded machine adds the waits up to
+// minutes (RTAMM units + evaluate: 8 min under load vs 0.6 quiet). The budget bounds the sum:
+// once spent, waits return at once, one warning is printed, and the command measures on and
+// records to_json() next to its figures, so they are known to be taken under load.
+class QuietBudget {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // `running`: runnable tasks now (procs_running by default; tests inject a machine that is
+  // never quiet). `total_s` < 0: unbounded.
+  explicit QuietBudget(double total_s = -1, std::function<int()> running = {});
+  // Polls every 20 ms until at most `threads` tasks are runnable, until `deadline` or until the
+  // budget is spent; false when it did not get quiet. An unknown count (-1) is quiet.
+  bool wait(int threads, Clock::time_point deadline);
+  bool wait(int threads, double max_s);
+  void reset(double total_s);          // a new command: nothing waited yet
+  double total_s() const { return total_s_; }
+  double waited_s() const { return waited_s_; }
+  bool exhausted() const { return exhausted_; }
+  int64_t waits() const { return waits_; }
+  int64_t not_quiet() const { return not_quiet_; }  // waits that ended without quiet
+  // {"budget_s", "waited_s", "waits", "waits_not_quiet", "exhausted"} (budget_s null: unbounded)
+  nlohmann::json to_json() const;
+
+ private:
+  double total_s_;
+  std::function<int()> running_;
+  double waited_s_ = 0;
+  bool exhausted_ = false;
+  int64_t waits_ = 0, not_quiet_ = 0;
+};
+
+// The budget of this process's command: every diag::wait_quiet draws from it (unbounded until
+// a command sets it). Commands call set_quiet_budget() once before timing; not thread-safe
+// (waits happen between samples, on one thread).
+QuietBudget& quiet_budget();
+void set_quiet_budget(double total_s);
+// The default total per command: smoke 5 s (it proves the pipeline; its figures are rough
+// anyway), quick 20 s, paper / full 300 s (hours of timing, where waiting minutes for quiet
+// is worth it).
+double default_quiet_budget_s(std::string_view profile);
+
+// quiet_budget().wait(...): polls (every 20 ms) until at most `threads` tasks are runnable, or
+// until `deadline`, or until the command's budget is spent; false when it never got that quiet.
 bool wait_quiet(int threads, std::chrono::steady_clock::time_point deadline);
 inline bool wait_quiet(int threads, double max_s) {
   return wait_quiet(threads, std::chrono::steady_clock::now() +

@@ -143,12 +143,18 @@ const Family* find_family(std::string_view name) {
   return nullptr;
 }
 
-std::vector<std::string> known_profiles() { return {"quick", "paper"}; }
+std::vector<std::string> known_profiles() { return {"smoke", "quick", "paper"}; }
+
+std::string known_profiles_string() {
+  std::string s;
+  for (const auto& p : known_profiles()) s += (s.empty() ? "" : ", ") + p;
+  return s;
+}
 
 std::vector<Case> expand_cases(std::string_view profile) {
   const auto profiles = known_profiles();
   if (std::find(profiles.begin(), profiles.end(), profile) == profiles.end())
-    throw Error("unknown profile '" + std::string(profile) + "' (known: quick, paper)");
+    throw Error("unknown profile '" + std::string(profile) + "' (known: " + known_profiles_string() + ")");
   std::vector<Case> out;
   for (const auto& fam : families()) {
     for (Case c : fam.cases(profile)) {

@@ -107,7 +107,7 @@ struct Family {
   std::string name;
   std::string description;
   std::vector<Variant> variants;
-  // The cases run by a profile ("quick", "paper"); Isa::none in a case means "each ISA the
+  // The cases run by a profile ("smoke", "quick", "paper"); Isa::none in a case means "each ISA the
   // variant declares and the CPU supports" and is expanded by expand_cases().
   std::function<std::vector<Case>(std::string_view profile)> cases;
   // Bytes the harness will allocate for a case (data + reference), checked before allocating.
@@ -140,7 +140,11 @@ void require_dtype(const Case& c) {
 const std::vector<Family>& families();
 const Family* find_family(std::string_view name);
 
-std::vector<std::string> known_profiles();   // {"quick", "paper"}
+// "smoke": every family and variant once at tiny sizes (odd ones where the family has them),
+// seconds per family: proves the whole pipeline on a new machine. "quick": small sizes, minutes.
+// "paper": the papers' sizes, hours.
+std::vector<std::string> known_profiles();   // {"smoke", "quick", "paper"}
+std::string known_profiles_string();         // "smoke, quick, paper" (for messages)
 // Every case of every family for `profile`, ISA-expanded, in registry order. Throws Error for
 // an unknown profile.
 std::vector<Case> expand_cases(std::string_view profile);

@@ -35,6 +35,10 @@ struct ProfileParams {
   size_t max_bytes;  // 0 = derived from the caches
   double likwid_seconds;
   int likwid_timeout_s;
+  // Derived sweep end = dram_factor x max(largest reported cache, 32 MiB): >= 4 reaches the
+  // DRAM range (>= 4x the largest cache), 8 gives it several points.
+  double dram_factor = 8;
+  bool likwid_light = false;  // likwid-bench: load only, 1 thread (each run costs ~1 s of startup)
 };
 
 // Many short samples rather than a few long ones: on a shared machine interference comes in
@@ -44,8 +48,13 @@ struct ProfileParams {
 ProfileParams profile_params(const std::string& p) {
   if (p == "quick") return {2, {5e-4, 15}, {1e-3, 5}, {2e-3, 15}, {2e-3, 15}, 0, 0.2, 60};
   if (p == "paper") return {4, {1e-3, 31}, {2e-3, 11}, {5e-3, 31}, {5e-3, 31}, 0, 1.0, 120};
+  // smoke: every field quick fills, measured the same way, with fewer points (1 per octave),
+  // fewer and shorter samples, the sweep ending just past the DRAM floor (4x the largest
+  // cache; 4.5x so that the 3-array kernels, whose working set rounds down per thread, have a
+  // point there too) and one likwid-bench kernel: a complete but rougher machine.json in seconds.
+  if (p == "smoke") return {2, {3e-4, 5}, {5e-4, 3}, {1e-3, 5}, {1e-3, 5}, 0, 0.05, 30, 4.5, true};
   if (p == "tiny") return {1, {2e-4, 3}, {2e-4, 3}, {1e-3, 2}, {1e-3, 2}, 1 << 20, 0.02, 30};
-  throw Error("characterize: unknown profile '" + p + "' (expected quick, paper or tiny)");
+  throw Error("characterize: unknown profile '" + p + "' (expected smoke, quick, paper or tiny)");
 }
 
 constexpr size_t kMinBytes = 4096;
@@ -147,12 +156,14 @@ json run_likwid(const CharacterizeOptions& opt, const ProfileParams& prof, Isa i
   json points = json::array(), errors = json::array();
   std::string first_error;
   for (int t : thread_counts) {
+    if (prof.likwid_light && t > 1) continue;
     std::vector<std::pair<std::string, double>> sizes;
     for (const char* lvl : {"L1", "L2"})
       if (ranges.at(t).count(lvl)) sizes.emplace_back(lvl, ranges.at(t).at(lvl).hi);
     if (std::isfinite(ranges.at(t).at("DRAM").lo) && double(largest_ws) >= ranges.at(t).at("DRAM").lo)
       sizes.emplace_back("DRAM", double(largest_ws));
     for (auto [kname, kernel] : {std::pair{"load", BwKernel::read}, {"copy", BwKernel::copy}}) {
+      if (prof.likwid_light && kernel != BwKernel::read) continue;
       const Curve ours = best_curve(find_curve(curves, kernel, t));
       for (const auto& [lvl, bytes] : sizes) {
         const std::string test = likwid_test(kname, isa);
@@ -238,10 +249,10 @@ json characterize(const CharacterizeOptions& opt) {
     max_ws = std::min(prof.max_bytes, mem_cap);
     sweep_note = "largest size fixed by the '" + opt.profile + "' profile";
   } else {
-    // 8x so several points lie in the DRAM range (>= 4x the last cache).
-    max_ws = 8 * std::max(largest_reported, kAssumedLlc);
-    sweep_note = "largest size 8x max(largest reported cache " +
-                 format_bytes(double(largest_reported)) + ", 32 MiB)";
+    // 8x so several points lie in the DRAM range (>= 4x the last cache); smoke: just past it.
+    max_ws = size_t(prof.dram_factor * double(std::max(largest_reported, kAssumedLlc)));
+    sweep_note = "largest size " + fmt(prof.dram_factor) + "x max(largest reported cache " +
+                 format_bytes(double(largest_reported)) + ", 32 MiB), '" + opt.profile + "' profile";
     if (max_ws > kSweepCap) {
       max_ws = kSweepCap;
       sweep_note += ", capped at 1 GiB (a VM may report an implausible L3)";
@@ -480,7 +491,9 @@ json characterize(const CharacterizeOptions& opt) {
            " samples: the clock with one core busy."},
       {"likwid_bench",
        "likwid-bench -t load/copy (_avx or _avx512 when available) -w N:SIZE:T -i ITERS at the "
-       "top of the L1 and L2 ranges and the largest sweep size, for 1 and all threads; gbps "
+       "top of the L1 and L2 ranges and the largest sweep size, for 1 and all threads (" +
+           std::string(prof.likwid_light ? "this profile: load at 1 thread only" : "both kernels, every point") +
+           "); gbps "
        "= its MByte/s / 1000 (no write-allocate); rooflab_gbps = our read/copy curve "
        "log-log interpolated at likwid's actual working set; ITERS aims at " +
            fmt(prof.likwid_seconds) + " s; each run is killed after " +

@@ -14,13 +14,16 @@ namespace rooflab::microbench {
 struct CharacterizeOptions {
   // "quick": 2 sizes per octave, short samples (about a minute on 2 cores);
   // "paper": 4 sizes per octave, longer and more samples;
-  // "tiny": for tests and smoke runs (1 per octave up to 1 MiB, about a second).
+  // "smoke": every field of quick, 1 size per octave up to just past the DRAM floor, fewer and
+  // shorter samples, likwid-bench load at 1 thread only (seconds; `run_all.sh --profile smoke`);
+  // "tiny": for unit tests (1 per octave up to 1 MiB: no L3 / DRAM levels; about a second).
   std::string profile = "quick";
   int max_threads = 0;  // 0 = all cores; thread counts 1..max are measured
   bool likwid = true;   // run likwid-bench where installed
   std::function<void(const std::string&)> progress;  // one line per step
   // Largest working set of the sweeps in bytes; 0 = the profile's default (quick/paper:
-  // 8x max(largest reported cache, 32 MiB), at most 1 GiB and 1/6 of available memory).
+  // 8x max(largest reported cache, 32 MiB), smoke 4.5x; at most 1 GiB and 1/6 of available
+  // memory).
   size_t max_bytes = 0;
 };
 

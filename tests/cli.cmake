@@ -38,3 +38,14 @@ rooflab_cli_test(claims_missing_run 1 "does not exist" ${RL} claims --run ${TMPD
 add_test(NAME cli_bench_model_small COMMAND sh -c
   "${RL} bench --case sinkhorn/c2r/f64/37x53/part:iter/threads:1 --out ${TMPD}/e2e --benchmark_repetitions=2 --benchmark_min_time=0.01 && ${RL} model --bench ${TMPD}/e2e/bench.json --machine ${CMAKE_CURRENT_SOURCE_DIR}/core/fixture_machine.json --out ${TMPD}/e2e/model.json && grep -q '\"status\": \"ok\"' ${TMPD}/e2e/model.json && grep -q '\"efficiency\"' ${TMPD}/e2e/model.json")
 set_tests_properties(cli_bench_model_small PROPERTIES LABELS integration)
+
+# The smoke profile: listed like the others, and the rtamm commands take it (bad values are
+# usage errors before any timing).
+rooflab_cli_test(list_smoke 0 "sinkhorn/c2r/f64/131x77/part:iter/threads:1" ${RL} list --profile smoke)
+rooflab_cli_test(list_smoke_gemm 0 "gemm/blocked/[a-z0-9]+/f64/131x97x67/threads:1" ${RL} list --profile smoke --filter ^gemm/)
+rooflab_cli_test(unknown_profile_lists_smoke 2 "known: smoke, quick, paper" ${RL} list --profile huge)
+rooflab_cli_test(rtamm_units_bad_profile 2 "--profile must be quick or full \\(or smoke"
+                 ${RL} rtamm units --machine ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/rtamm/machine.json --profile huge)
+rooflab_cli_test(rtamm_bad_quiet_budget 2 "--quiet-budget must be seconds"
+                 ${RL} rtamm evaluate --machine ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/rtamm/machine.json
+                 --profile smoke --quiet-budget -1)

@@ -2,3 +2,4 @@ rooflab_unit_test(test_registry SOURCES core/test_registry.cpp LIBS rooflab_core
 rooflab_unit_test(test_json_io SOURCES core/test_json_io.cpp core/test_diagnostics.cpp LIBS rooflab_core)
 rooflab_unit_test(test_roofline SOURCES core/test_roofline.cpp LIBS rooflab_core)
 target_compile_definitions(test_roofline PRIVATE ROOFLAB_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}")
+rooflab_unit_test(test_quiet_budget SOURCES core/test_quiet_budget.cpp LIBS rooflab_core)

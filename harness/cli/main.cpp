@@ -49,7 +49,8 @@ commands:
   info          build and CPU facts
   help          this text
 
-profiles: quick (small sizes, minutes), paper (the papers' sizes)
+profiles: smoke (every family and variant once at tiny sizes, seconds), quick (small sizes, minutes),
+          paper (the papers' sizes, hours)
 benchmark names: <family>/<variant>[/<isa>]/<dtype>/<dims>[/<key>:<value>]*/threads:<T>
 exit codes: 0 ok, 1 error, 2 usage, 3 a variant failed verification, 4 a performance regression (compare)
 )";
@@ -100,7 +101,7 @@ int to_int(const std::string& s, const char* what) {
 void check_profile(const std::string& p) {
   for (const auto& k : known_profiles())
     if (k == p) return;
-  throw Usage("unknown profile '" + p + "' (known: quick, paper)");
+  throw Usage("unknown profile '" + p + "' (known: " + known_profiles_string() + ")");
 }
 
 void warn_if_unoptimized() {

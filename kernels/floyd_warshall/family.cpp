@@ -350,7 +350,15 @@ void add_set(std::vector<Case>& out, DType dt, int64_t n, int threads, bool with
 
 std::vector<Case> cases(std::string_view profile) {
   std::vector<Case> out;
-  if (profile == "quick") {
+  if (profile == "smoke") {
+    // Every variant once at an odd N (padding: 97 -> 128 for the 64-tiles), 2 threads, each
+    // ISA; the other two ablations and Rec-OPT in f64 on 1 thread at the widest ISA. Seconds.
+    add_set(out, DType::f32, 97, 2, true, false);
+    out.push_back(make_case("regblock", DType::f32, 97, 2, "blocked", "bdl"));  // NonRec-OPT
+    out.push_back(make_case("regblock", DType::f32, 97, 2, "rec", "std"));      // Rec-NoBDL
+    out.push_back(make_case("regblock", DType::f64, 97, 1, "rec", "bdl"));
+    for (size_t i = out.size() - 3; i < out.size(); ++i) out[i].isa = best_isa();
+  } else if (profile == "quick") {
     // About a minute on 2 cores: N = 1024 with everything at 1 and 2 threads, an odd N
     // (padding: 777 -> 832) at 2 threads, f64 for the two SIMD tiled variants.
     for (int t : {1, 2}) add_set(out, DType::f32, 1024, t, true, true);

@@ -454,7 +454,20 @@ std::vector<Case> cases(std::string_view profile) {
     return s.kind == Kind::baseline && !s.lib->f64 ? std::vector<DType>{DType::f32}
                                                    : std::vector<DType>{DType::f64, DType::f32};
   };
-  if (profile == "quick") {
+  if (profile == "smoke") {
+    // Every variant (libraries included) once at prime M != N != K, so that no ISA's MR / NR
+    // divides them (edges everywhere): the loop orders at 2 threads, ours on every ISA at 2
+    // threads; blocked at 1 thread and sfc_ca with k_layers 2 (K of 3 blocks) at the widest ISA.
+    for (const Spec& s : specs()) {
+      if (!fast(s)) {
+        out.push_back(make_case(s, DType::f64, 67, 45, 39, 2));
+        continue;
+      }
+      for (DType dt : dtypes_of(s)) out.push_back(make_case(s, dt, 131, 97, 67, 2));
+      if (s.kind == Kind::blocked) out.push_back(make_case(s, DType::f64, 131, 97, 67, 1, best_isa()));
+      if (s.kind == Kind::sfc_ca) out.push_back(make_case(s, DType::f64, 97, 83, 3 * kSfcBk - 5, 2, best_isa(), 2));
+    }
+  } else if (profile == "quick") {
     // ~1 minute on 2 cores: the loop orders at 512^3 (f64, 2 threads); everything else at
     // 512^3 and the odd 1000x777x513 (every ISA, 1 and 2 threads for ours), 2048^3 at 2
     // threads on the widest ISA; sfc_ca with k_layers 2 once.

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <numeric>
 
+#include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
 #include "harness/progress.hpp"
@@ -31,6 +32,8 @@ commands:
 common options:
   --dtype f64|f32 (f64)  --threads T (all cores)  --isa I (the widest)  --reps R (3: fastest of R runs)
   --wait-quiet S (3: per knob, wait up to S seconds in all for nothing else runnable before a run)
+  --quiet-budget S (300: the most the whole command waits for quiet; then it times on, under load,
+                   and says so: "quiet_budget" in the evaluate / build-nn output)
   --grid k_layers:1,2,4/kbf:1,2,4,8/bk:128 (the default)  --verbose (a line per knob timed)
 defaults: --machine results/latest/machine.json and --nn results/gemm/knobs_nn.json in the
 source tree; --cache for tune: ./gemm_knobs_cache.json. build-nn and evaluate resume from
@@ -83,6 +86,7 @@ struct Common {
   Grid grid;
   int reps = 3;
   double wait_quiet = 3.0;
+  double quiet_budget = rooflab::diag::default_quiet_budget_s("paper");  // these runs take paper-scale time
   bool verbose = false, retune = false;
   std::vector<std::string> shapes;
   std::string machine = std::string(ROOFLAB_SOURCE_DIR) + "/results/latest/machine.json";
@@ -123,6 +127,8 @@ Common parse(Opts& o) {
       c.reps = to_int(v, "--reps", 1, 1000);
     } else if (o.opt("--wait-quiet", v)) {
       c.wait_quiet = to_int(v, "--wait-quiet", 0, 3600);
+    } else if (o.opt("--quiet-budget", v)) {
+      c.quiet_budget = to_int(v, "--quiet-budget", 0, 86400);
     } else if (o.opt("--shape", v)) {
       c.shapes.push_back(v);
     } else if (o.opt("--machine", c.machine)) {
@@ -140,6 +146,8 @@ Common parse(Opts& o) {
       throw Usage("unknown option '" + o.a[o.i] + "'");
     }
   }
+  // Every wait for quiet of this command (time_knob's) draws from one total.
+  rooflab::diag::set_quiet_budget(c.quiet_budget);
   return c;
 }
 
@@ -256,6 +264,7 @@ int cmd_build_nn(Common& c) {
     pr.start(i, to_string(shapes[i]));
     bool timed = false;
     const Tuned& t = tuned_for(f, shapes[i], c, &timed);
+    f.extra["quiet_budget"] = rooflab::diag::quiet_budget().to_json();
     if (timed) f.save(c.out);
     std::fprintf(stderr, "  best %s  %s\n", to_string(t.best().knob).c_str(), ms(t.best().seconds).c_str());
   }
@@ -384,6 +393,7 @@ int cmd_evaluate(Common& c) {
     if (!l_default.v.empty()) summary["default"] = l_default.summary();
     summary["noisy_timing_fraction"] = double(noisy_total) / double(timings_total);
     res.extra["summary"] = summary;
+    res.extra["quiet_budget"] = rooflab::diag::quiet_budget().to_json();
     res.save(dest);  // after every shape: an interrupted run resumes from here
     last = res.extra["summary"];
   }

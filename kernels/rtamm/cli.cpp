@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
 #include "kernels/rtamm/evaluate.hpp"
 
@@ -19,19 +20,27 @@ const char* kUsage = R"(usage: rooflab rtamm <pool|units|evaluate|calibrate|resc
             --machine FILE [--dtype f64|f32] [--pool-size P]
   units     measure the unit costs OP_load / OP_store / OP_kernel of every pool triple and store
             them in machine.json's "rtamm" section
-            --machine FILE [--threads T] [--dtype f64|f32] [--pool-size P] [--pool MxNxK,...]
+            --machine FILE [--profile P] [--threads T] [--dtype f64|f32] [--pool-size P]
+            [--pool MxNxK,...] [--quiet-budget S]
   evaluate  adaptive vs static vs oracle (every plan timed) -> DIR/rtamm.json (f64)
-            --machine FILE [--profile quick|full] [--shapes N] [--threads T] [--out DIR]
-            [--samples S] [--base S,M,B]
+            --machine FILE [--profile P] [--shapes N] [--threads T] [--out DIR]
+            [--samples S] [--base S,M,B] [--quiet-budget S]
   calibrate time every plan on a TRAINING set of shapes (the evaluation's generator with another
             seed; any shape of the evaluation set excluded) and fit a scale per formula term
             (per triple for the kernel) to those times; stored with the units it was fitted to
             (rerun it after `units`, which drops it)
-            --machine FILE [--shapes N] [--seed S] [--threads T] [--samples S] [--base S,M,B]
-            [--out FILE]  (the training sweep, rooflab.rtamm_training/1)
+            --machine FILE [--profile P] [--shapes N] [--seed S] [--threads T] [--samples S]
+            [--base S,M,B] [--quiet-budget S] [--out FILE]  (the training sweep, rooflab.rtamm_training/1)
   rescore   an evaluation's decisions recomputed with the machine's (re-measured) unit costs,
             scored against its sweep times (no timing)   --machine FILE --in RTAMM.json --out FILE
-profiles: quick = 48 shapes, full = 1000 shapes (--shapes overrides); base sizes 48,128,256
+profiles (--profile; paper = full, the default):
+            units --pool-size   calibrate --shapes   evaluate --shapes   --quiet-budget
+  smoke           3                  12                   6                 5 s
+  quick           6                  24                  48                20 s
+  full            6                 150                1000               300 s
+  (the options override); evaluate's base sizes 48,128,256. --quiet-budget S: the most this
+  command waits in all for a quiet machine before its samples; when spent it measures on and
+  marks the output ("quiet_budget": {"exhausted": true, ...}).
 )";
 
 struct Usage : Error {
@@ -71,6 +80,34 @@ struct Opts {
     return v;
   }
 };
+
+// smoke | quick | full (paper: full, so that run_all.sh passes its profile through).
+std::string profile_of(const Opts& o) {
+  const std::string p = o.get("--profile", "full");
+  if (p == "smoke" || p == "quick" || p == "full") return p;
+  if (p == "paper") return "full";
+  throw Usage("--profile must be quick or full (or smoke; paper = full), got '" + p + "'");
+}
+int64_t by_profile(const std::string& p, int64_t smoke, int64_t quick, int64_t full) {
+  return p == "smoke" ? smoke : p == "quick" ? quick : full;
+}
+// The command's total wait for a quiet machine (diag::QuietBudget): --quiet-budget or the
+// profile's default. Every diag::wait_quiet of the command draws from it.
+void set_budget(const Opts& o, const std::string& profile) {
+  const std::string s = o.get("--quiet-budget");
+  double b = diag::default_quiet_budget_s(profile);
+  if (!s.empty()) {
+    size_t pos = 0;
+    try {
+      b = std::stod(s, &pos);
+    } catch (const std::exception&) {
+      pos = 0;
+    }
+    if (pos != s.size() || pos == 0 || !(b >= 0) || b > 86400)
+      throw Usage("--quiet-budget must be seconds in [0, 86400], got '" + s + "'");
+  }
+  diag::set_quiet_budget(b);
+}
 
 fs::path machine_path(const Opts& o) {
   std::string m = o.get("--machine");
@@ -142,8 +179,11 @@ int cmd_units(const Opts& o) {
   const DType dt = dtype_of(o);
   const PoolRules r = rules_for(m, path, dt);
   const int threads = int(o.integer("--threads", 2, 1, 1024));
-  const auto pool = o.get("--pool").empty() ? derive_pool(r, size_t(o.integer("--pool-size", 6, 1, 64)))
-                                            : parse_pool(o.get("--pool"));
+  const std::string profile = profile_of(o);
+  set_budget(o, profile);
+  const auto pool = o.get("--pool").empty()
+                        ? derive_pool(r, size_t(o.integer("--pool-size", by_profile(profile, 3, 6, 6), 1, 64)))
+                        : parse_pool(o.get("--pool"));
   check_pool(pool, r);
   std::fprintf(stderr, "rtamm units: pool %s, %d threads, %s\n", pool_string(pool).c_str(), threads,
                std::string(to_string(dt)).c_str());
@@ -155,6 +195,8 @@ int cmd_units(const Opts& o) {
       if (!(e.value("dtype", "") == u.dtype && e.value("threads", 0) == u.threads)) entries.push_back(e);
   json ju = to_json(u);
   ju["measured"] = utc_timestamp();
+  ju["profile"] = profile;
+  ju["quiet_budget"] = diag::quiet_budget().to_json();
   entries.push_back(ju);
   sec["units"] = entries;
   sec["method"] = kUnitsMethod;
@@ -169,7 +211,9 @@ int cmd_units(const Opts& o) {
     std::printf("%-16s %8.3f %8.3f %8.3f %8.3f %10.5f %7.2f\n",
                 (std::to_string(b.b.mcg) + "x" + std::to_string(b.b.ncg) + "x" + std::to_string(b.b.kcg)).c_str(),
                 b.load_a[kL3], b.load_b[kL3], b.load_c[kL3], b.store_c[kL3], b.op_kernel, b.rho[kL3]);
-  std::printf("sync %.0f ns; wrote the \"rtamm\" section of %s\n", u.sync_ns, path.string().c_str());
+  std::printf("sync %.0f ns; quiet share %.0f%%%s; wrote the \"rtamm\" section of %s\n", u.sync_ns,
+              100 * u.quiet_fraction, diag::quiet_budget().exhausted() ? " (quiet budget spent: taken under load)" : "",
+              path.string().c_str());
   return 0;
 }
 
@@ -196,9 +240,9 @@ std::vector<Block> pool_of(const Units& u) {
 
 int cmd_evaluate(const Opts& o) {
   const fs::path path = machine_path(o);
-  const std::string profile = o.get("--profile", "full");
-  if (profile != "quick" && profile != "full") throw Usage("--profile must be quick or full, got '" + profile + "'");
-  const size_t nshapes = size_t(o.integer("--shapes", profile == "quick" ? 48 : 1000, 1, 1000000));
+  const std::string profile = profile_of(o);
+  const size_t nshapes = size_t(o.integer("--shapes", by_profile(profile, 6, 48, 1000), 1, 1000000));
+  set_budget(o, profile);
   const int threads = int(o.integer("--threads", 2, 1, 1024));
   const fs::path out_dir = o.get("--out", ".");
   const ShapeConfig sc = shape_config(o);
@@ -243,6 +287,9 @@ int cmd_evaluate(const Opts& o) {
   std::printf("  decision overhead: mean %.4f%% (shapes >= 256^3: mean %.4f%%, max %.4f%%)\n",
               pct(s["mean_decision_overhead"]), pct(s["mean_decision_overhead_ge_256cubed"]),
               pct(s["max_decision_overhead_ge_256cubed"]));
+  if (out["quiet_budget"].value("exhausted", false))
+    std::printf("  quiet budget spent after %.0f s of waiting: later samples taken under load (see \"quiet_budget\")\n",
+                out["quiet_budget"]["waited_s"].get<double>());
   std::printf("  wrote %s\n", eo.out_file.string().c_str());
   if (!out["failures"].empty()) {
     std::fprintf(stderr, "rtamm evaluate: %zu plan runs FAILED verification (see \"failures\" in %s)\n",
@@ -268,7 +315,9 @@ std::pair<double, double> fit_quality(const Engine& e, const std::vector<Shape>&
 int cmd_calibrate(const Opts& o) {
   const fs::path path = machine_path(o);
   const int threads = int(o.integer("--threads", 2, 1, 1024));
-  const size_t n = size_t(o.integer("--shapes", 150, 6, 100000));
+  const std::string profile = profile_of(o);
+  const size_t n = size_t(o.integer("--shapes", by_profile(profile, 12, 24, 150), 6, 100000));
+  set_budget(o, profile);
   const uint64_t seed = uint64_t(o.integer("--seed", 2, 2, int64_t(1) << 40));
   const ShapeConfig ev = shape_config(o);
   json m = read_json_file(path);
@@ -320,7 +369,7 @@ int cmd_calibrate(const Opts& o) {
       {"created", utc_timestamp()}, {"units_measured", units_measured}, {"training_seed", seed},
       {"evaluation_seed", ev.seed}, {"base_sizes", {ev.base[0], ev.base[1], ev.base[2]}},
       {"training_shapes", shapes.size()}, {"excluded_evaluation_shapes", excluded}, {"samples", eo.samples},
-      {"threads", threads},
+      {"threads", threads}, {"profile", profile}, {"quiet_budget", diag::quiet_budget().to_json()},
       {"training_median_abs_error", {{"uncalibrated", before.first}, {"calibrated", after.first}}},
       {"training_sweep_accuracy", {{"uncalibrated", before.second}, {"calibrated", after.second}}},
       {"training_dims", dims}};
@@ -376,13 +425,14 @@ int rtamm_main(const std::vector<std::string>& args) {
     const std::string& sub = args[0];
     if (sub == "pool") return cmd_pool(Opts(args, 1, {"--machine", "--dtype", "--pool-size"}));
     if (sub == "units")
-      return cmd_units(Opts(args, 1, {"--machine", "--threads", "--dtype", "--pool-size", "--pool"}));
+      return cmd_units(Opts(args, 1,
+                            {"--machine", "--profile", "--threads", "--dtype", "--pool-size", "--pool", "--quiet-budget"}));
     if (sub == "evaluate")
-      return cmd_evaluate(
-          Opts(args, 1, {"--machine", "--profile", "--shapes", "--threads", "--out", "--samples", "--base"}));
+      return cmd_evaluate(Opts(args, 1, {"--machine", "--profile", "--shapes", "--threads", "--out", "--samples",
+                                         "--base", "--quiet-budget"}));
     if (sub == "calibrate")
-      return cmd_calibrate(
-          Opts(args, 1, {"--machine", "--shapes", "--seed", "--threads", "--samples", "--base", "--out"}));
+      return cmd_calibrate(Opts(args, 1, {"--machine", "--profile", "--shapes", "--seed", "--threads", "--samples",
+                                          "--base", "--quiet-budget", "--out"}));
     if (sub == "rescore") return cmd_rescore(Opts(args, 1, {"--machine", "--in", "--out"}));
     throw Usage("unknown rtamm command '" + sub + "' (pool, units, evaluate, calibrate, rescore)");
   } catch (const Usage& e) {

@@ -159,6 +159,7 @@ Timed time_plans(const std::vector<Plan>& ps, int samples, const gemm::Ukernel<d
     for (auto& q : h) q.assign(n, INFINITY);
   Timed out;
   for (int s = 0; s < samples; ++s) {
+    // Bounded per sample (opt.wait_quiet_s) and in total (the command's diag::quiet_budget).
     diag::wait_quiet(threads, opt.wait_quiet_s);
     for (size_t i = 0; i < n; ++i) {
       const bool before = diag::procs_running() <= threads;
@@ -307,6 +308,7 @@ json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& 
       }
     }
     if ((si + 1) % 25 == 0 && !opt.out_file.empty()) {
+      out["quiet_budget"] = diag::quiet_budget().to_json();
       out["summary"] = summarize(out["shapes"], "");
       write_json_atomic(opt.out_file, out);
     }
@@ -316,6 +318,9 @@ json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& 
   out["summary"] = summarize(out["shapes"], "");
   out["by_category"] = by_cat;
   out["wall_seconds"] = seconds_since(t_start);
+  // The command's total wait for quiet: exhausted = the later samples were taken without
+  // waiting, under whatever load there was (their quiet_fraction says how much).
+  out["quiet_budget"] = diag::quiet_budget().to_json();
   out["complete"] = true;
   const json& s = out["summary"];
   prog.done("accuracy " + std::to_string(s["decision_accuracy"].is_number() ? s["decision_accuracy"].get<double>() : 0.0));

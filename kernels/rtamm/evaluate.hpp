@@ -30,6 +30,7 @@ struct EvalOptions {
   size_t equiv_every = 25;    // time the equivalent orders on every n-th shape (0: never)
   size_t progress_every = 10;
   double wait_quiet_s = 0.5;  // before each sample: wait up to this for nothing else runnable
+                              // (all waits together: at most diag::quiet_budget(), set by the CLI)
   std::filesystem::path out_file;  // partial results written every 25 shapes
   json config;                // echoed into the output
 };

@@ -173,7 +173,15 @@ Case make_case(const std::string& variant, DType dt, int64_t m, int64_t n, int64
 
 std::vector<Case> cases(std::string_view profile) {
   std::vector<Case> out;
-  if (profile == "quick") {
+  if (profile == "smoke") {
+    // Every order once, the ahead modes in turn, at an odd, unaligned shape; the static plan;
+    // 2 threads. Seconds. (adaptive needs unit costs: `rooflab rtamm evaluate --profile smoke`.)
+    const char* const ahead[] = {"none", "ab", "abc"};
+    size_t i = 0;
+    for (Order o : all_orders())
+      out.push_back(make_case(std::string(to_string(o)), DType::f64, 131, 97, 67, 2, {{"ahead", ahead[i++ % 3]}, {"ld", "+1"}}));
+    out.push_back(make_case("static", DType::f64, 131, 97, 67, 2));
+  } else if (profile == "quick") {
     // Every order (equivalent pairs included) x ahead mode at an odd, unaligned shape, and the
     // static plan at 512^3; 2 threads. adaptive needs unit costs: `rooflab rtamm evaluate`.
     for (Order o : all_orders())

@@ -78,7 +78,8 @@ double sample(Meas& m, int threads, bool calibrate, double min_s) {
 // on a shared machine disturbs all block shapes alike; the best sample of each is kept.
 // Only quiet samples count (nothing else runnable just before and after: see
 // diag::procs_running); a quantity without any keeps its best noisy sample. Before each round
-// the machine gets up to wait_s to become quiet.
+// the machine gets up to wait_s to become quiet, all rounds together at most what is left of the
+// command's diag::quiet_budget() (then measured under load; `rtamm units` records the budget).
 void measure_all(std::vector<Meas*>& ms, int threads, int rounds, double min_s, double wait_s,
                  Progress* prog = nullptr) {
   for (int r = 0; r < rounds; ++r) {

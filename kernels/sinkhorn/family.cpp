@@ -347,7 +347,17 @@ Case make_case(const std::string& variant, DType dt, int64_t M, int64_t N, const
 
 std::vector<Case> cases(std::string_view profile) {
   std::vector<Case> out;
-  if (profile == "quick") {
+  if (profile == "smoke") {
+    // Every variant on every ISA once, at an odd M != N (edges of every vector width, mr and
+    // of blocked's nc = 32 panels); each pass alone, f32, 2 threads and fi < 1 once. Seconds.
+    for (const char* v : kAll) out.push_back(make_case(v, DType::f64, 131, 77, {.nc = 32}));
+    for (const char* part : {"row", "col"}) out.push_back(make_case("c2r", DType::f64, 131, 77, {.part = part}));
+    for (const char* v : {"microkernel", "fused_uv"})
+      out.push_back(make_case(v, DType::f32, 131, 77, {.best_isa = true}));
+    for (const char* v : {"microkernel", "mapuot"})
+      out.push_back(make_case(v, DType::f64, 131, 77, {.threads = 2, .best_isa = true}));
+    out.push_back(make_case("c2r", DType::f64, 131, 77, {.fi = "0.7", .threads = 2}));
+  } else if (profile == "quick") {
     for (DType dt : {DType::f64, DType::f32}) {
       for (const char* v : kVariants)
         for (const char* part : kParts) out.push_back(make_case(v, dt, 4096, 4096, {.part = part}));

@@ -2,6 +2,8 @@
 // profiles expand to valid, unique, ISA-supported cases.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "harness/error.hpp"
@@ -68,6 +70,34 @@ TEST(Registry, ProfilesExpandToValidUniqueCases) {
     }
   }
   EXPECT_THROW(expand_cases("nope"), Error);
+}
+
+// The smoke profile: every family and every variant it can run here at least once, at odd
+// sizes (M != N where the family has rectangles), and every case verified against its
+// family's reference: an edge this CPU's micro-kernels get wrong fails here, in a second.
+TEST(Registry, SmokeCoversEveryVariantAndEveryCaseVerifies) {
+  const auto cases = expand_cases("smoke");
+  std::map<std::string, std::set<std::string>> seen;
+  for (const Case& c : cases) seen[c.family].insert(c.variant);
+  for (const Family& f : families()) {
+    if (f.cases("quick").empty()) continue;  // nothing runs here (sinkhorn_cuda without a device)
+    EXPECT_FALSE(f.cases("smoke").empty()) << f.name;
+    for (const Variant& v : f.variants) {
+      if (f.name == "rtamm" && v.name == "adaptive") continue;  // needs measured unit costs (rtamm evaluate)
+      EXPECT_TRUE(seen[f.name].count(v.name)) << "smoke lacks " << f.name << "/" << v.name;
+    }
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name());
+    EXPECT_TRUE(std::any_of(c.dims.begin(), c.dims.end(), [](int64_t d) { return d % 2 == 1; }));
+    if (c.family != "floyd_warshall") {  // FW's matrices are square
+      EXPECT_NE(c.dims[0], c.dims[1]);
+    }
+    ASSERT_NO_THROW(validate_case(c));
+    auto inst = variant_of(c).make(c);
+    const Verification v = inst->verify();
+    EXPECT_TRUE(v.ok) << v.detail;
+  }
 }
 
 TEST(Registry, FilterIsRegexSearch) {

@@ -616,7 +616,7 @@ std::vector<Case> expanded(std::string_view profile) {
 TEST(FwFamily, ProfilesProduceNamesInTheGrammar) {
   const std::regex grammar(
       R"(^floyd_warshall/(naive|blocked|recursive|(simd|bdl|regblock)/(scalar|avx2|avx512))/(f32|f64)/([0-9]+)x\5(/sched:(flat|blocked|rec))?(/layout:(std|bdl))?(/bs:[0-9]+)?(/task:[0-9]+)?/threads:[12]$)");
-  for (const char* profile : {"quick", "paper"}) {
+  for (const char* profile : {"smoke", "quick", "paper"}) {
     std::set<std::string> seen;
     for (const Case& c : expanded(profile)) {
       const std::string n = c.name();

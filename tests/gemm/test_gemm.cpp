@@ -311,7 +311,7 @@ TEST(GemmFamily, BadInputIsRejectedWithAReason) {
 }
 
 TEST(GemmFamily, ProfilesAreValidAndModelsConsistent) {
-  for (const char* profile : {"quick", "paper"}) {
+  for (const char* profile : {"smoke", "quick", "paper"}) {
     const auto cs = expand_cases(profile);
     std::set<std::string> names;
     int gemm_cases = 0;
@@ -332,7 +332,16 @@ TEST(GemmFamily, ProfilesAreValidAndModelsConsistent) {
         EXPECT_NE(c.param("kbf"), nullptr);
       }
     }
-    EXPECT_GT(gemm_cases, 20) << profile;
+    if (std::string(profile) == "smoke") {
+      // Every variant registered in this build (libraries included) at least once.
+      std::set<std::string> variants;
+      for (const Case& c : cs)
+        if (c.family == "gemm") variants.insert(c.variant);
+      for (const Variant& v : find_family("gemm")->variants)
+        EXPECT_TRUE(variants.count(v.name)) << "smoke lacks gemm/" << v.name;
+    } else {
+      EXPECT_GT(gemm_cases, 20) << profile;
+    }
     if (std::string(profile) == "paper") {
       int grid = 0;
       for (const Case& c : cs)

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -157,4 +158,56 @@ TEST(Characterize, RejectsBadOptions) {
   o.max_threads = 1;
   o.max_bytes = 1000;
   EXPECT_THROW(characterize(o), rooflab::Error);
+}
+
+// The smoke profile (`run_all.sh --profile smoke`): cheaper, but every section machine.json's
+// readers use is filled: the sweep reaches the DRAM range whenever the memory allows it (4x
+// the largest reported cache), so DRAM, its multi-stream ceilings and every compute ceiling are
+// there for every thread count, and the file says which profile measured it. Seconds.
+TEST(Characterize, SmokeProfileFillsWhatReadersNeed) {
+  CharacterizeOptions o;
+  o.profile = "smoke";
+  o.likwid = false;
+  const json m = characterize(o);
+  EXPECT_EQ(m.at("profile"), "smoke");
+  EXPECT_NE(m.at("method").at("sweep").get<std::string>().find("'smoke' profile"), std::string::npos);
+  const int cores = m.at("host").at("cores");
+  double largest_reported = 0, largest_point = 0;
+  for (const auto& [k, v] : m.at("caches").at("reported").items())
+    if (k != "source") largest_reported = std::max(largest_reported, v.get<double>());
+  for (const auto& c : m.at("bandwidth").at("curves"))
+    largest_point = std::max(largest_point, c.at("points").back().at("bytes").get<double>());
+  const json& lv = m.at("bandwidth").at("levels");
+  // Each cache level the curves detected, and DRAM.
+  std::vector<std::string> levels;
+  for (const char* l : {"L1", "L2", "L3"})
+    if (m.at("caches").at("measured").contains(l)) levels.push_back(l);
+  EXPECT_FALSE(levels.empty()) << "no cache level detected";
+  // The sweep's end follows the machine: DRAM is expected where the sweep reached 4x its
+  // largest reported cache (it stops short only when 1/6 of the free memory is smaller).
+  if (largest_point >= 4 * std::max(largest_reported, double(32 << 20)) * 0.99) {
+    levels.push_back("DRAM");
+  } else {
+    GTEST_LOG_(INFO) << "sweep ends at " << largest_point << " B: no DRAM range on this machine";
+  }
+  for (const std::string& l : levels) {
+    ASSERT_TRUE(lv.contains(l)) << l;
+    // 1 thread always; more threads where the level's range for them has a point (a 3-array
+    // kernel's working set rounds down and may miss a narrow range: the roofline then uses the
+    // 1-thread figure).
+    for (const char* k : {"read", "copy", "update", "triad"})
+      EXPECT_TRUE(positive_finite(lv.at(l).at(k).value("1", json()))) << l << " " << k;
+    for (int t = 2; t <= cores && l != "L3"; ++t)
+      EXPECT_TRUE(positive_finite(lv.at(l).at("read").value(std::to_string(t), json()))) << l << " " << t;
+    if (l != "DRAM") {
+      EXPECT_TRUE(positive_finite(m.at("latency").at("levels").value(l, json()))) << l;
+    }
+  }
+  if (lv.contains("DRAM")) {
+    for (const char* k : {"read_s2", "read_s4", "read_s8", "update_s2", "update_s4", "update_s8"})
+      EXPECT_TRUE(positive_finite(m.at("bandwidth").at("streams").at("levels").at("DRAM").at(k).at("1"))) << k;
+  }
+  for (const char* k : {"fma_f64", "fma_f32", "add_f64", "add_f32", "mul_f64", "mul_f32", "addmin_f64", "addmin_f32"})
+    for (int t = 1; t <= cores; ++t)
+      EXPECT_TRUE(positive_finite(m.at("compute").at("ceilings").at(k).at(std::to_string(t)))) << k << " " << t;
 }

@@ -384,7 +384,7 @@ TEST(SinkhornFamily, TableHasTheSixVariants) {
 }
 
 TEST(SinkhornFamily, ProfilesProduceNamesInTheGrammar) {
-  for (const char* profile : {"quick", "paper"}) {
+  for (const char* profile : {"smoke", "quick", "paper"}) {
     const auto cases = expanded(profile);
     EXPECT_FALSE(cases.empty()) << profile;
     std::set<std::string> seen;

@@ -262,7 +262,11 @@ const char* const kVariants[] = {"mapuot", "fused_uv", "baseline"};
 std::vector<Case> cases(std::string_view profile) {
   std::vector<Case> out;
   if (!unavailable_reason().empty()) return out;  // nothing can run here
-  if (profile == "quick") {
+  if (profile == "smoke") {
+    // Every variant once at an odd M != N (edge tiles), f32, and fused_uv in f64.
+    for (const char* v : kVariants) out.push_back(make_case(v, DType::f32, 259, 131));
+    out.push_back(make_case("fused_uv", DType::f64, 259, 131));
+  } else if (profile == "quick") {
     for (DType dt : {DType::f32, DType::f64}) {
       for (const char* v : kVariants) out.push_back(make_case(v, dt, 4096, 4096));
       // Edge tiles and the scalar path: N not a multiple of the vector width or the tile,
