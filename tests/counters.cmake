@@ -2,6 +2,9 @@
 rooflab_unit_test(test_counters SOURCES counters/test_counters.cpp LIBS rooflab_counters)
 target_compile_definitions(test_counters PRIVATE
   ROOFLAB_COUNTERS_FIXTURES="${CMAKE_CURRENT_SOURCE_DIR}/counters")
+if(VALGRIND_INCLUDE_DIR)  # as rooflab_counters: the expected reasons follow the build
+  target_compile_definitions(test_counters PRIVATE ROOFLAB_HAVE_CALLGRIND_H=1)
+endif()
 # Which case valgrind simulates for an avx512 case (its avx2 / scalar sibling).
 rooflab_unit_test(test_counters_sibling SOURCES counters/test_sibling.cpp LIBS rooflab_counters)
 
@@ -24,6 +27,8 @@ if(TARGET rooflab)
   # PAPI / likwid: either they count (rows with events) or it is listed unavailable with a reason.
   add_test(NAME counters.inprocess_reports
            COMMAND ${Python3_EXECUTABLE} ${_cnt_check} inprocess $<TARGET_FILE:rooflab> ${_cnt_dir}/inprocess)
+  set_tests_properties(counters.inprocess_reports PROPERTIES
+                       ENVIRONMENT "ROOFLAB_TEST_HAVE_LIKWID=${ROOFLAB_HAVE_LIKWID}")
 
   # cachegrind end to end (valgrind, a few seconds; not in sanitizer builds, whose runtimes
   # refuse to run under valgrind): two runs into one directory (merging), then

@@ -223,7 +223,9 @@ std::string python_interpreter() {
 int cmd_info() {
   std::printf("rooflab %s (%s build%s%s)\n", ROOFLAB_VERSION, ROOFLAB_BUILD_TYPE,
               ROOFLAB_SANITIZER[0] ? ", sanitizer " : "", ROOFLAB_SANITIZER);
-  std::printf("best ISA on this CPU: %s\n", std::string(to_string(best_isa())).c_str());
+  std::printf("best ISA on this CPU: %s%s%s\n", std::string(to_string(best_isa())).c_str(),
+              isa_cap() ? " (capped by ROOFLAB_MAX_ISA=" : "",
+              isa_cap() ? (std::string(to_string(*isa_cap())) + ")").c_str() : "");
   std::printf("families:");
   for (const auto& f : families()) std::printf(" %s", f.name.c_str());
   std::printf("\n");

@@ -21,6 +21,7 @@
 
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
+#include "harness/host_caches.hpp"
 #include "kernels/gemm/detail.hpp"
 #include "kernels/gemm/gemm.hpp"
 #include "kernels/gemm/knobs.hpp"
@@ -90,15 +91,13 @@ constexpr int64_t kFullReferenceMaxMnk = int64_t(1) << 27;
 // sfc_ca defaults: kSfcDefault (gemm.hpp).
 constexpr int64_t kSfcBm = kSfcDefault.bm, kSfcBn = kSfcDefault.bn, kSfcBk = kSfcDefault.bk,
                   kSfcKbf = kSfcDefault.kbf;
-// Cache sizes for the blocked defaults: typical Zen 3 / Skylake-SP sizes, equal to those the
-// machine model measured here (L1 32 KiB, L2 512 KiB, L3 measured ~11 MiB -> 8 MiB used).
-constexpr int64_t kL1 = 32 << 10, kL2 = 512 << 10, kL3 = 8 << 20;
 
 struct Params {
   const Spec* spec = nullptr;
   Dims d;
   BlockedPlan bp;
   SfcPlan sp;
+  std::string knobs_note;  // how knobs:nn / knobs:analytic chose (e.g. an NN entry of another ISA)
   Isa isa = Isa::none;
 };
 
@@ -139,7 +138,9 @@ Params params_of(const Case& c) {
     const int64_t s = int64_t(dtype_size(c.dtype));
     const auto uk = c.dtype == DType::f64 ? ukernel<double>(p.isa).mr : ukernel<float>(p.isa).mr;
     const auto nr = c.dtype == DType::f64 ? ukernel<double>(p.isa).nr : ukernel<float>(p.isa).nr;
-    p.bp = default_blocked_plan(s, uk, nr, kL1, kL2, kL3);
+    // The blocking follows this machine's caches (sysfs); mc:/kc:/nc: override it.
+    const HostCacheSizes& hc = host_cache_sizes();
+    p.bp = default_blocked_plan(s, uk, nr, hc.l1, hc.l2, hc.l3);
     p.bp.mc = c.param_int("mc", p.bp.mc);
     p.bp.kc = c.param_int("kc", p.bp.kc);
     p.bp.nc = c.param_int("nc", p.bp.nc);
@@ -158,7 +159,8 @@ Params params_of(const Case& c) {
       if (c.param("k_layers") || c.param("kbf") || c.param("bk") || c.param("bm") || c.param("bn"))
         throw Error(name + ": knobs:" + *method + " chooses k_layers, kbf and bk; drop those (and bm, bn)");
       try {
-        const knobs::Knob k = knobs::resolve_method(*method, {p.d.m, p.d.n, p.d.k, c.dtype, c.threads, c.isa});
+        const knobs::Knob k =
+            knobs::resolve_method(*method, {p.d.m, p.d.n, p.d.k, c.dtype, c.threads, c.isa}, &p.knobs_note);
         p.sp.bk = k.bk, p.sp.k_layers = k.k_layers, p.sp.kbf = k.kbf;
       } catch (const Error& e) {
         throw Error(name + ": " + e.what());
@@ -206,6 +208,7 @@ Model model(const Case& c) {
                 " bm:" + std::to_string(p.sp.bm) + " bn:" + std::to_string(p.sp.bn) + " bk:" +
                 std::to_string(p.sp.bk) + " (packing timed; k_layers-1 extra copies of C zeroed and reduced: +" +
                 std::to_string(3 * (p.sp.k_layers - 1)) + " M*N*s not in the model)";
+      if (!p.knobs_note.empty()) m.note += "; " + p.knobs_note;
       break;
     case Kind::baseline: m.note += "; " + library_note(*p.spec, c.threads); break;
   }

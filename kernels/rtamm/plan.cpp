@@ -5,6 +5,7 @@
 #include <map>
 
 #include "harness/error.hpp"
+#include "harness/host_caches.hpp"
 #include "kernels/rtamm/exec.hpp"
 
 namespace rooflab::rtamm {
@@ -169,7 +170,10 @@ template void run_plan<double>(const Plan&, const gemm::Ukernel<double>&, const 
                                const double*, double*, double*);
 
 // ---- Blocking-factor pool ------------------------------------------------------------------------
-Caches default_caches() { return {32 << 10, 512 << 10, 8 << 20, "gemm family defaults (32 KiB / 512 KiB / 8 MiB)"}; }
+Caches default_caches() {
+  const HostCacheSizes& h = host_cache_sizes();
+  return {h.l1, h.l2, h.l3, "this machine's caches, " + h.source};
+}
 
 Caches caches_from_machine(const json& m, const std::filesystem::path& path) {
   const json* c = m.contains("caches") && m["caches"].contains("measured") ? &m["caches"]["measured"] : nullptr;

@@ -73,7 +73,8 @@ struct Caches {
 // caches.measured of a rooflab.machine/1 document (file `path` for messages). Throws Error
 // naming `rooflab characterize` when absent.
 Caches caches_from_machine(const json& machine, const std::filesystem::path& path);
-// The default caches of the gemm family (32 KiB / 512 KiB / 8 MiB) when no machine.json is given.
+// The caches the OS lists for this machine (as the gemm family's blocking) when no
+// machine.json is given.
 Caches default_caches();
 
 struct PoolRules {

@@ -4,14 +4,14 @@
 # config that fails, a pkg-config entry whose library does not link, a package the finder
 # must not see); every configure must succeed and report the dependency off with its reason,
 # the others as in the build under test.
-#   optional_deps.sh SOURCE_DIR BUILD_DIR WORK_DIR
+#   optional_deps.sh SOURCE_DIR BUILD_DIR WORK_DIR [CMAKE_ARG...]   (the build's own -D switches)
 set -uo pipefail
-src=$1; build=$2; work=$3
+src=$1; build=$2; work=$3; shift 3
 ref="$build/rooflab-deps.txt"
 [ -s "$ref" ] || { echo "no $ref: configure the build first"; exit 1; }
 rm -rf "$work"; mkdir -p "$work"
 fail=0; n=0
-base=(-DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DROOFLAB_WITH_CUDA=OFF)
+base=(-DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF "$@" -DROOFLAB_WITH_CUDA=OFF)
 
 # configure NAME EXPECT_REGEX ARGS... : configure in a fresh dir; NAME's summary line must
 # match EXPECT_REGEX and every other line must equal the reference (CUDA is off throughout),
@@ -44,9 +44,10 @@ done
 # Present but broken: a dnnl package config that fails (as Debian's does without OpenCL).
 mkdir -p "$work/fake/lib/cmake/dnnl" "$work/fake/pkgconfig"
 echo 'message(FATAL_ERROR "rooflab test: this dnnl config is broken")' >"$work/fake/lib/cmake/dnnl/dnnl-config.cmake"
-configure DNNL "^  DNNL: off \(present but its config fails: .*this dnnl config is broken" "-DCMAKE_PREFIX_PATH=$work/fake"
+# (ROOFLAB_WITH_<NAME>=ON: the broken package is looked for even where the build has it off.)
+configure DNNL "^  DNNL: off \(present but its config fails: .*this dnnl config is broken" "-DCMAKE_PREFIX_PATH=$work/fake" -DROOFLAB_WITH_DNNL=ON
 # ... a package the finder must not see (CMake's own switch).
-configure DNNL "^  DNNL: off \(hidden by CMAKE_DISABLE_FIND_PACKAGE_dnnl" -DCMAKE_DISABLE_FIND_PACKAGE_dnnl=ON
+configure DNNL "^  DNNL: off \(hidden by CMAKE_DISABLE_FIND_PACKAGE_dnnl" -DCMAKE_DISABLE_FIND_PACKAGE_dnnl=ON -DROOFLAB_WITH_DNNL=ON
 # ... pkg-config entries whose library does not exist: found, but the test program fails to link.
 for pc in openblas:OPENBLAS libxsmm:LIBXSMM papi:PAPI; do
   mod=${pc%%:*}; name=${pc##*:}
