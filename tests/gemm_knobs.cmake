@@ -31,6 +31,9 @@ gemm_knobs_cli_test(predict 0 "analytic: k_layers:[0-9]+/kbf:[0-9]+"
                     ${_gk_rl} gemm-knobs predict --shape 1000x777x513 --threads 2 --machine ${_gk_machine})
 gemm_knobs_cli_test(predict_nn 0 "nn: +k_layers:[0-9]+/kbf:[0-9]+/bk:[0-9]+ +.neighbour [0-9]+x[0-9]+x[0-9]+ f64 [a-z0-9]+ threads:2"
                     ${_gk_rl} gemm-knobs predict --shape 1000x777x513 --threads 2 --machine ${_gk_machine})
+# ... and at a thread count the set was not autotuned at: the nearest one's knobs, said so.
+gemm_knobs_cli_test(predict_nn_threads 0 "no ([a-z0-9]+ )?threads:3 entry"
+                    ${_gk_rl} gemm-knobs predict --shape 1000x777x513 --threads 3 --machine ${_gk_machine})
 add_test(NAME cli_gemm_knobs_end_to_end COMMAND sh -c
   "rm -rf ${_gk_tmp}/e2e && ${_gk_rl} gemm-knobs build-nn --sizes 64,160 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/e2e/nn.json && ${_gk_rl} gemm-knobs evaluate --shapes 3 --min 64 --max 200 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/e2e --machine ${_gk_machine} --nn ${_gk_tmp}/e2e/nn.json && grep -q within_3pct ${_gk_tmp}/e2e/gemm_knobs.json && grep -q rooflab.gemm_knobs/1 ${_gk_tmp}/e2e/nn.json")
 set_tests_properties(cli_gemm_knobs_end_to_end PROPERTIES LABELS integration)

@@ -305,14 +305,16 @@ void KnobFile::put(const Tuned& t) {
 NnChoice nn_choice(const std::vector<Tuned>& set, const Shape& s, const Grid& g) {
   const std::vector<Knob> cands = candidates(g, s);
   NnChoice best;
-  // Order: the query's ISA first, then the ISA nearest in width (the wider on a tie), then the
-  // shape distance.
+  // Order: the query's thread count first (k_layers splits the work among the threads), then
+  // the nearest thread count in log2; the query's ISA, then the ISA nearest in width (the wider
+  // on a tie); then the shape distance.
   auto key = [&](const Tuned& t, double dist) {
-    return std::tuple(std::abs(int(t.shape.isa) - int(s.isa)), -int(t.shape.isa), dist);
+    return std::tuple(std::abs(std::log2(double(t.shape.threads) / double(s.threads))),
+                      std::abs(int(t.shape.isa) - int(s.isa)), -int(t.shape.isa), dist);
   };
-  std::optional<std::tuple<int, int, double>> best_key;
+  std::optional<std::tuple<double, int, int, double>> best_key;
   for (const Tuned& t : set) {
-    if (t.shape.dtype != s.dtype || t.shape.threads != s.threads) continue;
+    if (t.shape.dtype != s.dtype) continue;
     const Timing* pick = t.best_among(cands);
     if (!pick) continue;  // none of its timed knobs is valid here
     const double dm = std::log2(double(t.shape.m) / double(s.m)), dn = std::log2(double(t.shape.n) / double(s.n)),
@@ -322,14 +324,22 @@ NnChoice nn_choice(const std::vector<Tuned>& set, const Shape& s, const Grid& g)
   }
   if (!best.neighbour)
     throw Error("nearest-neighbour set has no autotuned shape for " + std::string(rooflab::to_string(s.dtype)) +
-                " threads:" + std::to_string(s.threads) + " (any ISA) with a knob valid for " + to_string(s) +
+                " (any ISA, any thread count) with a knob valid for " + to_string(s) +
                 " (build one with `rooflab gemm-knobs build-nn`)");
-  if (best.neighbour->shape.isa != s.isa) {
-    const std::string want(rooflab::to_string(s.isa)), got(rooflab::to_string(best.neighbour->shape.isa));
-    best.note = "no " + want + " entry with a valid knob in the nearest-neighbour set: knobs of the nearest " + got +
-                " entry (" + to_string(best.neighbour->shape) + "), autotuned with another micro-kernel " +
-                "(`rooflab gemm-knobs build-nn --isa " + want + "` makes " + want + " entries)";
+  const Shape& got = best.neighbour->shape;
+  std::string missing, fix;
+  if (got.isa != s.isa) {
+    missing = std::string(rooflab::to_string(s.isa));
+    fix = " --isa " + missing;
   }
+  if (got.threads != s.threads) {
+    missing += (missing.empty() ? "threads:" : " threads:") + std::to_string(s.threads);
+    fix += " --threads " + std::to_string(s.threads);
+  }
+  if (!missing.empty())
+    best.note = "no " + missing + " entry with a valid knob in the nearest-neighbour set: knobs of the nearest " +
+                std::string(rooflab::to_string(got.isa)) + " entry (" + to_string(got) + "), autotuned with another micro-kernel or thread count " +
+                "(`rooflab gemm-knobs build-nn" + fix + "` makes such entries)";
   return best;
 }
 
@@ -353,9 +363,8 @@ Knob resolve_method(const std::string& method, const Shape& s, std::string* note
       const std::string what = std::string(rooflab::to_string(s.dtype)) + " " + std::string(rooflab::to_string(s.isa)) +
                                " threads:" + std::to_string(s.threads);
       if (warned.insert(path.string() + " " + what).second)
-        std::fprintf(stderr, "warning: knobs:nn for %s: %s has no %s entry; using the nearest %s entries' knobs\n",
-                     what.c_str(), path.string().c_str(), what.c_str(),
-                     std::string(rooflab::to_string(c.neighbour->shape.isa)).c_str());
+        std::fprintf(stderr, "warning: knobs:nn for %s (%s): %s\n", what.c_str(), path.string().c_str(),
+                     c.note.c_str());
     }
     if (note) *note = c.note;
     return c.knob;

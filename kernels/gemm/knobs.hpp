@@ -146,15 +146,16 @@ struct NnChoice {
   Knob knob;
   const Tuned* neighbour = nullptr;
   double distance = 0;  // in log2 (M, N, K) space
-  std::string note;     // "" when the neighbour has the query's ISA, else which ISA was used and why
+  std::string note;     // "" when the neighbour has the query's ISA and threads, else what differs
 };
 // The nearest entry of the same dtype / threads / isa; its fastest knob among the query's
 // candidates (the neighbour's own best when valid). A set autotuned on another CPU may have no
-// entry of the query's ISA (the committed one is AVX2; an AVX-512 CPU asks for avx512): then
-// the nearest entry of the ISA closest in width (the wider on a tie), and `note` says so. The
-// knobs shape the schedule and the batch over the fixed 96 x 96 tiles, not the register tile,
-// so that is the nearest evidence there is, but not autotuned for this micro-kernel. Throws
-// Error when the set has no entry for this dtype / threads (any ISA) with a valid knob.
+// entry of the query's ISA (the committed one is AVX2 at 2 threads; an AVX-512 CPU asks for
+// avx512, a 4-core one for threads:4): then the nearest thread count (log2), then the ISA
+// closest in width (the wider on a tie), and `note` says so. The knobs shape the schedule and
+// the batch over the fixed 96 x 96 tiles, not the register tile, so that is the nearest
+// evidence there is, but not autotuned for this machine. Throws Error when the set has no
+// entry of this dtype with a valid knob.
 NnChoice nn_choice(const std::vector<Tuned>& set, const Shape& s, const Grid& g);
 
 // Resolves `knobs:<method>` of an sfc_ca case name: "nn" (results/gemm/knobs_nn.json in the

@@ -111,7 +111,7 @@ TEST(KnobNn, NearestInLogSpaceWithTheSameKey) {
   std::vector<Tuned> set = {
       tuned(shape(256, 256, 256, 2), {{{1, 1, 128}, 1.0}, {{2, 1, 128}, 0.5}}),
       tuned(shape(2048, 2048, 2048, 2), {{{1, 2, 128}, 1.0}, {{1, 4, 128}, 2.0}}),
-      tuned(shape(1024, 1024, 1024, 1), {{{1, 8, 128}, 1.0}}),  // other thread count: ignored
+      tuned(shape(1024, 1024, 1024, 1), {{{1, 8, 128}, 1.0}}),  // other thread count: a fallback only
   };
   // 1100^3 is nearer 2048^3 than 256^3 in log2 space (0.9 vs 2.1 per axis).
   const NnChoice c = nn_choice(set, shape(1100, 1100, 1100, 2), Grid{});
@@ -121,8 +121,18 @@ TEST(KnobNn, NearestInLogSpaceWithTheSameKey) {
   EXPECT_EQ(nn_choice(set, shape(300, 280, 260, 2), Grid{}).knob, (Knob{2, 1, 128}));
   // The neighbour's best (k_layers 2) is invalid for K = 128 (one K block): its fastest valid one.
   EXPECT_EQ(nn_choice(set, shape(300, 280, 128, 2), Grid{}).knob, (Knob{1, 1, 128}));
-  EXPECT_NE(error_of([&] { nn_choice(set, shape(300, 300, 300, 4), Grid{}); }).find("threads:4"), std::string::npos);
-  EXPECT_EQ(c.note, "");  // the query's own ISA: nothing to say
+  EXPECT_EQ(c.note, "");  // the query's own ISA and threads: nothing to say
+  // threads:4 is nowhere: the nearest thread count in log2 (2, not 1), said in the note.
+  const NnChoice t4 = nn_choice(set, shape(300, 300, 300, 4), Grid{});
+  EXPECT_EQ(t4.neighbour, &set[0]);
+  EXPECT_NE(t4.note.find("no threads:4 entry"), std::string::npos) << t4.note;
+  EXPECT_NE(t4.note.find("build-nn --threads 4"), std::string::npos) << t4.note;
+  // The query's thread count wins over a nearer shape at another one.
+  EXPECT_EQ(nn_choice(set, shape(1024, 1024, 1024, 2), Grid{}).neighbour, &set[1]);
+  // Another dtype is never used.
+  Shape f32 = shape(300, 300, 300, 2);
+  f32.dtype = DType::f32;
+  EXPECT_NE(error_of([&] { nn_choice(set, f32, Grid{}); }).find("f32 (any ISA, any thread count)"), std::string::npos);
 }
 
 Shape with_isa(Shape s, Isa isa) {
@@ -159,10 +169,10 @@ TEST(KnobNn, AnotherIsaOnlyWhenTheQuerysIsMissingAndSaidSo) {
   };
   EXPECT_EQ(nn_choice(wide, shape(300, 280, 260, 2), Grid{}).neighbour, &wide[1]);
   EXPECT_EQ(nn_choice(both, with_isa(shape(2048, 2048, 2048, 2), Isa::scalar), Grid{}).neighbour, &both[0]);
-  // Still nothing for another thread count or dtype, whatever the ISA.
-  EXPECT_NE(error_of([&] { nn_choice(avx2_only, with_isa(shape(300, 300, 300, 1), Isa::avx512), Grid{}); })
-                .find("threads:1 (any ISA)"),
-            std::string::npos);
+  // Another thread count and ISA: both named.
+  const NnChoice both_off = nn_choice(avx2_only, with_isa(shape(300, 300, 300, 1), Isa::avx512), Grid{});
+  EXPECT_NE(both_off.note.find("no avx512 threads:1 entry"), std::string::npos) << both_off.note;
+  EXPECT_NE(both_off.note.find("build-nn --isa avx512 --threads 1"), std::string::npos) << both_off.note;
 }
 
 // ---- The analytic model ------------------------------------------------------------------------
