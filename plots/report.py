@@ -58,7 +58,7 @@ def steps_section(doc: dict | None) -> str:
     notes = "\n".join(note(f"{status}: {what}", "warn" if status == "failed" else "note") for status, what in problems)
     h, rows = rd.step_table(doc)
     cmd = f'<p class="meta"><code>{esc(doc.get("command", ""))}</code>, started {esc(doc.get("started", "?"))}; ' \
-          "what failed here is missing below, the rest is complete.</p>" if problems else ""
+          "what these steps did not produce is missing below; the rest is complete.</p>" if problems else ""
     return head + notes + cmd + ("<details><summary>All steps</summary>" if not problems else "") + table(
         h, [[esc(c) for c in r] for r in rows], [r[1] if r[1] in ("failed", "skipped") else "" for r in rows],
         num_cols={2}, cls="compact") + ("</details>" if not problems else "")

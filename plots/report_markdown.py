@@ -20,7 +20,7 @@ def steps_lines(steps: dict | None) -> list[str]:
     if not problems:
         return []
     return ["## Failed and skipped steps", ""] + [f"- **{status}**: {what}" for status, what in problems] + \
-           ["", f"(`{steps.get('command', '')}`; what failed is missing below, the rest is complete.)", ""]
+           ["", f"(`{steps.get('command', '')}`; what these steps did not produce is missing below; the rest is complete.)", ""]
 
 
 def render(run: Run, claim_rows: list[dict], cmp: rd.Comparison | None, steps: dict | None = None) -> str:

@@ -14,7 +14,7 @@
 # predicted-vs-measured table and the one-node claim rows (plots/mpi_predict.py).
 #
 #   scripts/mpi_sweep.sh --run DIR [--build DIR] [--size MxN] [--dtype f64|f32] [--iters K]
-#                        [--max-np P] [--rpn "1 2 4"] [--chunks C] [--noise X] [--quiet-wait S] [--quick]
+#                        [--max-np P] [--rpn "1 2 4"] [--chunks C] [--noise X] [--quiet-wait S] [--quick|--smoke]
 #                        [--claim-reps N] [--claims-only] [--collect-only]
 #   --claim-reps N: the one-node claim's runs again N times, interleaved (ring, ring with the typical
 #   kernel, coffee with R = P, per P), so the pairs compared were measured side by side (default 3;
@@ -47,6 +47,9 @@ while [[ $# -gt 0 ]]; do
     --claim-reps) claim_reps=$2; shift 2 ;;
     --claims-only) claims_only=1; shift ;;
     --quick) size=256x2048 iters=5 maxnp=4 rpns="1 2" claim_reps=1; shift ;;
+    # smoke (run_all.sh --profile smoke): every design once on 1 and 2 ranks, one 2-rank node
+    # (COFFEE's ablations included), no claim repetitions: seconds, proves the pipeline.
+    --smoke) size=128x1024 iters=3 maxnp=2 rpns="2" claim_reps=0 quiet_wait=5; shift ;;
     -h|--help) usage ;;
     *) echo "mpi_sweep.sh: unknown option '$1'" >&2; usage ;;
   esac
