@@ -20,6 +20,7 @@ reason, at the top of both.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -46,9 +47,9 @@ VERDICT_CLASS = lambda v: "v-" + v.replace(" ", "-")
 
 # ----------------------------------------------------------------------------- index parts
 
-def steps_section(doc: dict | None) -> str:
+def steps_section(doc: dict | None, run_dir: Path | None = None, out: Path | None = None) -> str:
     """What ./run_all.sh recorded about its steps (RUN/steps.json): every failed or skipped step
-    with its reason first, then the table of all steps."""
+    with its reason first, then the table of all steps (logs linked from `out`)."""
     if doc is None:
         return ""
     problems = rd.step_problems(doc)
@@ -59,8 +60,13 @@ def steps_section(doc: dict | None) -> str:
     h, rows = rd.step_table(doc)
     cmd = f'<p class="meta"><code>{esc(doc.get("command", ""))}</code>, started {esc(doc.get("started", "?"))}; ' \
           "what these steps did not produce is missing below; the rest is complete.</p>" if problems else ""
+    def cells(r):
+        log = r[-1]
+        link = (f'<a href="{esc(os.path.relpath(Path(run_dir) / log, out))}">{esc(log)}</a>'
+                if log and run_dir is not None and out is not None and (Path(run_dir) / log).is_file() else esc(log))
+        return [esc(c) for c in r[:-1]] + [link]
     return head + notes + cmd + ("<details><summary>All steps</summary>" if not problems else "") + table(
-        h, [[esc(c) for c in r] for r in rows], [r[1] if r[1] in ("failed", "skipped") else "" for r in rows],
+        h, [cells(r) for r in rows], [r[1] if r[1] in ("failed", "skipped") else "" for r in rows],
         num_cols={2}, cls="compact") + ("</details>" if not problems else "")
 
 
@@ -329,7 +335,7 @@ def build(run_dir, out_dir=None, baseline: str | None = None, compare_args: list
     body = g("the details page", details_page, run, out, drawn, fallback=lambda m: [problem_note(m)])
     write_atomic(out / "details.html", page(f"Details — {title}", nav, "details.html", body))
     index_body = [f"<h1>{esc(title)}</h1>", f'<p class="meta">run directory: <code>{esc(run.run_dir.resolve())}</code></p>']
-    index_body.append(steps_section(steps))
+    index_body.append(steps_section(steps, run.run_dir, out))
     index_body += [note(msg, "warn") for msg in run.invalid.values()]
     index_body += [note(msg) for kind, msg in run.missing.items() if kind not in run.invalid]
     for what, fn, args in (("self-diagnosis", diagnostics_section, (run,)), ("machine", machine_summary, (run,)),

@@ -181,6 +181,7 @@ def test_report_lists_failed_and_skipped_steps_at_the_top(built):
         assert html.escape(t) in top, t
     assert "valgrind child timed out" in top and "POT is not installed" in top
     assert top.index("failed: cache-miss") < top.index("skipped: POT")  # failed first
+    assert '<a href="../logs/counters.log">logs/counters.log</a>' not in top  # the fixture has no logs/
     head = md[:md.index("## Self-diagnosis")]
     assert "## Failed and skipped steps" in head
     for t in FAILED_STEPS + SKIPPED_STEPS:

@@ -53,6 +53,7 @@ def test_failed_build_still_ends_with_a_report(tmp_path):
     index = (out / "report" / "index.html").read_text(encoding="utf-8")
     top = index[:index.index("Self-diagnosis")]
     assert "1 failed, 10 skipped" in top and "configure failed on purpose" in top and "needs the build" in top
+    assert '<a href="../logs/build.log">logs/build.log</a>' in top
     assert "configure failed on purpose" in (out / "report" / "report.md").read_text(encoding="utf-8")
     # the exit names the failed steps; the last line is the report's path
     assert "1 step(s) failed: build" in p.stderr
