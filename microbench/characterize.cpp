@@ -39,6 +39,10 @@ struct ProfileParams {
   // DRAM range (>= 4x the largest cache), 8 gives it several points.
   double dram_factor = 8;
   bool likwid_light = false;  // likwid-bench: load only, 1 thread (each run costs ~1 s of startup)
+  // Thread counts 1, 2, 4, ... and all cores instead of every count 1..cores (a 16-core
+  // machine: 6 curves per kernel instead of 16). The roofline takes a ceiling at the largest
+  // measured count <= the case's threads.
+  bool pow2_threads = false;
 };
 
 // Many short samples rather than a few long ones: on a shared machine interference comes in
@@ -48,11 +52,12 @@ struct ProfileParams {
 ProfileParams profile_params(const std::string& p) {
   if (p == "quick") return {2, {5e-4, 15}, {1e-3, 5}, {2e-3, 15}, {2e-3, 15}, 0, 0.2, 60};
   if (p == "paper") return {4, {1e-3, 31}, {2e-3, 11}, {5e-3, 31}, {5e-3, 31}, 0, 1.0, 120};
-  // smoke: every field quick fills, measured the same way, with fewer points (1 per octave),
-  // fewer and shorter samples, the sweep ending just past the DRAM floor (4x the largest
-  // cache; 4.5x so that the 3-array kernels, whose working set rounds down per thread, have a
-  // point there too) and one likwid-bench kernel: a complete but rougher machine.json in seconds.
-  if (p == "smoke") return {2, {3e-4, 5}, {5e-4, 3}, {1e-3, 5}, {1e-3, 5}, 0, 0.05, 30, 4.5, true};
+  // smoke: every field quick fills, measured the same way, with fewer points (thread counts
+  // 1, 2, 4, .., all), fewer and shorter samples, the sweep ending just past the DRAM floor
+  // (4x the largest cache; 4.5x so that the 3-array kernels, whose working set rounds down per
+  // thread, have a point there too) and one likwid-bench kernel: a complete but rougher
+  // machine.json in seconds.
+  if (p == "smoke") return {2, {3e-4, 5}, {5e-4, 3}, {1e-3, 5}, {1e-3, 5}, 0, 0.05, 30, 4.5, true, true};
   if (p == "tiny") return {1, {2e-4, 3}, {2e-4, 3}, {1e-3, 2}, {1e-3, 2}, 1 << 20, 0.02, 30};
   throw Error("characterize: unknown profile '" + p + "' (expected smoke, quick, paper or tiny)");
 }
@@ -216,7 +221,8 @@ json characterize(const CharacterizeOptions& opt) {
                 std::to_string(ncores) + " cores; 0 = all)");
   const int max_t = opt.max_threads ? opt.max_threads : ncores;
   std::vector<int> thread_counts;
-  for (int t = 1; t <= max_t; ++t) thread_counts.push_back(t);
+  for (int t = 1; t <= max_t; ++t)
+    if (!prof.pow2_threads || (t & (t - 1)) == 0 || t == max_t) thread_counts.push_back(t);
   const Isa isa = best_isa();
   const KernelTable& kt = kernels_for(isa);
 
@@ -430,7 +436,8 @@ json characterize(const CharacterizeOptions& opt) {
                                  std::to_string(prof.per_octave) + " sizes per octave (" +
                                  sweep_note + ")";
   json method = {
-      {"sweep", "Working sets " + sweep_desc + "; the same sizes for bandwidth and latency."},
+      {"sweep", "Working sets " + sweep_desc + "; the same sizes for bandwidth and latency. Thread counts " +
+                    std::string(prof.pow2_threads ? "1, 2, 4, ... and all cores" : "1 .. all cores") + "."},
       {"bandwidth",
        "Per point the kernel repeats over its working set until one sample lasts >= " + ms_bw +
            " ms (the calibration runs also warm the caches), then " +

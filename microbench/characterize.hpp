@@ -14,8 +14,9 @@ namespace rooflab::microbench {
 struct CharacterizeOptions {
   // "quick": 2 sizes per octave, short samples (about a minute on 2 cores);
   // "paper": 4 sizes per octave, longer and more samples;
-  // "smoke": every field of quick, 1 size per octave up to just past the DRAM floor, fewer and
-  // shorter samples, likwid-bench load at 1 thread only (seconds; `run_all.sh --profile smoke`);
+  // "smoke": every field of quick, 2 sizes per octave up to just past the DRAM floor, thread
+  // counts 1, 2, 4, .. and all cores, fewer and shorter samples, likwid-bench load at 1 thread
+  // only (seconds on 2 cores; `run_all.sh --profile smoke`);
   // "tiny": for unit tests (1 per octave up to 1 MiB: no L3 / DRAM levels; about a second).
   std::string profile = "quick";
   int max_threads = 0;  // 0 = all cores; thread counts 1..max are measured
