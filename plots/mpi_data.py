@@ -53,6 +53,8 @@ def load(run_dir) -> Sweep:
                            "(needs rooflab_mpi, built when MPI is found)")
     runs = pd.DataFrame(doc.get("runs", []))
     need = {"design", "ranks", "ranks_per_node", "time_per_iter_s", "comm_time_per_iter_s", "comm_only"}
+    if runs.empty and doc.get("failed_runs"):
+        raise RooflabDataError(f"{path}: every run failed: " + "; ".join(failed_lines(doc)[:5]))
     if runs.empty or not need <= set(runs.columns):
         raise RooflabDataError(f"{path}: runs need the keys {sorted(need)}")
     for col, default in (("id", ""), ("chunks", 1), ("overlap", False), ("node_reduce", "none"),
@@ -66,6 +68,11 @@ def load(run_dir) -> Sweep:
     runs["wait"] = runs.wait.fillna("spin")
     runs["kernel"] = runs.kernel.fillna("microkernel")
     return Sweep(doc, runs[COLUMNS].copy())
+
+
+def failed_lines(doc: dict) -> list[str]:
+    """"<id>: <message>" of each run the sweep recorded as failed (mpi_sweep.sh goes on past them)."""
+    return [f"{r.get('id', '?')}: {r.get('message', '')}" for r in doc.get("failed_runs") or [] if isinstance(r, dict)]
 
 
 def default_runs(runs: pd.DataFrame) -> pd.DataFrame:

@@ -92,7 +92,8 @@ def plot(run_dir, out_path) -> ModelResult:
     _calibration(a0, sw)
     if t.empty:
         for a in (a1, a2):
-            a.text(0.5, 0.5, "no runs with more than one rank", ha="center", transform=a.transAxes)
+            a.text(0.5, 0.5, sw.doc.get("model_error") or "no runs with more than one rank", ha="center",
+                   transform=a.transAxes, wrap=True)
     else:
         _scatter(a1, t, "predicted_comm_s", "measured_comm_s", "comm_ratio", "allreduce time")
         a1.set_title("the allreduce alone (--comm-only)")

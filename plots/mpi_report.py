@@ -30,6 +30,11 @@ def section(run_dir, out_dir) -> str:
     pp = sw.pingpong
     fit = pp.get("fit", {})
     parts.append(f'<p class="meta">{esc(sw.doc.get("command", ""))} — {esc(sw.doc.get("note", ""))}</p>')
+    failed = mpi_data.failed_lines(sw.doc)
+    if failed:  # failed runs are absent from the figures and tables below, never zeros
+        parts.append(note(f"{len(failed)} run(s) failed and are missing below: " + "; ".join(failed), "warn"))
+    if sw.doc.get("model_error"):
+        parts.append(note(f"model: {sw.doc['model_error']}", "warn"))
     parts.append(table(["model term", "value", "how"], [
         ["alpha (latency)", esc(fmt_time(pp.get("alpha_s"))), esc(f"ping-pong ranks {pp.get('pingpong_ranks')}, "
                                                                   f"hosts {pp.get('hosts')}")],

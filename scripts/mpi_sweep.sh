@@ -71,18 +71,31 @@ mkdir -p "$run/mpi"
 out="$run/mpi"
 
 # One timed run: ID NP ARGS... -> $out/ID.json (under the machine-wide timing lock), its
-# arguments in ID.args and the 1-minute load when it started in ID.load.
+# arguments in ID.args and the 1-minute load when it started in ID.load. A run that fails
+# leaves ID.failed (its exit status and last error lines) instead, and the sweep goes on:
+# mpi_sweep.json lists it under "failed_runs" and the script exits 1 at the end.
 runone() {
-  local id=$1 np=$2; shift 2
-  flock "$lock" sh -c 'cut -d" " -f1 /proc/loadavg >"$0"; exec "$@"' "$out/$id.load.new" \
-    "$mpiexec" -n "$np" "$bin" "$@" --out "$out/$id.json.new" >/dev/null
-  mv "$out/$id.json.new" "$out/$id.json"
-  mv "$out/$id.load.new" "$out/$id.load"
+  local id=$1 np=$2 rc=0; shift 2
   printf '%s\n' "$np $*" >"$out/$id.args"
+  rm -f "$out/$id.failed"
+  flock "$lock" sh -c 'cut -d" " -f1 /proc/loadavg >"$0"; exec "$@"' "$out/$id.load.new" \
+    "$mpiexec" -n "$np" "$bin" "$@" --out "$out/$id.json.new" >/dev/null 2>"$out/$id.err" || rc=$?
+  cat "$out/$id.err" >&2
+  if ((rc == 0)) && [[ -s $out/$id.json.new ]]; then
+    mv "$out/$id.json.new" "$out/$id.json"
+    mv "$out/$id.load.new" "$out/$id.load"
+    rm -f "$out/$id.err"
+    return 0
+  fi
+  { echo "exit $rc: $*"; grep -v '^[[:space:]]*$' "$out/$id.err" | tail -n 3; } >"$out/$id.failed"
+  rm -f "$out/$id.json.new" "$out/$id.load.new" "$out/$id.err" "$out/$id.json" "$out/$id.load"
+  echo "mpi_sweep: run $id failed (exit $rc); the sweep goes on (see $out/$id.failed)" >&2
+  return 1
 }
 
 common=(--size "$size" --dtype "$dtype" --iters "$iters")
 if ((!collect && !claims_only)); then
+rm -f "$out"/*.failed
 echo "mpi_sweep: $cpus CPUs; P > $cpus is oversubscribed (measures the scheduler, not the design)" >&2
 echo "mpi_sweep: calibrating (ping-pong ranks 0-1, gamma, MPI_Allreduce over 2 ranks)" >&2
 cal=(--pingpong --out "$out/pingpong.json")
@@ -102,18 +115,18 @@ n=0
 for ((P = 1; P <= maxnp; P++)); do
   echo "mpi_sweep: P = $P" >&2
   for d in mpich ring; do
-    runone "${d}_p${P}" "$P" --design "$d" "${common[@]}" "${model[@]}"
-    runone "${d}_p${P}_comm" "$P" --design "$d" "${common[@]}" "${model[@]}" --comm-only
+    runone "${d}_p${P}" "$P" --design "$d" "${common[@]}" "${model[@]}" || true
+    runone "${d}_p${P}_comm" "$P" --design "$d" "${common[@]}" "${model[@]}" --comm-only || true
     n=$((n + 2))
   done
   # The paper's raw MPICH-Ring: ring with the typical (unoptimized) kernel.
-  runone "ring_p${P}_typical" "$P" --design ring --variant typical "${common[@]}" "${model[@]}"
+  runone "ring_p${P}_typical" "$P" --design ring --variant typical "${common[@]}" "${model[@]}" || true
   n=$((n + 1))
   # COFFEE on one emulated node (R = P), unless the R loop below has it.
   if ((P > 1)) && [[ " $rpns " != *" $P "* ]]; then
-    runone "coffee_p${P}_r${P}" "$P" --design coffee --ranks-per-node "$P" --chunks "$chunks" "${common[@]}" "${model[@]}"
+    runone "coffee_p${P}_r${P}" "$P" --design coffee --ranks-per-node "$P" --chunks "$chunks" "${common[@]}" "${model[@]}" || true
     runone "coffee_p${P}_r${P}_comm" "$P" --design coffee --ranks-per-node "$P" --chunks "$chunks" "${common[@]}" \
-      "${model[@]}" --comm-only
+      "${model[@]}" --comm-only || true
     n=$((n + 2))
   fi
   # Oversubscribed: the same designs with ranks that yield their core while they wait.
@@ -121,18 +134,18 @@ for ((P = 1; P <= maxnp; P++)); do
     for d in mpich ring "coffee --ranks-per-node $P --chunks $chunks"; do
       tag=${d%% *}
       # shellcheck disable=SC2086
-      runone "${tag}_p${P}_yield" "$P" --design $d --wait yield "${common[@]}" "${model[@]}"
+      runone "${tag}_p${P}_yield" "$P" --design $d --wait yield "${common[@]}" "${model[@]}" || true
       # shellcheck disable=SC2086
-      runone "${tag}_p${P}_yield_comm" "$P" --design $d --wait yield "${common[@]}" "${model[@]}" --comm-only
+      runone "${tag}_p${P}_yield_comm" "$P" --design $d --wait yield "${common[@]}" "${model[@]}" --comm-only || true
       n=$((n + 2))
     done
   fi
   for R in $rpns; do
     ((R <= P && P % R == 0)) || continue
     for d in salar coffee; do
-      runone "${d}_p${P}_r${R}" "$P" --design "$d" --ranks-per-node "$R" --chunks "$chunks" "${common[@]}" "${model[@]}"
+      runone "${d}_p${P}_r${R}" "$P" --design "$d" --ranks-per-node "$R" --chunks "$chunks" "${common[@]}" "${model[@]}" || true
       runone "${d}_p${P}_r${R}_comm" "$P" --design "$d" --ranks-per-node "$R" --chunks "$chunks" "${common[@]}" \
-        "${model[@]}" --comm-only
+        "${model[@]}" --comm-only || true
       n=$((n + 2))
     done
     # COFFEE ablations (Fig. 16) on multi-rank nodes; balanced + overlap is the run above.
@@ -141,7 +154,7 @@ for ((P = 1; P <= maxnp; P++)); do
         tag=$(tr -d ' -' <<<"$v")
         # shellcheck disable=SC2086
         runone "coffee_p${P}_r${R}_${tag}" "$P" --design coffee --ranks-per-node "$R" --chunks "$chunks" \
-          "${common[@]}" "${model[@]}" $v
+          "${common[@]}" "${model[@]}" $v || true
         n=$((n + 1))
       done
     fi
@@ -170,7 +183,10 @@ for id in $noisy; do
   cp "$out/$id.json" "$out/$id.prev.json"
   cp "$out/$id.load" "$out/$id.prev.load"
   echo "mpi_sweep: re-measuring $id (load $(cut -d' ' -f1 /proc/loadavg))" >&2
-  runone "$id" "${args[@]}"
+  if ! runone "$id" "${args[@]}"; then  # keep the first measurement
+    mv "$out/$id.prev.json" "$out/$id.json"; mv "$out/$id.prev.load" "$out/$id.load"; rm -f "$out/$id.failed"
+    continue
+  fi
   "$py" - "$out" "$id" <<'EOF'
 import json, sys, pathlib
 out, id = pathlib.Path(sys.argv[1]), sys.argv[2]
@@ -198,10 +214,10 @@ if ((!collect && claim_reps > 0)); then
   rm -f "$out"/claim_*
   for ((k = 1; k <= claim_reps; k++)); do
     for ((P = 1; P <= maxnp; P++)); do
-      runone "claim_ring_p${P}_rep${k}" "$P" --design ring "${common[@]}"
-      runone "claim_ringtypical_p${P}_rep${k}" "$P" --design ring --variant typical "${common[@]}"
+      runone "claim_ring_p${P}_rep${k}" "$P" --design ring "${common[@]}" || true
+      runone "claim_ringtypical_p${P}_rep${k}" "$P" --design ring --variant typical "${common[@]}" || true
       if ((P > 1)); then
-        runone "claim_coffee_p${P}_rep${k}" "$P" --design coffee --ranks-per-node "$P" --chunks "$chunks" "${common[@]}"
+        runone "claim_coffee_p${P}_rep${k}" "$P" --design coffee --ranks-per-node "$P" --chunks "$chunks" "${common[@]}" || true
       fi
     done
   done
@@ -223,6 +239,10 @@ for f in sorted(out.glob("*.json")):
         d["load1"] = float(load.read_text()) if load.exists() else None
         d.pop("timing", None)  # the same text in every run; docs/json.md has it
         (claim_runs if f.stem.startswith("claim_") else runs).append(d)
+failed_runs = []
+for f in sorted(out.glob("*.failed")):
+    lines = f.read_text().splitlines() or ["exit ?"]
+    failed_runs.append({"id": f.stem, "args": lines[0].split(": ", 1)[-1], "message": " | ".join(lines[:1] + lines[1:])})
 doc = {"schema": "rooflab.mpi_sweep/1",
        "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
        "command": sys.argv[9],
@@ -231,17 +251,27 @@ doc = {"schema": "rooflab.mpi_sweep/1",
                "load1 is the 1-minute load when a run started (other work on the machine)",
        "pingpong": json.loads((out / "pingpong.json").read_text()),
        "timeslice": json.loads((out / "timeslice.json").read_text()) if (out / "timeslice.json").exists() else None,
-       "runs": runs, "claim_runs": claim_runs}
-k = mpi_predict.constants(doc)
-doc["model"] = {"constants": {a: b for a, b in k.items() if a != "compute_1rank_s"}
-                | {"compute_1rank_s": [{"kernel": a[0], "dtype": a[1], "dims": list(a[2]), "seconds": b}
-                                       for a, b in k["compute_1rank_s"].items()]},
-                "formula": mpi_predict.__doc__.split("Model, ")[1].strip()}
-doc["model_table"] = mpi_predict.table(doc)
-doc["model_summary"] = mpi_predict.summary(doc["model_table"])
-doc["claims"] = mpi_predict.claims(doc)
+       "runs": runs, "claim_runs": claim_runs, "failed_runs": failed_runs}
+try:  # the model needs runs a failure may have taken (the P = 1 ones): then the runs are kept without it
+    k = mpi_predict.constants(doc)
+    doc["model"] = {"constants": {a: b for a, b in k.items() if a != "compute_1rank_s"}
+                    | {"compute_1rank_s": [{"kernel": a[0], "dtype": a[1], "dims": list(a[2]), "seconds": b}
+                                           for a, b in k["compute_1rank_s"].items()]},
+                    "formula": mpi_predict.__doc__.split("Model, ")[1].strip()}
+    doc["model_table"] = mpi_predict.table(doc)
+    doc["model_summary"] = mpi_predict.summary(doc["model_table"])
+    doc["claims"] = mpi_predict.claims(doc)
+except Exception as e:
+    if not failed_runs:
+        raise
+    doc.update(model=None, model_table=[], model_summary={}, claims={},
+               model_error=f"not computed ({len(failed_runs)} runs failed): {type(e).__name__}: {e}")
 tmp = run / "mpi_sweep.json.tmp"
 tmp.write_text(json.dumps(doc, indent=1))
 os.replace(tmp, run / "mpi_sweep.json")
 print(run / "mpi_sweep.json")
+if failed_runs:
+    print(f"mpi_sweep: {len(failed_runs)} run(s) failed: {', '.join(r['id'] for r in failed_runs)} "
+          f"(mpi_sweep.json lists them under failed_runs)", file=sys.stderr)
+    sys.exit(1)
 EOF

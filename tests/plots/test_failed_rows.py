@@ -307,3 +307,47 @@ def test_rooflab_model_reads_failed_bench_entries(failed_run):
     neg = m[m.name == "floyd_warshall/naive/f32/128x128/graph:negcycle/threads:1"].iloc[0]
     assert neg.status == "failed" and "negative" in neg.message and math.isnan(neg.median_s)
     assert (m.status == "ok").sum() == 5 and m.predicted_s.isna().all()
+
+
+# ----------------------------------------------------------------------------- MPI sweep
+
+def _sweep_with_failures(run, drop_model: bool):
+    """tests/fixtures/mpi_run's sweep in which two runs failed (mpi_sweep.sh goes on past them)."""
+    doc = json.loads((REPO / "tests/fixtures/mpi_run/mpi_sweep.json").read_text())
+    gone = [r["id"] for r in doc["runs"] if r["design"] == "salar"][:2]
+    doc["runs"] = [r for r in doc["runs"] if r["id"] not in gone]
+    doc["failed_runs"] = [{"id": i, "args": "2 --design salar", "message": "exit 139: --design salar | "
+                           "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"} for i in gone]
+    if drop_model:
+        doc.update(model=None, model_table=[], model_summary={}, claims={},
+                   model_error="not computed (2 runs failed): KeyError: 'mpich_p1'")
+    (run / "mpi_sweep.json").write_text(json.dumps(doc))
+    return gone
+
+
+@pytest.mark.parametrize("drop_model", [False, True])
+def test_mpi_sweep_with_failed_runs(failed_run, tmp_path, drop_model):
+    import mpi_breakdown
+    import mpi_model
+    import mpi_report
+    import mpi_scaling
+    gone = _sweep_with_failures(failed_run, drop_model)
+    html_ = mpi_report.section(failed_run, tmp_path)
+    assert "2 run(s) failed and are missing below" in html_ and all(g in html_ for g in gone)
+    assert ("not computed (2 runs failed)" in html_) == drop_model
+    for mod in (mpi_scaling, mpi_breakdown, mpi_model):
+        mod.plot(failed_run, tmp_path / f"{mod.__name__}.png")
+    rows = {r["id"]: r for r in claims.evaluate(failed_run)}
+    assert not any("could not evaluate" in r["note"] for r in rows.values())
+
+
+def test_mpi_sweep_where_every_run_failed(failed_run):
+    import mpi_data
+    (failed_run / "mpi_sweep.json").write_text(json.dumps({
+        "schema": "rooflab.mpi_sweep/1", "runs": [], "pingpong": {},
+        "failed_runs": [{"id": "mpich_p1", "args": "1 --design mpich", "message": "exit 1: --design mpich | no mpiexec"}]}))
+    with pytest.raises(RooflabDataError, match="every run failed: mpich_p1"):
+        mpi_data.load(failed_run)
+    p = run_script("report.py", str(failed_run))
+    assert p.returncode == 0, p.stderr
+    assert "every run failed" in (failed_run / "report" / "mpi.html").read_text(encoding="utf-8")
