@@ -188,11 +188,14 @@ int run_bench(const BenchOptions& opt) {
   const std::vector<std::string> env_warnings = diag::environment(omp_get_num_procs());
 
   const fs::path tmp = opt.out_dir / (".bench.gbench." + std::to_string(getpid()) + ".json");
-  const bool paper = opt.profile == "paper";
+  const bool paper = opt.profile == "paper", smoke = opt.profile == "smoke";
   // Profile defaults first, the user's --benchmark_* flags after them (the last one wins).
+  // smoke checks that every case verifies and runs: short samples are enough.
   std::vector<std::string> args = {"rooflab-bench",
                                    paper ? "--benchmark_repetitions=5" : "--benchmark_repetitions=3",
-                                   paper ? "--benchmark_min_time=0.5" : "--benchmark_min_time=0.1",
+                                   paper  ? "--benchmark_min_time=0.5"
+                                   : smoke ? "--benchmark_min_time=0.02"
+                                           : "--benchmark_min_time=0.1",
                                    "--benchmark_display_aggregates_only=true",
                                    "--benchmark_out_format=json",
                                    "--benchmark_out=" + tmp.string()};
