@@ -291,9 +291,14 @@ else
     if [ $rc = 0 ]; then end ok "$cnote"
     elif [ $rc = 2 ]; then end skipped "no counter back end is available (counters.json lists the reasons)"
     elif [ $rc = 3 ]; then
-      first=$(awk '/^\[counters /{n=$4} /^ *FAILED: /{sub(/^ *FAILED: /, ""); sub(/ \([0-9.]+[a-z]*\)$/, ""); print n ": " $0; exit}' \
-              "$out/$CUR_LOG" | cut -c1-250)
-      end failed "rooflab counters: exit 3: $(grep -c '^ *FAILED: ' "$out/$CUR_LOG") case(s) failed (counters.json says why), e.g. $first"
+      first="" n=""  # the first failed case and why: its progress line, then "FAILED: ..."
+      while IFS= read -r line; do
+        case $line in
+          "[counters "*) n=${line#*] }; n=${n%% *} ;;
+          *"FAILED: "*) first="$n: ${line#*FAILED: }"; first=${first% (*)}; break ;;
+        esac
+      done <"$out/$CUR_LOG"
+      end failed "rooflab counters: exit 3: $(grep -c '^ *FAILED: ' "$out/$CUR_LOG") case(s) failed (counters.json says why), e.g. ${first:0:250}"
     else end failed "$(why $rc "rooflab counters")"; fi
   fi
 fi
