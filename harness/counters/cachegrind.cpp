@@ -12,6 +12,7 @@
 
 #include "harness/counters/subprocess.hpp"
 #include "harness/error.hpp"
+#include "harness/host_caches.hpp"
 
 #ifndef ROOFLAB_SANITIZER  // set by the top-level CMakeLists; "" or "OFF" when not sanitizing
 #define ROOFLAB_SANITIZER ""
@@ -58,37 +59,6 @@ CacheGeometry valgrind_geometry(int64_t size, int assoc, int line) {
 }
 
 namespace {
-struct SysfsCache {
-  int64_t size = 0;
-  int assoc = 0;
-  int line = 0;
-};
-
-// This machine's cache of `level` (data or unified) from sysfs, if listed.
-std::optional<SysfsCache> sysfs_cache(int level) {
-  const fs::path base = "/sys/devices/system/cpu/cpu0/cache";
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(base, ec)) {
-    auto read = [&](const char* f) {
-      std::ifstream in(entry.path() / f);
-      std::string s;
-      in >> s;
-      return s;
-    };
-    if (entry.path().filename().string().rfind("index", 0) != 0) continue;
-    if (read("level") != std::to_string(level) || read("type") == "Instruction") continue;
-    SysfsCache c;
-    try {
-      c.assoc = std::stoi(read("ways_of_associativity"));
-      c.line = std::stoi(read("coherency_line_size"));
-    } catch (const std::exception&) {
-      continue;
-    }
-    return c;
-  }
-  return std::nullopt;
-}
-
 std::optional<int64_t> machine_cache(const json* machine, const char* kind, const std::string& level) {
   if (!machine || !machine->is_object()) return std::nullopt;
   const json& caches = machine->value("caches", json::object());
@@ -116,7 +86,7 @@ std::optional<CacheGeometry> pick(const json* machine, const std::string& path, 
   requested = *size;
   const int lvl = level[1] - '0';
   int assoc = lvl == 3 ? 16 : 8, line = 64;
-  if (auto s = sysfs_cache(lvl)) {
+  if (auto s = host_cache(lvl); s && s->assoc > 0 && s->line > 0) {
     assoc = s->assoc;
     line = s->line;
     source += "; associativity and line from sysfs";
