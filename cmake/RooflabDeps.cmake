@@ -53,6 +53,26 @@ function(rooflab_try_link result_var reason_var code)
   set(${reason_var} "${_why}" PARENT_SCOPE)
 endfunction()
 
+# rooflab_pkg_dep(NAME MODULE HINT CODE [LIBS...]): a pkg-config package, on when the module
+# is found and CODE links against PkgConfig::NAME (and LIBS).
+macro(rooflab_pkg_dep name module hint code)
+  if(NOT ROOFLAB_WITH_${name})
+    rooflab_dep_off(${name} "disabled by -DROOFLAB_WITH_${name}=OFF")
+  else()
+    pkg_check_modules(${name} QUIET IMPORTED_TARGET ${module})
+    if(NOT ${name}_FOUND)
+      rooflab_dep_off(${name} "not found; Debian: ${hint}")
+    else()
+      rooflab_try_link(_ok _why "${code}" PkgConfig::${name} ${ARGN})
+      if(_ok)
+        rooflab_dep_on(${name} "${${name}_VERSION}")
+      else()
+        rooflab_dep_off(${name} "found ${${name}_VERSION} but it does not link: ${_why}")
+      endif()
+    endif()
+  endif()
+endmacro()
+
 # rooflab_probe_config(PKG RESULT_VAR REASON_VAR): find_package(PKG CONFIG) in a separate cmake
 # process first, so a package config file that fails (Debian's dnnl-config.cmake calls
 # find_package(OpenCL) and stops the configure when OpenCL's headers are absent) cannot fail
@@ -90,22 +110,9 @@ function(rooflab_probe_config pkg result_var reason_var)
 endfunction()
 
 # --- PAPI ---------------------------------------------------------------------------------
-if(NOT ROOFLAB_WITH_PAPI)
-  rooflab_dep_off(PAPI "disabled by -DROOFLAB_WITH_PAPI=OFF")
-else()
-  pkg_check_modules(PAPI QUIET IMPORTED_TARGET papi)
-  if(NOT PAPI_FOUND)
-    rooflab_dep_off(PAPI "not found; Debian: libpapi-dev")
-  else()
-    rooflab_try_link(_ok _why "#include <papi.h>\nint main() { return PAPI_is_initialized(); }\n"
-                     PkgConfig::PAPI)
-    if(_ok)
-      rooflab_dep_on(PAPI "${PAPI_VERSION}")
-      target_link_libraries(rooflab_deps INTERFACE PkgConfig::PAPI)
-    else()
-      rooflab_dep_off(PAPI "found ${PAPI_VERSION} but it does not link: ${_why}")
-    endif()
-  endif()
+rooflab_pkg_dep(PAPI papi libpapi-dev "#include <papi.h>\nint main() { return PAPI_is_initialized(); }\n")
+if(ROOFLAB_HAVE_PAPI)
+  target_link_libraries(rooflab_deps INTERFACE PkgConfig::PAPI)
 endif()
 
 # --- likwid (marker API) ------------------------------------------------------------------
@@ -160,23 +167,8 @@ else()
 endif()
 
 # --- OpenBLAS -----------------------------------------------------------------------------
-if(NOT ROOFLAB_WITH_OPENBLAS)
-  rooflab_dep_off(OPENBLAS "disabled by -DROOFLAB_WITH_OPENBLAS=OFF")
-else()
-  pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET openblas)
-  if(NOT OPENBLAS_FOUND)
-    rooflab_dep_off(OPENBLAS "not found; Debian: libopenblas-dev")
-  else()
-    rooflab_try_link(_ok _why
-      "#include <cblas.h>\nint main() { double a = 1, b = 1, c = 0; cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0, &a, 1, &b, 1, 0.0, &c, 1); return c != 1; }\n"
-      PkgConfig::OPENBLAS)
-    if(_ok)
-      rooflab_dep_on(OPENBLAS "${OPENBLAS_VERSION}")
-    else()
-      rooflab_dep_off(OPENBLAS "found ${OPENBLAS_VERSION} but it does not link: ${_why}")
-    endif()
-  endif()
-endif()
+rooflab_pkg_dep(OPENBLAS openblas libopenblas-dev
+  "#include <cblas.h>\nint main() { double a = 1, b = 1, c = 0; cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0, &a, 1, &b, 1, 0.0, &c, 1); return c != 1; }\n")
 
 # --- BLIS: Debian's libblis-dev ships no pkg-config file, found by header + library. Its
 # blis.h and cblas.h must only be seen by the BLIS baseline (its cblas.h would shadow
@@ -223,26 +215,13 @@ else()
   endif()
 endif()
 
-# --- LIBXSMM: its BLAS wrappers (__real_dgemm_ ...) need a BLAS library at link time: OpenBLAS.
-if(NOT ROOFLAB_WITH_LIBXSMM)
-  rooflab_dep_off(LIBXSMM "disabled by -DROOFLAB_WITH_LIBXSMM=OFF")
+# --- LIBXSMM: its BLAS wrappers (__real_dgemm_ ...) need a BLAS library at link time: OpenBLAS
+# (rooflab_gemm links both).
+if(ROOFLAB_WITH_LIBXSMM AND NOT ROOFLAB_HAVE_OPENBLAS)
+  rooflab_dep_off(LIBXSMM "it needs a BLAS to link and OpenBLAS is off")
 else()
-  pkg_check_modules(LIBXSMM QUIET IMPORTED_TARGET libxsmm)
-  if(NOT LIBXSMM_FOUND)
-    rooflab_dep_off(LIBXSMM "not found; Debian: libxsmm-dev")
-  elseif(NOT ROOFLAB_HAVE_OPENBLAS)
-    rooflab_dep_off(LIBXSMM "found ${LIBXSMM_VERSION} but it needs a BLAS to link and OpenBLAS is off")
-  else()
-    add_library(rooflab_libxsmm INTERFACE IMPORTED)
-    target_link_libraries(rooflab_libxsmm INTERFACE PkgConfig::LIBXSMM PkgConfig::OPENBLAS)
-    rooflab_try_link(_ok _why "#include <libxsmm.h>\nint main() { libxsmm_init(); return 0; }\n"
-                     rooflab_libxsmm)
-    if(_ok)
-      rooflab_dep_on(LIBXSMM "${LIBXSMM_VERSION}")
-    else()
-      rooflab_dep_off(LIBXSMM "found ${LIBXSMM_VERSION} but it does not link: ${_why}")
-    endif()
-  endif()
+  rooflab_pkg_dep(LIBXSMM libxsmm libxsmm-dev "#include <libxsmm.h>\nint main() { libxsmm_init(); return 0; }\n"
+                  PkgConfig::OPENBLAS)
 endif()
 
 # --- CUDA (compiles the kernels; running them needs a device, checked at run time) --------
