@@ -97,8 +97,15 @@ if [ "$update" = 1 ]; then
 fi
 [ -f "$base/bench.json" ] || { echo "[gate] no baseline $base/bench.json (scripts/perf_gate.sh --update-baseline)" >&2; exit 1; }
 # Efficiency cancels a uniform speed difference, not a different microarchitecture: against a
-# baseline from another CPU model the comparison is shown but does not gate.
-cpu_of() { "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["host"].get("cpu", "?"))' "$1" 2>/dev/null || echo "?"; }
+# baseline from another CPU model the comparison is shown but does not gate. Under a hypervisor
+# the model name can be generic ("AMD EPYC" for a Zen 3 and a Zen 5), so the CPU is its name,
+# its ISAs and its private cache sizes.
+cpu_of() {
+  "$py" -c 'import json,sys
+m = json.load(open(sys.argv[1])); h = m["host"]; c = m.get("caches", {}).get("reported", {})
+print("%s, %s, L1 %s, L2 %s" % (h.get("cpu", "?"), "+".join(h.get("isa", [])), c.get("L1", "?"), c.get("L2", "?")))' \
+    "$1" 2>/dev/null || echo "?"
+}
 base_cpu=$(cpu_of "$base/machine.json"); this_cpu=$(cpu_of "$out/machine.json")
 echo "[gate] compare (efficiency, threshold $threshold, alpha 0.01) against $base"
 "$rl" compare "$base/bench.json" "$out/bench.json" --metric efficiency --threshold "$threshold" \
