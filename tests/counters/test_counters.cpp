@@ -14,6 +14,7 @@
 #include "harness/counters/measure.hpp"
 #include "harness/counters/subprocess.hpp"
 #include "harness/error.hpp"
+#include "harness/host_caches.hpp"
 
 namespace fs = std::filesystem;
 using namespace rooflab;
@@ -39,29 +40,15 @@ bool valgrind_valid(const CacheGeometry& g) {
 }
 
 // What simulated_caches takes the associativity and line of cache `level` from (its contract,
-// cachegrind.hpp): this machine's sysfs when it lists the level, else 8/64 (L1, L2), 16/64 (L3).
-// Read here independently, so the expectations follow the CPU the test runs on (an 8-way
-// 32 KiB Zen 3 L1, a 12-way 48 KiB Zen 5 / Intel L1, ...).
+// cachegrind.hpp): this machine's sysfs when it lists the level, else 8/64 (L1, L2), 16/64 (L3),
+// so the expectations follow the CPU the test runs on (an 8-way 32 KiB Zen 3 L1, a 12-way
+// 48 KiB Zen 5 / Intel L1, ...).
 struct HostWays {
   int assoc = 0, line = 0;
   bool from_sysfs = false;
 };
 HostWays host_ways(int level) {
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/sys/devices/system/cpu/cpu0/cache", ec)) {
-    if (e.path().filename().string().rfind("index", 0) != 0) continue;
-    auto read = [&](const char* f) {
-      std::string v;
-      std::ifstream(e.path() / f) >> v;
-      return v;
-    };
-    if (read("level") != std::to_string(level) || read("type") == "Instruction") continue;
-    try {
-      return {std::stoi(read("ways_of_associativity")), std::stoi(read("coherency_line_size")), true};
-    } catch (const std::exception&) {
-      continue;
-    }
-  }
+  if (const auto c = rooflab::host_cache(level); c && c->assoc > 0 && c->line > 0) return {c->assoc, c->line, true};
   return {level == 3 ? 16 : 8, 64, false};
 }
 
