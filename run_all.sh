@@ -316,11 +316,11 @@ elif [ ! -f "$out/model.json" ]; then
 else
   begin gemm "GEMM summary and knobs" "gemm_summary.json$([ "$profile" = paper ] && echo ", gemm_l2/, gemm_knobs.json")"
   failed=(); gnote=""
-  # the tight (per-BRGEMM model) roofline per timed shape: no timing, read by gemm_data.py
+  # the tight (per-BRGEMM model) roofline per timed shape: no timing, read by plots/gemm_summary.py
   if [ $have_machine = 1 ]; then
     q "$RL" gemm-knobs roofline --run "$out" || failed+=("$(why $? "rooflab gemm-knobs roofline")")
   else gnote="no tight roofline: $no_machine"; fi
-  q "$PY" plots/gemm_data.py --run "$out" || failed+=("$(why $? plots/gemm_data.py)")
+  q "$PY" plots/gemm_summary.py "$out" || failed+=("$(why $? plots/gemm_summary.py)")
   if [ "$profile" = paper ]; then
     v scripts/gemm_paper.sh --out "$out" --rooflab "$RL" --skip-bench || failed+=("$(why $? scripts/gemm_paper.sh)")
     if [ $have_machine = 1 ]; then
@@ -383,13 +383,13 @@ fi
 
 # --- what the run shows: plots/ only reads the files above, so these need no build.
 begin claims "claims ledger" "$out/claims.md"
-if q "$PY" plots/claims.py --run "$out"; then
+if q "$PY" plots/claims.py "$out"; then
   tail -n 1 "$out/claims.md"; end ok
 else end failed "$(why $? "rooflab claims")"; fi
 
 begin report "plots and report" "$out/report/index.html"
 # --keep-going: a malformed file or a failing part becomes a warning at the top, the rest is written.
-v "$PY" plots/report.py --run "$out" --keep-going; rc=$?
+v "$PY" plots/report.py "$out" --keep-going; rc=$?
 if [ $rc = 0 ]; then end ok
 elif [ -s "$out/report/index.html" ]; then end failed "$(why $rc "rooflab report") (written, with that part missing)"
 else

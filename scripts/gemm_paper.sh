@@ -125,7 +125,7 @@ step "tight roofline (per-BRGEMM model, no timing) -> $out/gemm_roofline.json"
 "$RL" gemm-knobs roofline --run "$out" >/dev/null || echo "warning: no tight roofline (see above)"
 
 step "WHM summary and targets -> $out/gemm_summary.json"
-"$PY" "$ROOT/plots/gemm_data.py" --run "$out" || die "summary failed"
+"$PY" "$ROOT/plots/gemm_summary.py" "$out" || die "summary failed"
 
 step "simulated L2 misses ($l2_dtype $l2_shape, cachegrind LL = L2) -> $out/gemm_l2/counters.json"
 if [ "$skip_counters" = 1 ]; then echo "(skipped)"
@@ -161,10 +161,10 @@ fi
 
 step "figures -> $out/gemm_*.png"
 for fig in gemm_performance gemm_whm gemm_l2_misses; do
-  MPLBACKEND=Agg "$PY" "$ROOT/plots/$fig.py" --run "$out" --out "$out/$fig.png" || echo "warning: $fig not drawn"
+  MPLBACKEND=Agg "$PY" "$ROOT/plots/figure.py" "$fig" "$out" --out "$out/$fig.png" || echo "warning: $fig not drawn"
 done
 
 step "report -> $out/report/index.html"
-"$RL" report --run "$out" || echo "warning: report failed"
+"$RL" report "$out" || echo "warning: report failed"
 echo "total $(fmt $(( $(date +%s) - T0 ))); summary: $out/gemm_summary.json"
 exit $bench_rc

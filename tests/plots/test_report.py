@@ -12,7 +12,7 @@ import shutil
 import pytest
 from conftest import REPO, assert_png, load, run_script, save
 
-import claims
+from rooflab import claims
 
 PAGES = ("sinkhorn", "floyd_warshall", "gemm", "rtamm", "mpi", "gpu")
 

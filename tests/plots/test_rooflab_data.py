@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from conftest import load, save
 
-from rooflab_data import FILES, RooflabDataError, load_run
+from rooflab.data.run import FILES, RooflabDataError, load_run
 
 
 def test_fixture_loads_into_frames(run_small):
