@@ -5,7 +5,7 @@ from pathlib import Path
 
 from rooflab.data import gemm, knobs, mpi, pot, rtamm, steps
 from rooflab.data.jsonfile import MalformedInput, RooflabDataError
-from rooflab.data.run import model_frame, read_json
+from rooflab.data.run import counters_frames, model_frame, read_json
 
 # file in the run directory -> loader(run_dir) that reads and checks it
 LOADERS = {
@@ -15,7 +15,9 @@ LOADERS = {
     "gemm_knobs.json": knobs.load,
     "rtamm.json": rtamm.load,
     gemm.TIGHT_FILE: gemm.tight_roofline,
-    f"{gemm.L2_COUNTERS_DIR}/counters.json": lambda d: read_json(Path(d) / gemm.L2_COUNTERS_DIR, "counters"),
+    f"{gemm.L2_COUNTERS_DIR}/counters.json":
+        lambda d: counters_frames(read_json(Path(d) / gemm.L2_COUNTERS_DIR, "counters"),
+                                  Path(d) / gemm.L2_COUNTERS_DIR / "counters.json"),
     f"{gemm.L2_COUNTERS_DIR}/model.json":
         lambda d: model_frame(read_json(Path(d) / gemm.L2_COUNTERS_DIR, "model"),
                               Path(d) / gemm.L2_COUNTERS_DIR / "model.json"),

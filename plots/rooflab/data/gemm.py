@@ -345,7 +345,7 @@ def l2_counters(run_dir) -> tuple[pd.DataFrame, dict, list[str]]:
     config; lines for failed rows). Raises when neither file holds such a back end."""
     run = Path(run_dir)
     for d in (run / L2_COUNTERS_DIR, run):
-        if (d / "counters.json").is_file():
+        if (d / "counters.json").exists():
             doc = read_json(d, "counters")
             break
     else:

@@ -64,7 +64,7 @@ def _parse(text: str, path: Path) -> Any:
     bad: list[_Unusable] = []
 
     def constant(tok: str):
-        bad.append(_Unusable(tok, "is not a number JSON allows (NaN and Infinity are not JSON)"))
+        bad.append(_Unusable(tok, "where a number belongs (JSON has no NaN or Infinity)"))
         return bad[-1]
 
     def floating(tok: str):
@@ -84,7 +84,8 @@ def _parse(text: str, path: Path) -> Any:
     try:
         doc = json.loads(text, parse_constant=constant, parse_float=floating, parse_int=integer)
     except json.JSONDecodeError as e:
-        if e.pos >= len(text.rstrip()):
+        # An error at the very end, or a string that never closes (it runs to the end): cut short.
+        if e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string"):
             raise MalformedInput(f"{path}: not valid JSON: the file ends at line {e.lineno} column {e.colno} "
                                  "before the document is complete (truncated?)") from None
         raise MalformedInput(f"{path}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
@@ -230,9 +231,11 @@ class Checker:
         return default if v is None else self.value(v, f"{where}.{key}", types)
 
     def items(self, obj: Any, key: str, where: str, required: bool = True, of: tuple = (dict,)) -> list:
-        """The array under `key` with each element checked against `of`; an optional one that is
-        absent or null is []."""
-        v = self.get(obj, key, where, (list,)) if required else self.opt(obj, key, where, (list,), [])
+        """The array under `key` with each element checked against `of`. An optional one may be
+        absent ([]); null is not an array (no rooflab writer puts null where a list belongs)."""
+        if not required and isinstance(obj, dict) and key not in obj:
+            return []
+        v = self.get(obj, key, where, (list,))
         for i, x in enumerate(v):
             self.value(x, f"{where}.{key}[{i}]", of)
         return v

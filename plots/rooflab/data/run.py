@@ -168,7 +168,15 @@ def _machine_context(ck: Checker, m: dict) -> None:
         for k in ("bytes", "gbps", "rooflab_gbps"):
             ck.opt(p, k, w, (float,))
     ck.opt(m, "method", "$", (dict,))
-    ck.opt(m, "gpu", "$", (dict,))
+    gpu = ck.opt(m, "gpu", "$", (dict,))
+    if gpu is not None:  # `rooflab gpu-characterize`'s section: numbers where the GPU figures read them
+        ck.opt(gpu, "schema", "$.gpu", (str,))
+        ck.opt(ck.opt(gpu, "device", "$.gpu", (dict,), {}), "name", "$.gpu.device", (str,))
+        for k in ck.opt(gpu, "compute", "$.gpu", (dict,), {}):
+            ck.get(gpu["compute"], k, "$.gpu.compute", (float,), nullable=True)
+        for lv, per_k in ck.opt(gpu, "bandwidth", "$.gpu", (dict,), {}).items():
+            for k in ck.value(per_k, f"$.gpu.bandwidth.{lv}", (dict,)):
+                ck.get(per_k, k, f"$.gpu.bandwidth.{lv}", (float,), nullable=True)
 
 
 def _or(v, default):

@@ -42,7 +42,7 @@ def ranking_baseline(run_dir, dtype: str) -> str | None:
 def timed(run_dir) -> dict[str, float]:
     """name -> GFLOP/s from RUN/gemm_l2/model.json (absent: empty)."""
     d = Path(run_dir) / gd.L2_COUNTERS_DIR
-    if not (d / "model.json").is_file():
+    if not (d / "model.json").exists():
         return {}
     df = model_frame(read_json(d, "model"), d / "model.json")
     return dict(zip(df[df.status == "ok"]["name"], df[df.status == "ok"].gflops))

@@ -160,7 +160,7 @@ def families_section(run: Run) -> str:
         rows = rd.family_rows(run, f)
         what = (f"{(rows.status == 'ok').sum()} benchmarks ok, {(rows.status == 'failed').sum()} failed, "
                 f"{(rows.status == 'skipped').sum()} skipped" if not rows.empty else
-                ", ".join(x for x in f.files if (run.run_dir / x).is_file()) or f"machine.json \"{f.machine_section}\"")
+                ", ".join(x for x in f.files if (run.run_dir / x).exists()) or f"machine.json \"{f.machine_section}\"")
         items.append(f'<li><a href="{report_pages.page_name(f)}">{esc(f.heading)}</a> <span class="meta">— '
                      f"{esc(what)}</span></li>")
     absent = [f.heading for f in rd.FAMILIES if f not in have]
@@ -274,7 +274,7 @@ def load(run_dir, keep_going: bool = False) -> Run:
     if not keep_going:
         files.check_present(run.run_dir)
     if all(getattr(run, k) is None for k in FILES) and not run.invalid and not any(
-            (run.run_dir / x).is_file() for f in rd.FAMILIES for x in f.files + ("steps.json",)):
+            (run.run_dir / x).exists() for f in rd.FAMILIES for x in f.files + ("steps.json",)):
         raise RooflabDataError(f"{run.run_dir} holds none of {', '.join(f[0] for f in FILES.values())}: "
                                f"run `rooflab characterize`, `rooflab bench`, `rooflab model` first")
     return run

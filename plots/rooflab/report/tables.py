@@ -48,7 +48,7 @@ def family_rows(run: Run, fam: Family) -> pd.DataFrame:
 
 
 def has_data(run: Run, fam: Family) -> bool:
-    return (not family_rows(run, fam).empty or any((run.run_dir / f).is_file() for f in fam.files)
+    return (not family_rows(run, fam).empty or any((run.run_dir / f).exists() for f in fam.files)
             or bool(fam.machine_section and isinstance((run.machine or {}).get(fam.machine_section), dict)))
 
 
