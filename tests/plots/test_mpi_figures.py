@@ -194,3 +194,17 @@ def test_no_ablation_runs_draw_a_note(tmp_path):
     (run / "mpi_sweep.json").write_text(json.dumps(doc))
     res = mpi_breakdown.plot(run, tmp_path / "b.png")
     assert res.bars.empty and res.out_path.exists()
+
+
+def test_without_a_stored_model_table_nothing_is_recomputed(tmp_path):
+    """plots/ draws the model scripts/mpi_sweep.sh stored; a file without it says how to store it."""
+    run = tmp_path / "run"
+    run.mkdir()
+    doc = json.loads((MPI_RUN / "mpi_sweep.json").read_text())
+    del doc["model_table"]
+    (run / "mpi_sweep.json").write_text(json.dumps(doc))
+    with pytest.raises(RooflabDataError, match="no model_table.*--collect-only"):
+        mpi_model.plot(run, tmp_path / "m.png")
+    html = mpi_report.mpi_section(run, tmp_path)
+    assert "--collect-only" in html and 'src="mpi_scaling.png"' in html  # the other figures still drawn
+    assert "Predicted vs measured" not in html

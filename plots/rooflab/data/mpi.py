@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from rooflab import mpi_predict
 from rooflab.data.jsonfile import Checker, RooflabDataError
 from rooflab.data.run import read_family_json
 
@@ -22,6 +21,7 @@ COLUMNS = ["id", "name", "design", "ranks", "ranks_per_node", "chunks", "overlap
 class Sweep:
     doc: dict
     runs: pd.DataFrame  # COLUMNS
+    path: Path
 
     @property
     def cpus(self) -> int:
@@ -36,11 +36,12 @@ class Sweep:
         return self.doc.get("timeslice") or {}
 
     def model_table(self) -> pd.DataFrame:
-        """The sweep's predicted-vs-measured table, as scripts/mpi_sweep.sh stored it
-        (mpi_predict.table); recomputed only for files written before it was stored."""
+        """The sweep's predicted-vs-measured table as scripts/mpi_sweep.sh stored it (empty when
+        the model could not be computed: model_error says why); plots/ never predicts itself."""
         rows = self.doc.get("model_table")
         if rows is None:
-            rows = mpi_predict.table(self.doc)
+            raise RooflabDataError(f"{self.path}: no model_table (a file from before the sweep stored it): rebuild it "
+                                   f"with `scripts/mpi_sweep.sh --run {self.path.parent} --collect-only`")
         t = pd.DataFrame(rows)
         for col in ("predicted_comm_s", "measured_comm_s", "comm_ratio", "predicted_iter_s", "measured_iter_s", "iter_ratio"):
             if col in t.columns:
@@ -48,7 +49,7 @@ class Sweep:
         return t
 
 
-# key -> types of a run's keys the figures, the report and mpi_predict read (required, optional)
+# key -> types of a run's keys the figures and the report read (required, optional)
 _RUN_KEYS = {"design": (str,), "ranks": (int,), "ranks_per_node": (int,), "time_per_iter_s": (float,),
              "comm_time_per_iter_s": (float,), "comm_only": (bool,)}
 _RUN_OPTIONAL = {"id": (str,), "name": (str,), "chunks": (int,), "overlap": (bool,), "node_reduce": (str,),
@@ -79,7 +80,16 @@ def _check(ck: Checker, doc: dict) -> None:
     for i, r in enumerate(ck.items(doc, "failed_runs", "$", required=False)):
         ck.opt(r, "id", f"$.failed_runs[{i}]", (str,))
         ck.opt(r, "message", f"$.failed_runs[{i}]", (str,))
-    ck.items(doc, "model_table", "$", required=False)
+    for i, r in enumerate(ck.items(doc, "model_table", "$", required=False)):
+        w = f"$.model_table[{i}]"
+        for k, t in (("id", (str,)), ("design", (str,)), ("regime", (str,)), ("ranks", (int,)),
+                     ("ranks_per_node", (int,))):
+            ck.get(r, k, w, t)
+        for k in ("chunks", "rounds"):
+            ck.opt(r, k, w, (int,))
+        for k in ("predicted_comm_s", "measured_comm_s", "comm_ratio", "predicted_iter_s", "measured_iter_s",
+                  "iter_ratio"):
+            ck.opt(r, k, w, (float,))
     claims = ck.opt(doc, "claims", "$", (dict,), {})
     for group in ("coffee_cpu_vs_ring_one_node", "coffee_mpi_vs_ring_one_node"):
         for i, r in enumerate(ck.items(claims, group, "$.claims", required=False)):
@@ -113,7 +123,7 @@ def load(run_dir) -> Sweep:
     runs["remeasured"] = runs.remeasured.fillna(0).astype(int)
     runs["wait"] = runs.wait.fillna("spin")
     runs["kernel"] = runs.kernel.fillna("microkernel")
-    return Sweep(doc, runs[COLUMNS].copy())
+    return Sweep(doc, runs[COLUMNS].copy(), path)
 
 
 def failed_lines(doc: dict) -> list[str]:

@@ -1,7 +1,7 @@
 """Model vs measurement. Left: the calibration, the ping-pong (ranks 0 and 1) with the fitted
 alpha + bytes / beta line and MPI_Allreduce over the calibration's ranks against the model's
 MPICH prediction, plus the core-sharing constants (--timeslice). Middle: each design's
-allreduce alone (--comm-only runs) against the model (plots/mpi_predict.py); right: the full
+allreduce alone (--comm-only runs) against the model (mpi_sweep.json's model_table); right: the full
 iteration against the model. Colour: regime (one core per rank; ranks sharing cores while MPI
 busy-polls; sharing with --wait yield); marker: design."""
 from __future__ import annotations
@@ -15,17 +15,16 @@ import pandas as pd
 
 from rooflab.figures import common as fc
 from rooflab.data import mpi as mpi_data
-from rooflab import mpi_predict
 from rooflab.figures.common import plt
 from rooflab.figures.mpi_scaling import STYLE
 
-REGIME_COLOR = {mpi_predict.REGIME_UNSHARED: "#2ca02c", mpi_predict.REGIME_SPIN: "#d62728",
-                mpi_predict.REGIME_YIELD: "#1f77b4"}
+# the regimes of mpi_sweep.json's model_table (docs/json.md)
+REGIME_COLOR = {"unshared": "#2ca02c", "shared-spin": "#d62728", "shared-yield": "#1f77b4"}
 
 @dataclass
 class ModelResult:
     out_path: Path
-    table: pd.DataFrame  # mpi_predict.table: one row per full run, comm from its --comm-only twin
+    table: pd.DataFrame  # the stored model_table: one row per full run, comm from its --comm-only twin
 
 
 def _calibration(ax, sw):

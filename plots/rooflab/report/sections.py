@@ -67,7 +67,10 @@ def mpi_section(run_dir, out_dir) -> str:
             parts.append(f"<h3>{esc(title)}</h3>" + not_drawn(e))
             continue
         parts.append(f'<figure><figcaption>{esc(title)}</figcaption><img src="{esc(fname)}" alt="{esc(title)}"></figure>')
-    t = sw.model_table()
+    try:
+        t = sw.model_table()
+    except RooflabDataError as e:
+        return "\n".join(parts + [not_drawn(e)])
     if not t.empty:
         def ratio(x):
             return "—" if x != x else f"{x:.2f}"  # NaN: no --comm-only twin
