@@ -160,3 +160,16 @@ def test_a_python_without_the_packages_gets_one_line(capsys):
 def test_threshold_must_be_a_finite_number(value):
     p = run_script("compare.py", str(RUN_SMALL), str(RUN_SMALL), "--threshold", value)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--threshold" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("entry,args", [
+    ("report.py", [str(RUN_SMALL), "--out", "FILE/report"]),
+    ("figure.py", ["bandwidth", str(RUN_SMALL), "--out", "FILE/b.png"]),
+    ("compare.py", [str(RUN_SMALL), str(RUN_SMALL), "--min-reps", "2", "--json-out", "FILE/c.json"]),
+    ("gemm_summary.py", [str(RUN_SMALL), "--out", "FILE/s.json"])])
+def test_an_output_path_under_a_file_is_one_line(tmp_path, entry, args):
+    (tmp_path / "file").write_text("")
+    p = run_script(entry, *[a.replace("FILE", str(tmp_path / "file")) for a in args])
+    assert p.returncode == 1 and p.stderr.count("\n") == 1, p.stderr
+    assert str(tmp_path / "file") in p.stderr and "Traceback" not in p.stderr and "internal error" not in p.stderr
+    assert [x.name for x in tmp_path.iterdir()] == ["file"]

@@ -156,12 +156,14 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
-    except OSError as e:
+    except BaseException as e:  # an interrupt included: no temporary file is left behind
         try:
             tmp.unlink(missing_ok=True)
         except OSError:
             pass
-        raise RooflabDataError(f"cannot write {path}: {e.strerror or e}") from None
+        if isinstance(e, OSError):
+            raise RooflabDataError(f"cannot write {path}: {e.strerror or e}") from None
+        raise
     return path
 
 

@@ -2,12 +2,15 @@
 note figure drawn instead of empty axes."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")  # the scripts only write files; never need a display
 import matplotlib.pyplot as plt  # noqa: E402
+
+from rooflab.data.jsonfile import RooflabDataError  # noqa: E402
 
 
 DPI = 110
@@ -22,10 +25,24 @@ def series_colors(labels: list[str]) -> dict[str, tuple]:
 
 
 def save(fig, out_path: str | Path) -> Path:
+    """The figure as out_path (its suffix names the format), written atomically: an interrupted
+    or failed save leaves no half image; an unwritable path is RooflabDataError."""
     out = Path(out_path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=DPI)
-    plt.close(fig)
+    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(tmp, dpi=DPI, format=out.suffix.lstrip(".") or "png")
+        tmp.replace(out)
+    except BaseException as e:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise RooflabDataError(f"cannot write {out}: {e.strerror or e}") from None
+        raise
+    finally:
+        plt.close(fig)
     return out
 
 
