@@ -3,7 +3,7 @@
 # subcommand's bad input and a tiny end to end units -> evaluate run (CLI).
 rooflab_unit_test(test_rtamm
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/rtamm/test_rtamm.cpp
-  LIBS rooflab_core rooflab_rtamm)
+  LIBS rooflab_apps)
 
 set(_RL $<TARGET_FILE:rooflab>)
 set(_EXPECT ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect.sh)

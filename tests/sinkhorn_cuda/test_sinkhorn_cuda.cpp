@@ -12,6 +12,7 @@
 #include <random>
 
 #include "harness/buffer.hpp"
+#include "apps/commands.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
 #include "kernels/sinkhorn/cuda/sinkhorn_cuda.hpp"

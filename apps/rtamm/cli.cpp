@@ -8,8 +8,10 @@
 #include <sstream>
 
 #include "harness/diagnostics.hpp"
+#include "apps/commands.hpp"
+#include "apps/rtamm/units.hpp"
 #include "harness/error.hpp"
-#include "kernels/rtamm/evaluate.hpp"
+#include "apps/rtamm/evaluate.hpp"
 
 namespace rooflab::rtamm {
 namespace {
@@ -165,7 +167,7 @@ int cmd_pool(const Opts& o) {
 }
 
 const char* kUnitsMethod =
-    "rooflab rtamm units: the executor's own phases timed on one block shape at a time (kernels/rtamm/units.cpp); "
+    "rooflab rtamm units: the executor's own phases timed on one block shape at a time (apps/rtamm/units.cpp); "
     "op_load_a/b/c and op_store_c: ns per element packing / copying every block-sized tile of a source region of "
     "L2/2 (l2), L3/2 (l3) or 4 x L3 (dram) bytes after a warm-up pass; op_kernel_ns_per_flop: the kernel phase on "
     "packed blocks at Kcg; kernel_call_ns + kernel_k_ns * kc: per micro-kernel call, fitted from Kcg and Kcg/4; "

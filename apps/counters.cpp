@@ -9,6 +9,7 @@
 #include "harness/counters/cachegrind.hpp"
 #include "harness/counters/counters.hpp"
 #include "harness/counters/measure.hpp"
+#include "apps/commands.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
 #include "harness/progress.hpp"

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <string>
 
+#include "apps/commands.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
 #include "kernels/sinkhorn/cuda/sinkhorn_cuda.hpp"
