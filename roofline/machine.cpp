@@ -78,7 +78,7 @@ Machine load_machine(const std::filesystem::path& path) {
   if (!std::filesystem::exists(path))
     throw Error("machine model " + path.string() +
                 " not found; run `rooflab characterize --out DIR` first");
-  return machine_from_json(read_json_file(path), path);
+  return machine_from_json(read_machine_json(path), path);
 }
 
 double Machine::compute(const std::string& key, int threads) const {
