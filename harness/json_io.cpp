@@ -42,10 +42,13 @@ void write_json_atomic(const fs::path& path, const json& j) {
 }
 
 json read_json_file(const fs::path& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw Error(path.string() + " is a directory, expected a JSON file");
   std::ifstream in(path);
   if (!in) throw Error("cannot read " + path.string() + " (missing or not readable)");
+  if (in.peek() == std::ifstream::traits_type::eof()) throw Error(path.string() + " is empty, expected JSON");
   try {
-    return json::parse(in);
+    return json::parse(in);  // rejects truncated files and ill-formed UTF-8 in strings
   } catch (const json::exception& e) {
     throw Error(path.string() + " is not valid JSON: " + e.what());
   }
