@@ -104,7 +104,7 @@ mkdir -p "$out/logs" 2>/dev/null && [ -w "$out" ] || die "output directory '$out
 out=$(cd "$out" && pwd)
 BUILD=${ROOFLAB_BUILD_DIR:-build/release}
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-RL="$BUILD/harness/cli/rooflab"
+RL="$BUILD/rooflab"
 PY=${ROOFLAB_PYTHON:-$ROOT/.venv/bin/python}; [ -x "$PY" ] || PY=python3
 LOCK=/tmp/rooflab-timing.lock   # the machine-wide timing lock (scripts/cpu_lock.sh, mpi_sweep.sh)
 STARTED=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -190,8 +190,8 @@ if ! "${configure[@]}" >>"$out/$CUR_LOG" 2>&1; then
   end failed "$(why 1 "configure (${configure[*]})")"
 else
   grep -A20 "rooflab dependencies" "$out/$CUR_LOG" | sed -n '1,16p'
-  # The MPI launcher is a separate binary, configured (kernels/sinkhorn/mpi) only when MPI was found.
-  targets=(rooflab); [ -d "$BUILD/kernels/sinkhorn/mpi" ] && targets+=(rooflab_mpi)
+  # The MPI program is a separate binary, configured (apps/mpi) only when MPI was found.
+  targets=(rooflab); [ -d "$BUILD/apps/mpi" ] && targets+=(rooflab_mpi)
   "${compile[@]}" --target "${targets[@]}" >>"$out/$CUR_LOG" 2>&1; rc=$?
   grep -E 'error|warning: unused|Error' "$out/$CUR_LOG" | head -40
   if [ $rc = 0 ] && [ -x "$RL" ]; then end ok; else end failed "$(why $rc "build (${targets[*]})")"; fi
@@ -353,7 +353,7 @@ fi
 mtitle="Sinkhorn on MPI: alpha/beta calibration and the design sweep"
 if ! ok build; then
   skip mpi "$mtitle" "$NEEDS_BUILD"
-elif [ ! -x "$BUILD/kernels/sinkhorn/mpi/rooflab_mpi" ]; then
+elif [ ! -x "$BUILD/rooflab_mpi" ]; then
   skip mpi "$mtitle" "rooflab_mpi not built (MPI not found; install mpich libmpich-dev)"
 elif [ -n "$filter" ] && ! echo "sinkhorn_mpi" | grep -qE "$filter" 2>/dev/null; then
   skip mpi "$mtitle" "--filter does not select sinkhorn_mpi"

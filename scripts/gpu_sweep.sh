@@ -11,7 +11,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-rooflab=$here/build/release/harness/cli/rooflab
+rooflab=$here/build/release/rooflab
 out=$here/results/gpu-sweep-$(date -u +%Y%m%dT%H%M%SZ)
 n=10240
 dtype=f32

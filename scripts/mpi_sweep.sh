@@ -57,7 +57,7 @@ done
 [[ -n $run ]] || { echo "mpi_sweep.sh: --run DIR is required" >&2; usage; }
 [[ $maxnp =~ ^[1-9][0-9]*$ ]] || { echo "mpi_sweep.sh: --max-np takes a positive integer, got '$maxnp'" >&2; exit 2; }
 [[ $claim_reps =~ ^[0-9]+$ ]] || { echo "mpi_sweep.sh: --claim-reps takes a count, got '$claim_reps'" >&2; exit 2; }
-bin="$build/kernels/sinkhorn/mpi/rooflab_mpi"
+bin="$build/rooflab_mpi"
 if [[ ! -x $bin ]]; then
   echo "mpi_sweep.sh: $bin not found: build it (cmake --build $build --target rooflab_mpi; needs mpich libmpich-dev)" >&2
   exit 1

@@ -2,7 +2,7 @@
 # analytic model on hand-checkable cases, knobs:<method> cases, bad input; CLI errors.
 rooflab_unit_test(test_gemm_knobs
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/gemm/test_knobs.cpp
-  LIBS rooflab_core rooflab_gemm)
+  LIBS rooflab_apps)
 
 # `rooflab gemm-knobs`: bad input gives one clear message and the exit code; a tiny end to end
 # (build-nn over 2^3 shapes, evaluate 3 random shapes against it, scalar ISA, 1 repetition).

@@ -5,7 +5,7 @@
 # sm_80 / sm_90 code for the kernels.
 rooflab_unit_test(test_sinkhorn_cuda
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_cuda/test_sinkhorn_cuda.cpp
-  LIBS rooflab_core rooflab_sinkhorn_cuda)
+  LIBS rooflab_apps)
 target_include_directories(test_sinkhorn_cuda PRIVATE ${PROJECT_SOURCE_DIR})
 
 set(_skc_rl $<TARGET_FILE:rooflab>)
@@ -47,7 +47,7 @@ rooflab_skc_test(sweep_script_usage 2 "--size takes an integer" ${PROJECT_SOURCE
 # The kernels on a device against the reference and the emulation (odd shapes, unaligned rows,
 # tiles, > 65535 row tiles); exits 77 (skipped) without one. `--time` adds the timings.
 add_executable(sinkhorn_cuda_device_check ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_cuda/device_check.cpp)
-target_link_libraries(sinkhorn_cuda_device_check PRIVATE rooflab_core rooflab_sinkhorn_cuda)
+target_link_libraries(sinkhorn_cuda_device_check PRIVATE rooflab_apps)
 add_test(NAME sinkhorn_cuda_device_check COMMAND sinkhorn_cuda_device_check)
 # The registry path on a device (rooflab gpu-characterize + bench + model without Google
 # Benchmark; families_cuda_only.cpp's families() has this family only, so the other families'
@@ -55,5 +55,5 @@ add_test(NAME sinkhorn_cuda_device_check COMMAND sinkhorn_cuda_device_check)
 # machine through device_build.sh.
 add_executable(sinkhorn_cuda_family_check ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_cuda/family_check.cpp
                ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_cuda/families_cuda_only.cpp)
-target_link_libraries(sinkhorn_cuda_family_check PRIVATE rooflab_sinkhorn_cuda rooflab_core)
+target_link_libraries(sinkhorn_cuda_family_check PRIVATE rooflab_apps)
 set_tests_properties(sinkhorn_cuda_device_check PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 600)

@@ -9,8 +9,8 @@ endif()
 
 # The alpha-beta-gamma model's formulas (no MPI calls; links MPI for the header's types).
 rooflab_unit_test(test_sinkhorn_mpi_model
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_mpi/test_model.cpp ${PROJECT_SOURCE_DIR}/kernels/sinkhorn/mpi/allreduce.cpp
-  LIBS rooflab_core MPI::MPI_CXX)
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_mpi/test_model.cpp
+  LIBS rooflab_core rooflab_sinkhorn_mpi)
 
 set(_mpi_bin $<TARGET_FILE:rooflab_mpi>)
 set(_mpi_expect ${CMAKE_CURRENT_LIST_DIR}/cli/expect.sh)  # CODE REGEX -- command (exit code + output)

@@ -2,7 +2,7 @@
 from measured constants only (never fitted to the sweep). Standard library only, so
 scripts/mpi_sweep.sh can write the table into mpi_sweep.json with any Python 3.
 
-Constants (all measured by rooflab_mpi, see docs/families.md "Sinkhorn on MPI"):
+Constants (all measured by rooflab_mpi, see docs/families/sinkhorn_mpi.md):
   alpha, beta, gamma  --pingpong over 2 ranks (one core each): per message, per byte, per added byte
   spin_gap_s          --timeslice over 2 x CPUs ranks: how long a busy-polling rank waits for its
                       core while the other rank on it runs (the scheduler's slice, one tick here)

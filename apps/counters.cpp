@@ -9,6 +9,7 @@
 #include "harness/counters/cachegrind.hpp"
 #include "harness/counters/counters.hpp"
 #include "harness/counters/measure.hpp"
+#include "apps/commands.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
 #include "harness/progress.hpp"
@@ -85,8 +86,7 @@ std::optional<json> load_machine(const Options& o, std::string& path) {
     if (!fs::exists(guess)) return std::nullopt;
     path = guess.string();
   }
-  json m = read_json_file(path);
-  require_schema(m, "rooflab.machine", 1, path);
+  json m = read_machine_json(path);
   return m;
 }
 

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "harness/diagnostics.hpp"
+#include "apps/commands.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
 #include "harness/progress.hpp"

@@ -7,6 +7,7 @@
 
 #include "harness/counters/counters.hpp"
 #include "harness/counters/measure.hpp"
+#include "apps/commands.hpp"
 #include "harness/error.hpp"
 
 namespace rooflab::counters {

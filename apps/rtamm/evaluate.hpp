@@ -1,5 +1,5 @@
 #pragma once
-// Internal to kernels/rtamm: the evaluation behind `rooflab rtamm evaluate` (docs/json.md,
+// The evaluation behind `rooflab rtamm evaluate` (docs/json.md,
 // rooflab.rtamm/1).
 #include <filesystem>
 #include <string>

@@ -1,6 +1,6 @@
 // `rooflab mpi`: a thin launcher, so users need not know where the build put rooflab_mpi nor
 // which mpiexec CMake found. Everything after --np P goes to rooflab_mpi unchanged.
-#include "harness/cli/mpi_launch.hpp"
+#include "apps/commands.hpp"
 
 #include <unistd.h>
 

@@ -25,6 +25,8 @@
 
 #include "harness/diagnostics.hpp"
 #include "harness/buffer.hpp"
+#include "apps/commands.hpp"
+#include "apps/rtamm/units.hpp"
 #include "harness/error.hpp"
 #include "harness/progress.hpp"
 #include "kernels/rtamm/exec.hpp"

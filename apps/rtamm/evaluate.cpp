@@ -1,7 +1,7 @@
 // `rooflab rtamm evaluate`: the paper's Table 3 / 4 on this machine. For each shape of the six
 // categories every plan is run, verified (one Freivalds vector, exact) and timed (the oracle);
 // the adaptive engine's choice, the static plan and the oracle's best are compared.
-#include "kernels/rtamm/evaluate.hpp"
+#include "apps/rtamm/evaluate.hpp"
 
 #include <omp.h>
 

@@ -10,14 +10,10 @@
 #include <vector>
 
 #include "harness/bench_driver.hpp"
-#include "harness/cli/mpi_launch.hpp"
+#include "apps/commands.hpp"
 #include "harness/counters/counters.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
-#include "kernels/gemm/knobs.hpp"
-#include "kernels/rtamm/rtamm.hpp"
-#include "kernels/sinkhorn/cuda/sinkhorn_cuda.hpp"
-#include "kernels/sinkhorn/solve.hpp"
 #include "microbench/characterize.hpp"
 #include "roofline/evaluate.hpp"
 
