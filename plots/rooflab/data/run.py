@@ -34,13 +34,43 @@ TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # ----------------------------------------------------------------------------- raw JSON
 
 def read_json(run_dir: str | Path, kind: str) -> dict:
-    """Parses <run_dir>/<kind>.json and checks its schema; raises RooflabDataError otherwise."""
+    """Parses <run_dir>/<kind>.json and checks its schema; raises RooflabDataError otherwise.
+    machine.json comes with its sections joined (join_machine_sections)."""
     fname, schema, major, command = FILES[kind]
     run = Path(run_dir)
     if not run.is_dir():
         raise RooflabDataError(f"run directory {run} does not exist (create one with `rooflab characterize --out {run}`)")
     path = run / fname
-    return read_schema_file(path, schema, major, f"`{command}`", missing=f"{path} not found: run `{command}` to produce it")
+    doc = read_schema_file(path, schema, major, f"`{command}`", missing=f"{path} not found: run `{command}` to produce it")
+    return join_machine_sections(doc, path) if kind == "machine" else doc
+
+
+# the command that measures each machine section (docs/json.md "Machine sections")
+SECTION_COMMANDS = {"gpu": "rooflab gpu-characterize", "rtamm": "rooflab rtamm units",
+                    "mpi": "rooflab_mpi --pingpong --machine", "mpi_timeslice": "rooflab_mpi --timeslice --machine"}
+
+
+def join_machine_sections(machine: dict, path: Path) -> dict:
+    """machine.json as rooflab reads it (harness read_machine_json): each machine.<section>.json
+    beside it becomes the top-level key <section>, unless it was measured for an earlier
+    machine.json (its machine_created differs): then it is named under "stale_sections" with
+    the reason instead. A section file that is unusable, or whose "section" is not its name,
+    is an error."""
+    for f in sorted(path.parent.glob("machine.?*.json")):
+        section = f.name[len("machine."):-len(".json")]
+        doc = read_schema_file(f, "rooflab.machine_section", 1, f"`{SECTION_COMMANDS.get(section, 'rooflab')}`")
+        ck = Checker(f)
+        if ck.get(doc, "section", "$", (str,)) != section or "value" not in doc:
+            raise ck.fail("$.section", f'"{doc["section"]}" does not match the file name (expected "{section}", '
+                                       'and a "value")')
+        made = ck.opt(doc, "machine_created", "$", (str,), "")
+        if made != machine.get("created", ""):
+            machine.setdefault("stale_sections", {})[section] = (
+                f"{f.name} was measured for the machine.json of {made or '?'}; machine.json is now from "
+                f"{machine.get('created', '?')} (rerun `{SECTION_COMMANDS.get(section, 'its command')}`)")
+            continue
+        machine[section] = doc["value"]
+    return machine
 
 
 def read_family_json(run_dir: str | Path, fname: str, schema: str, how: str) -> dict:
@@ -168,6 +198,8 @@ def _machine_context(ck: Checker, m: dict) -> None:
         for k in ("bytes", "gbps", "rooflab_gbps"):
             ck.opt(p, k, w, (float,))
     ck.opt(m, "method", "$", (dict,))
+    for k in ck.opt(m, "stale_sections", "$", (dict,), {}):
+        ck.get(m["stale_sections"], k, "$.stale_sections", (str,))
     gpu = ck.opt(m, "gpu", "$", (dict,))
     if gpu is not None:  # `rooflab gpu-characterize`'s section: numbers where the GPU figures read them
         ck.opt(gpu, "schema", "$.gpu", (str,))

@@ -34,6 +34,8 @@ def gpu_ceilings(machine: dict, path: Path) -> tuple[str, pd.DataFrame]:
     """(device name, ceilings) from machine.json's "gpu" section; a clear error when it is
     absent or malformed."""
     gpu = machine.get("gpu")
+    if not isinstance(gpu, dict) and "gpu" in machine.get("stale_sections", {}):
+        raise RooflabDataError(f"{path}: the gpu section is not used: {machine['stale_sections']['gpu']}")
     if not isinstance(gpu, dict):
         raise RooflabDataError(f'{path}: no "gpu" section: run `rooflab gpu-characterize --out DIR` on the machine '
                                f"with the device")

@@ -41,7 +41,7 @@ SECTION_FIGURES = {sections.gemm_knobs_section: ["gemm_knobs.png"], sections.rta
 FAMILY_FILES = {  # the command rows of report_data.commands() that belong to a family's page
     "sinkhorn": ("bench.json", "model.json", "pot_compare.json"), "floyd_warshall": ("bench.json", "model.json"),
     "gemm": ("bench.json", "model.json", "gemm_knobs.json", "gemm_l2/counters.json"),
-    "rtamm": ("rtamm.json",), "mpi": ("mpi_sweep.json",), "gpu": ("bench.json", "model.json", 'machine.json "gpu"'),
+    "rtamm": ("rtamm.json",), "mpi": ("mpi_sweep.json",), "gpu": ("bench.json", "model.json", 'machine.json "gpu"', "machine.gpu.json"),
 }
 
 

@@ -92,6 +92,7 @@ def warnings(run: Run) -> list[str]:
     if m and m.get("build_type") not in (None, "Release", "RelWithDebInfo") and not any("build" in w for w in out):
         out.append(f"characterize: a {m.get('build_type')} build measured the ceilings: they are not representative")
     out += [f"caches: {w}" for w in m.get("caches", {}).get("warnings", [])]
+    out += [f"machine: {k} section not used: {why}" for k, why in m.get("stale_sections", {}).items()]
     if run.model_df is not None:
         bad = run.model_df[run.model_df.status == "failed"]
         if not bad.empty:
@@ -261,6 +262,11 @@ def _or_none(load: Callable, run_dir: Path):
         return None
 
 
+def gpu_file(run: Run) -> str:
+    """Where the run's GPU ceilings are: machine.gpu.json, or inline in an older machine.json."""
+    return "machine.gpu.json" if (run.run_dir / "machine.gpu.json").exists() else 'machine.json "gpu"'
+
+
 def commands(run: Run) -> list[list[str]]:
     """[file, command that (re)produces it] for every file of the run, from what each file records."""
     d = q(run.run_dir)
@@ -294,7 +300,7 @@ def commands(run: Run) -> list[list[str]]:
     if (ms := getattr(_or_none(mpi_data.load, run.run_dir), "doc", None)) is not None:
         out.append(["mpi_sweep.json", str(ms.get("command") or f"scripts/mpi_sweep.sh --run {d}")])
     if isinstance((run.machine or {}).get("gpu"), dict):
-        out.append(["machine.json \"gpu\"", f"rooflab gpu-characterize --out {d}"])
+        out.append([gpu_file(run), f"rooflab gpu-characterize --out {d}"])
     out.append(["claims.json, claims.md", f"rooflab claims {d}"])
     return out
 
