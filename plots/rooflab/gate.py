@@ -128,7 +128,10 @@ def load_bench(path_arg: str | Path) -> tuple[Path, dict[str, Side]]:
 
 
 def mann_whitney_p(a: list[float], b: list[float]) -> float:
-    from scipy.stats import mannwhitneyu  # imported here: only the gate needs scipy
+    try:
+        from scipy.stats import mannwhitneyu  # imported here: only the gate needs scipy
+    except ImportError as e:
+        raise RooflabDataError(f"the U test needs scipy ({e}): install plots/requirements.txt") from None
     if len(set(a) | set(b)) == 1:
         return 1.0  # all equal: no evidence of a difference (scipy would warn)
     return float(mannwhitneyu(a, b, alternative="two-sided").pvalue)

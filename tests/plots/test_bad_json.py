@@ -80,7 +80,7 @@ READERS = {
     "gemm_l2/counters.json": ("report", "gemm_l2_misses"),
 }
 PROGS = {"report": "rooflab report", "claims": "rooflab claims", "compare": "rooflab compare",
-         "gemm_summary": "gemm_summary"}
+         "gemm_summary": "plots/gemm_summary.py"}
 
 
 def run_command(cmd: str, run: Path, out: Path) -> int:

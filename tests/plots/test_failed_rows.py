@@ -347,3 +347,16 @@ def test_mpi_sweep_where_every_run_failed(failed_run):
     p = run_script("report.py", str(failed_run))
     assert p.returncode == 0, p.stderr
     assert "every run failed" in (failed_run / "report" / "mpi.html").read_text(encoding="utf-8")
+
+
+def test_keep_going_names_an_unusable_family_file_at_the_top(failed_run, tmp_path):
+    (failed_run / "rtamm.json").write_text('{"schema": "rooflab.rtamm/1", "shapes": [')
+    p = run_script("report.py", str(failed_run), "--out", str(tmp_path / "strict"))
+    assert p.returncode == 1 and "rtamm.json: not valid JSON" in p.stderr and "truncated" in p.stderr
+    assert not (tmp_path / "strict" / "index.html").exists()
+    p = run_script("report.py", str(failed_run), "--out", str(tmp_path / "r"), "--keep-going")
+    assert p.returncode == 0, p.stderr  # like a malformed core file: a warning, not a failed part
+    index = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    top = index[:index.index("<h2>Self-diagnosis</h2>")]
+    assert 'class="warn">' in top and "rtamm.json: not valid JSON" in top
+    assert "rtamm.json: not valid JSON" in (tmp_path / "r" / "report.md").read_text(encoding="utf-8")

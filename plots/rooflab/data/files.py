@@ -24,15 +24,18 @@ LOADERS = {
 }
 
 
-def check_present(run_dir) -> None:
-    """Reads every such file that is there: MalformedInput names the first unusable one. A file
-    that is well-formed but holds nothing to show (an evaluation without shapes, a sweep whose
-    runs all failed) passes: the part that shows it says so."""
+def check_present(run_dir, found: dict[str, str] | None = None) -> None:
+    """Reads every such file that is there: MalformedInput names the first unusable one, or,
+    with `found`, each one's message is put there under its name instead. A file that is
+    well-formed but holds nothing to show (an evaluation without shapes, a sweep whose runs
+    all failed) passes: the part that shows it says so."""
     for name, load in LOADERS.items():
         if (Path(run_dir) / name).exists():
             try:
                 load(run_dir)
-            except MalformedInput:
-                raise
+            except MalformedInput as e:
+                if found is None:
+                    raise
+                found[name] = str(e)
             except RooflabDataError:
                 pass

@@ -379,7 +379,7 @@ def l2_counters(run_dir) -> tuple[pd.DataFrame, dict, list[str]]:
 
 def main(argv=None) -> int:
     """`python plots/gemm_summary.py RUN [--out FILE]`."""
-    ap = cli.Parser(prog="gemm_summary", synopsis="plots/gemm_summary.py RUN [--out FILE]",
+    ap = cli.Parser(prog="plots/gemm_summary.py", synopsis="RUN [--out FILE]",
                     description="Write RUN/gemm_summary.json (WHM per GEMM implementation, targets) and print "
                                 "it as a table.")
     ap.add_run_argument("run directory (model.json, machine.json)")

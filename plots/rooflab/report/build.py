@@ -269,10 +269,12 @@ def provenance_section(run: Run) -> str:
 
 def load(run_dir, keep_going: bool = False) -> Run:
     """The run; without keep_going, any file the report reads that is there but unusable is an
-    error before anything is drawn (with it, that file's part says what is wrong)."""
+    error before anything is drawn (with it, the file is named at the top and its part says
+    what is wrong)."""
     run = load_run(run_dir, lenient=keep_going)
-    if not keep_going:
-        files.check_present(run.run_dir)
+    unusable: dict[str, str] = {}
+    files.check_present(run.run_dir, unusable if keep_going else None)
+    run.invalid.update({k: f"{m} (not used)" for k, m in unusable.items()})
     if all(getattr(run, k) is None for k in FILES) and not run.invalid and not any(
             (run.run_dir / x).exists() for f in rd.FAMILIES for x in f.files + ("steps.json",)):
         raise RooflabDataError(f"{run.run_dir} holds none of {', '.join(f[0] for f in FILES.values())}: "
