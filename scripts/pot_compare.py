@@ -20,7 +20,6 @@ Run timings under the machine's timing lock:
       --sizes 1024,4096 --threads 2 --out results/pot_compare.json
 """
 import argparse
-import math
 import os
 import shlex
 import subprocess
@@ -29,9 +28,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plots"))
+from rooflab import cli  # noqa: E402
 from rooflab.data.jsonfile import RooflabDataError, parse_text, write_json_atomic  # noqa: E402
 
-PROG = "pot_compare"
+PROG = "scripts/pot_compare.py"
 # DRAM passes over the M x N f64 matrix per iteration (reads + writes) of each rooflab variant:
 # its roofline model's traffic floor, restated until `rooflab sinkhorn` reports
 # bytes_per_iteration itself (issue 15: Python derives no byte count).
@@ -53,12 +53,9 @@ def positive_int(text: str) -> int:
 
 
 def positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
+    v = cli.finite_float(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
     return v
 
 
@@ -66,14 +63,10 @@ def sizes(text: str) -> list[int]:
     return [positive_int(s) for s in text.split(",")]
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 2
-        print(f"{PROG}: error: {message} (see --help)", file=sys.stderr)
-        sys.exit(2)
-
-
 def parse_args(argv=None):
-    p = Parser(prog="scripts/pot_compare.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = cli.Parser("scripts/pot_compare.py", "--rooflab CMD [--sizes N,N] [--iters K] [--reps R] [--reg X] "
+                   "[--reg-m X] [--threads T] [--variants V,V] [--out FILE]", description=__doc__,
+                   formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rooflab", required=True,
                    help="command prefix running the solve, e.g. 'build/release/rooflab sinkhorn'")
     p.add_argument("--sizes", type=sizes, default=[1024, 2048, 4096], help="square sizes N (comma separated)")

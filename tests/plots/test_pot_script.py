@@ -75,4 +75,4 @@ def test_a_failing_or_lying_solver_is_one_line(script, tmp_path, capsys, fake, t
               "--out", str(tmp_path / "o.json"), fake=fake, t=t)
     err = capsys.readouterr().err
     assert rc == 1 and err.count("\n") == 1 and says in err, err
-    assert err.startswith("pot_compare: error: ") and not (tmp_path / "o.json").exists()
+    assert err.startswith("scripts/pot_compare.py: error: ") and not (tmp_path / "o.json").exists()

@@ -10,6 +10,7 @@ writer: standard JSON only (no NaN), written to a temporary file and renamed (wr
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -147,16 +148,18 @@ def read_schema_file(path: str | Path, schema: str, major: int | str = 1, how: s
     return check_schema(read_document(path, missing), path, schema, major, how)
 
 
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """`text` to a temporary file beside `path`, then renamed over it: a reader never sees half
-    a file, and a failed write leaves the old one."""
+@contextlib.contextmanager
+def atomic_path(path: str | Path):
+    """Yields a temporary path beside `path` to write; renamed over `path` when the block ends
+    normally, removed otherwise (an interrupt included), so a reader never sees half a file and
+    a failed write leaves the old one. An OSError is RooflabDataError naming `path`."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
+        yield tmp
         tmp.replace(path)
-    except BaseException as e:  # an interrupt included: no temporary file is left behind
+    except BaseException as e:
         try:
             tmp.unlink(missing_ok=True)
         except OSError:
@@ -164,7 +167,12 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
         if isinstance(e, OSError):
             raise RooflabDataError(f"cannot write {path}: {e.strerror or e}") from None
         raise
-    return path
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)
 
 
 def write_json_atomic(path: str | Path, doc: Any, indent: int | None = 1) -> Path:

@@ -2,7 +2,6 @@
 note figure drawn instead of empty axes."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import matplotlib
@@ -10,7 +9,7 @@ import matplotlib
 matplotlib.use("Agg")  # the scripts only write files; never need a display
 import matplotlib.pyplot as plt  # noqa: E402
 
-from rooflab.data.jsonfile import RooflabDataError  # noqa: E402
+from rooflab.data.jsonfile import atomic_path  # noqa: E402
 
 
 DPI = 110
@@ -28,19 +27,9 @@ def save(fig, out_path: str | Path) -> Path:
     """The figure as out_path (its suffix names the format), written atomically: an interrupted
     or failed save leaves no half image; an unwritable path is RooflabDataError."""
     out = Path(out_path)
-    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(tmp, dpi=DPI, format=out.suffix.lstrip(".") or "png")
-        tmp.replace(out)
-    except BaseException as e:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
-        if isinstance(e, OSError):
-            raise RooflabDataError(f"cannot write {out}: {e.strerror or e}") from None
-        raise
+        with atomic_path(out) as tmp:
+            fig.savefig(tmp, dpi=DPI, format=out.suffix.lstrip(".") or "png")
     finally:
         plt.close(fig)
     return out

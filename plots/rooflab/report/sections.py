@@ -21,6 +21,14 @@ FIGURES = [
 ]
 
 
+def _drawn(figure, run_dir, out_dir):
+    """(figure.plot's result, "") or (None, the note saying why it was not drawn)."""
+    try:
+        return figure.plot(run_dir, Path(out_dir) / f"{figure.__name__.rsplit('.', 1)[-1]}.png"), ""
+    except RooflabDataError as e:
+        return None, not_drawn(e)
+
+
 def mpi_section(run_dir, out_dir) -> str:
     parts = ["<h2>Sinkhorn on MPI</h2>"]
     if not (Path(run_dir) / "mpi_sweep.json").exists():
@@ -91,10 +99,9 @@ def mpi_section(run_dir, out_dir) -> str:
 def gemm_knobs_section(run_dir, out_dir) -> str:
     """The report's HTML section: the figure and the summary table, or why there is none."""
     head = "<h2>GEMM knob selection (SFC-CA k_layers, kbf)</h2>"
-    try:
-        res = gemm_knobs.plot(run_dir, Path(out_dir) / "gemm_knobs.png")
-    except RooflabDataError as e:
-        return head + not_drawn(e)
+    res, why = _drawn(gemm_knobs, run_dir, out_dir)
+    if res is None:
+        return head + why
     rows = []
     for m in gemm_knobs.METHODS + [gemm_knobs.NOISE]:
         s = res.summary.get(m)
@@ -123,10 +130,9 @@ def pct(x, digits=2) -> str:
 def rtamm_section(run_dir, out_dir) -> str:
     """The report's HTML section: the figure and the accuracy table, or why there is none."""
     head = '<h2 id="rtamm">RTAMM: adaptive GEMM plan vs static and oracle</h2>'
-    try:
-        res = rtamm.plot(run_dir, Path(out_dir) / "rtamm.png")
-    except RooflabDataError as e:
-        return head + not_drawn(e)
+    res, why = _drawn(rtamm, run_dir, out_dir)
+    if res is None:
+        return head + why
     cols = [("category", "category"), ("shapes", "shapes"), ("accuracy", "accuracy (≤ 5% of oracle)"),
             ("accuracy_noise_aware", "accuracy (≤ max(5%, oracle's noise))"),
             ("mean_gain", "mean gain over static"), ("max_gain", "max gain"), ("mean_loss", "mean loss vs oracle"),
