@@ -42,16 +42,6 @@ class Failure(Exception):
     """One line for stderr, exit 1."""
 
 
-def positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be positive, got {v}")
-    return v
-
-
 def positive_float(text: str) -> float:
     v = cli.finite_float(text)
     if v <= 0:
@@ -60,7 +50,7 @@ def positive_float(text: str) -> float:
 
 
 def sizes(text: str) -> list[int]:
-    return [positive_int(s) for s in text.split(",")]
+    return [cli.positive_int(s) for s in text.split(",")]
 
 
 def parse_args(argv=None):
@@ -70,12 +60,12 @@ def parse_args(argv=None):
     p.add_argument("--rooflab", required=True,
                    help="command prefix running the solve, e.g. 'build/release/rooflab sinkhorn'")
     p.add_argument("--sizes", type=sizes, default=[1024, 2048, 4096], help="square sizes N (comma separated)")
-    p.add_argument("--iters", type=positive_int, default=20,
+    p.add_argument("--iters", type=cli.positive_int, default=20,
                    help="iterations per solve, a multiple of 10 (default 20; POT also runs 2x this)")
-    p.add_argument("--reps", type=positive_int, default=3, help="repetitions; the minimum is reported")
+    p.add_argument("--reps", type=cli.positive_int, default=3, help="repetitions; the minimum is reported")
     p.add_argument("--reg", type=positive_float, default=0.05)
     p.add_argument("--reg-m", type=positive_float, default=None, help="unbalanced: POT's reg_m")
-    p.add_argument("--threads", type=positive_int, default=1, help="threads for both (BLAS threads for POT)")
+    p.add_argument("--threads", type=cli.positive_int, default=1, help="threads for both (BLAS threads for POT)")
     p.add_argument("--variants", default="fused_uv,mapuot,microkernel,c2r")
     p.add_argument("--out", default=None, help="write the results as JSON here")
     a = p.parse_args(argv)

@@ -27,6 +27,17 @@ def finite_float(text: str) -> float:
     return v
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be positive, got {v}")
+    return v
+
+
 def one_line(msg) -> str:
     return " ".join(str(msg).split())
 
