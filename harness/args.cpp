@@ -129,16 +129,16 @@ void check_path(const std::string& what, const std::string& path, PathKind kind,
     case PathKind::output_dir: {
       if (fs::exists(p, ec)) {
         if (!fs::is_directory(p, ec)) throw Error(what + " " + path + " is a file, not a directory");
-        if (access(path.c_str(), W_OK) != 0) throw Error(what + ": output directory " + path + " is not writable");
+        if (access(path.c_str(), W_OK) != 0) throw Error(what + " " + path + ": output directory is not writable");
         return;
       }
       // The nearest existing ancestor decides whether the directory can be created.
       fs::path up = fs::absolute(p, ec).lexically_normal();
       while (up.has_parent_path() && up != up.parent_path() && !fs::exists(up, ec)) up = up.parent_path();
       if (!fs::is_directory(up, ec))
-        throw Error(what + ": cannot create output directory " + path + ": " + up.string() + " is not a directory");
+        throw Error(what + " " + path + ": cannot create output directory: " + up.string() + " is not a directory");
       if (access(up.c_str(), W_OK) != 0)
-        throw Error(what + ": cannot create output directory " + path + ": " + up.string() + " is not writable");
+        throw Error(what + " " + path + ": cannot create output directory: " + up.string() + " is not writable");
       return;
     }
   }
