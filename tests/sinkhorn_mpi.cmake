@@ -138,10 +138,19 @@ if(TARGET rooflab)
            -- ${_rl} mpi --np 3 --design coffee --size 19x11 --ranks-per-node 3 --chunks 2 --iters 1 --verify)
   add_test(NAME sinkhorn_mpi_cli_no_np COMMAND ${_mpi_expect} 2 "rooflab mpi: needs --np P"
            -- ${_rl} mpi --design ring --size 9x7)
-  add_test(NAME sinkhorn_mpi_cli_bad_np COMMAND ${_mpi_expect} 2 "--np takes a number of ranks in \\[1, 4096\\], got '0'"
+  add_test(NAME sinkhorn_mpi_cli_bad_np COMMAND ${_mpi_expect} 2 "--np must be an integer in \\[1, 4096\\], got '0'"
            -- ${_rl} mpi --np 0 --design ring)
   add_test(NAME sinkhorn_mpi_cli_missing_bin COMMAND ${CMAKE_COMMAND} -E env ROOFLAB_MPI_BIN=${_mpi_tmp}/nothing
            ${_mpi_expect} 1 "ROOFLAB_MPI_BIN=.*nothing is not an executable file" -- ${_rl} mpi --np 2 --design ring)
   set_tests_properties(sinkhorn_mpi_cli_dry_run sinkhorn_mpi_cli_run sinkhorn_mpi_cli_no_np sinkhorn_mpi_cli_bad_np
                        sinkhorn_mpi_cli_missing_bin PROPERTIES LABELS integration TIMEOUT 60)
+endif()
+
+# `rooflab mpi` on the one parser: its --help, an overflowing rank count.
+if(TARGET rooflab)
+  add_test(NAME sinkhorn_mpi_cli_help COMMAND ${_mpi_expect} 0 "usage: rooflab mpi" -- ${_rl} mpi --help)
+  add_test(NAME sinkhorn_mpi_cli_np_overflow COMMAND ${_mpi_expect} 2 "--np must be an integer in \\[1, 4096\\], got '9223372036854775808'"
+           -- ${_rl} mpi --np 9223372036854775808 --design ring)
+  set_tests_properties(sinkhorn_mpi_cli_help sinkhorn_mpi_cli_np_overflow
+                       PROPERTIES LABELS integration TIMEOUT 60)
 endif()
