@@ -5,15 +5,18 @@
 #include <string>
 #include <vector>
 
+#include "harness/args.hpp"
+
 namespace rooflab {
 namespace counters {
 // `rooflab run-case NAME [--runs K] [--backend none|papi|likwid]`: verify, then count K runs.
 // Exit codes: 0 ok, 2 the back end is unavailable, 3 verification failed (message on stderr).
-int run_case_main(const std::vector<std::string>& args);
-// `rooflab counters ...` (see counters_usage()). Exit codes: 0 every row ok, 2 the requested
+args::Spec run_case_spec();
+int run_case_run(const args::Values& v);
+// `rooflab counters ...` (counters_spec's help). Exit codes: 0 every row ok, 2 the requested
 // back end (or, for "all", every back end) is unavailable, 3 some case failed (its row says why).
-int counters_main(const std::vector<std::string>& args);
-std::string counters_usage();
+args::Spec counters_spec();
+int counters_run(const args::Values& v);
 }  // namespace counters
 namespace sinkhorn {
 // `rooflab sinkhorn ...`: a full solve (usage: `rooflab sinkhorn --help`).
