@@ -25,7 +25,10 @@ int solve_main(const std::vector<std::string>& args);
 namespace sinkhorn_cuda {
 // `rooflab gpu-characterize [--out DIR] [--reps K] [--optional]`: measures and merges the
 // "gpu" section into DIR/machine.json.
+// Usage errors: message on stderr, exit 2; other errors throw rooflab::Error.
 int gpu_characterize_main(const std::vector<std::string>& args);
+args::Spec gpu_characterize_spec();
+int gpu_characterize_run(const args::Values& v);
 }  // namespace sinkhorn_cuda
 namespace rtamm {
 // `rooflab rtamm ...`: pool, unit costs, calibration, adaptive-vs-oracle evaluation.
