@@ -20,7 +20,9 @@ int counters_run(const args::Values& v);
 }  // namespace counters
 namespace sinkhorn {
 // `rooflab sinkhorn ...`: a full solve (usage: `rooflab sinkhorn --help`).
-int solve_main(const std::vector<std::string>& args);
+int solve_main(const std::vector<std::string>& args);  // usage 2, errors 1 (message printed)
+args::Spec solve_spec();
+int solve_run(const args::Values& v);
 }  // namespace sinkhorn
 namespace sinkhorn_cuda {
 // `rooflab gpu-characterize [--out DIR] [--reps K] [--optional]`: measures and merges the

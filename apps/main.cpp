@@ -96,7 +96,7 @@ Spec characterize_spec() {
   return Spec("rooflab characterize", "measure the machine's ceilings -> DIR/machine.json")
       .profile("how long to measure")
       .path("--out", PathKind::output_dir, "DIR", "where machine.json goes", ".")
-      .integer("--threads", "T", "the most threads the bandwidth / compute curves use (default: every CPU)", 1, 4096)
+      .threads("the most threads the bandwidth / compute curves use (default: every CPU)")
       .flag("--no-likwid", "skip the cross-check against likwid-bench");
 }
 
@@ -234,7 +234,8 @@ std::vector<args::Command> command_table() {
       raw("report", "HTML report + Markdown summary of a run", python("report.py")),
       raw("claims", "the papers' claims vs a run -> DIR/claims.{json,md}", python("claims.py")),
       raw("compare", "regression gate: BASE vs NEW bench.json (exit 4 when significantly slower)", python("compare.py")),
-      raw("sinkhorn", "solve (unbalanced) OT to a tolerance -> JSON", sinkhorn::solve_main),
+      {"sinkhorn", "solve (unbalanced) OT to a tolerance -> JSON", sinkhorn::solve_spec, sinkhorn::solve_run, nullptr,
+       false},
       raw("rtamm", "RTAMM pool / unit costs / calibration / adaptive-vs-oracle evaluation", rtamm::rtamm_main),
       raw("gemm-knobs", "sfc_ca's k_layers / kbf: autotune, analytic model, nearest neighbour", gemm::knobs::knobs_main),
       raw("mpi", "distributed Sinkhorn: mpiexec -n P rooflab_mpi ...",

@@ -197,6 +197,9 @@ Spec& Spec::path(const std::string& name, PathKind kind, const std::string& meta
 Spec& Spec::profile(const std::string& help, std::optional<std::string> def) {
   return choice("--profile", {"smoke", "quick", "paper"}, help, std::move(def));
 }
+Spec& Spec::threads(const std::string& help, std::optional<int64_t> def) {
+  return integer("--threads", "T", help, 1, kMaxThreads, def);
+}
 Spec& Spec::positional(const std::string& name, const std::string& help, bool required, bool many) {
   pos_.push_back({name, help, required, many});
   return *this;

@@ -25,6 +25,8 @@ struct UsageError : Error {
   using Error::Error;
 };
 
+inline constexpr int64_t kMaxThreads = 1024;
+
 enum class Kind { flag, string, integer, real, choice, path };
 enum class PathKind {
   any,          // not checked (the command checks it, e.g. collectively over MPI ranks)
@@ -78,6 +80,9 @@ class Spec {
              std::optional<std::string> def = std::nullopt);
   // smoke | quick | paper: the one profile vocabulary of every command.
   Spec& profile(const std::string& help, std::optional<std::string> def = "quick");
+  // --threads T in [1, kMaxThreads]: one bound for every command, so a count that wraps (2^32 + 1)
+  // or that no machine can run is refused the same way everywhere.
+  Spec& threads(const std::string& help, std::optional<int64_t> def = std::nullopt);
   Spec& positional(const std::string& name, const std::string& help, bool required = true, bool many = false);
   // Arguments starting with `prefix` are kept verbatim (Values::passthrough), e.g. "--benchmark_".
   Spec& passthrough(const std::string& prefix, const std::string& help);

@@ -53,9 +53,9 @@ rooflab_cli_test(rtamm_bad_quiet_budget 2 "--quiet-budget must be seconds"
 # The one parser (harness/args) on every command: each class of bad input gives exit 2 (usage)
 # or 1 (a path), one message naming the option and the value, and nothing is run.
 # Numbers: junk, overflow, negative, zero, 2^31, 2^63, a fraction, out of range.
-foreach(bad two 4x 1.5 -1 0 2147483648 9223372036854775808 99999999999999999999 4097 "")
+foreach(bad two 4x 1.5 -1 0 2147483648 4294967297 9223372036854775808 99999999999999999999 1025 "")
   string(MAKE_C_IDENTIFIER "threads_${bad}" _id)
-  rooflab_cli_test(${_id} 2 "--threads must be an integer in \\[1, 4096\\], got '${bad}'"
+  rooflab_cli_test(${_id} 2 "--threads must be an integer in \\[1, 1024\\], got '${bad}'"
                    ${RL} characterize --threads=${bad} --out ${TMPD})
 endforeach()
 # Unknown options and commands, missing values, stray arguments.
@@ -89,3 +89,26 @@ add_test(NAME cli_list_json_fields COMMAND sh -c
   "${RL} list --json --profile smoke 2>/dev/null | python3 -c \"import json,sys; d=json.load(sys.stdin); assert d['schema']=='rooflab.list/1' and d['cases']; need={'name','family','variant','isa','dtype','dims','params','threads','flops','bytes','traffic','working_set','compute_ceiling','model_note'}; bad=[c['name'] for c in d['cases'] if not need <= set(c) or c['flops'] < 0 or c['bytes'] <= 0]; assert not bad, bad; print(len(d['cases']), 'cases')\"")
 set_tests_properties(cli_list_json_fields PROPERTIES LABELS integration)
 rooflab_cli_test(list_json_nomatch 1 "0 benchmarks" ${RL} list --json --filter no-such-thing)
+# `rooflab sinkhorn`: inf / NaN are refused before any iteration (`--tol inf` must not
+# "converge"), sizes that overflow or exceed the memory are refused before allocating.
+foreach(bad inf -inf nan NaN 1e999 -1 x "")
+  string(MAKE_C_IDENTIFIER "sinkhorn_tol_${bad}" _id)
+  rooflab_cli_test(${_id} 2 "--tol must be a finite number >= 0, got '${bad}'" ${RL} sinkhorn --grid 4x4 --reg 1 --tol=${bad})
+endforeach()
+rooflab_cli_test(sinkhorn_reg_nan 2 "--reg must be a finite number, got 'nan'" ${RL} sinkhorn --grid 4x4 --reg nan)
+rooflab_cli_test(sinkhorn_reg_m_zero 2 "--reg-m must be a finite number > 0, got '0'" ${RL} sinkhorn --grid 4x4 --reg 1 --reg-m 0)
+rooflab_cli_test(sinkhorn_max_iter_overflow 2 "--max-iter must be an integer in .*got '99999999999999999999'"
+                 ${RL} sinkhorn --grid 4x4 --reg 1 --max-iter 99999999999999999999)
+rooflab_cli_test(sinkhorn_grid_overflow 1 "--grid 9223372036854775807x3 needs .* GB of memory, this machine has"
+                 ${RL} sinkhorn --grid 9223372036854775807x3 --reg 1)
+rooflab_cli_test(sinkhorn_grid_too_big 1 "--grid 3000000x3000000 needs .* GB of memory" ${RL} sinkhorn --grid 3000000x3000000 --reg 1)
+rooflab_cli_test(sinkhorn_grid_junk 2 "--grid N must be an integer in .*got '4y'" ${RL} sinkhorn --grid 4x4y --reg 1)
+rooflab_cli_test(sinkhorn_grid_negative 2 "--grid M must be an integer in .*got '-4'" ${RL} sinkhorn --grid -4x4 --reg 1)
+rooflab_cli_test(sinkhorn_threads_wrap 2 "--threads must be an integer in \\[1, 1024\\], got '4294967297'"
+                 ${RL} sinkhorn --grid 4x4 --reg 1 --threads 4294967297)
+rooflab_cli_test(sinkhorn_missing_cost 1 "--cost .*none.txt not found" ${RL} sinkhorn --cost ${TMPD}/none.txt --reg 1)
+rooflab_cli_test(sinkhorn_plan_under_file 1 "--plan .*expect.sh/p.txt: .*expect.sh is not a directory"
+                 ${RL} sinkhorn --grid 4x4 --reg 1 --plan ${EXPECT}/p.txt)
+rooflab_cli_test(sinkhorn_help 0 "--reg-m R" ${RL} sinkhorn --help)
+rooflab_cli_test(sinkhorn_bad_variant 2 "--variant must be typical, c2r, blocked, microkernel, mapuot or fused_uv, got 'x'"
+                 ${RL} sinkhorn --grid 4x4 --reg 1 --variant x)
