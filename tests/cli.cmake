@@ -44,9 +44,9 @@ set_tests_properties(cli_bench_model_small PROPERTIES LABELS integration)
 rooflab_cli_test(list_smoke 0 "sinkhorn/c2r/f64/131x77/part:iter/threads:1" ${RL} list --profile smoke)
 rooflab_cli_test(list_smoke_gemm 0 "gemm/blocked/[a-z0-9]+/f64/131x97x67/threads:1" ${RL} list --profile smoke --filter ^gemm/)
 rooflab_cli_test(unknown_profile_lists_smoke 2 "must be smoke, quick or paper" ${RL} list --profile huge)
-rooflab_cli_test(rtamm_units_bad_profile 2 "--profile must be quick or full \\(or smoke"
+rooflab_cli_test(rtamm_units_bad_profile 2 "--profile must be smoke, quick or paper"
                  ${RL} rtamm units --machine ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/rtamm/machine.json --profile huge)
-rooflab_cli_test(rtamm_bad_quiet_budget 2 "--quiet-budget must be seconds"
+rooflab_cli_test(rtamm_bad_quiet_budget 2 "--quiet-budget must be a finite number in \\[0, 86400\\], got '-1'"
                  ${RL} rtamm evaluate --machine ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/rtamm/machine.json
                  --profile smoke --quiet-budget -1)
 
