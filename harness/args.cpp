@@ -373,6 +373,7 @@ const Option& Values::opt(const std::string& name) const {
   if (!o) throw std::logic_error("args: option " + name + " is not declared");
   return *o;
 }
+bool Values::declared(const std::string& name) const { return spec_ && spec_->find(name); }
 bool Values::has(const std::string& name) const {
   return given_.count(opt(name).name) != 0;
 }

@@ -114,6 +114,7 @@ class Values {
  public:
   bool help() const { return help_; }
   bool has(const std::string& name) const;  // given on the command line
+  bool declared(const std::string& name) const;  // an option of this command
   bool flag(const std::string& name) const;
   std::string str(const std::string& name) const;  // value, else default, else ""
   int64_t integer(const std::string& name) const;
