@@ -112,3 +112,8 @@ rooflab_cli_test(sinkhorn_plan_under_file 1 "--plan .*expect.sh/p.txt: .*expect.
 rooflab_cli_test(sinkhorn_help 0 "--reg-m R" ${RL} sinkhorn --help)
 rooflab_cli_test(sinkhorn_bad_variant 2 "--variant must be typical, c2r, blocked, microkernel, mapuot or fused_uv, got 'x'"
                  ${RL} sinkhorn --grid 4x4 --reg 1 --variant x)
+# The Python commands' --help (argparse) through the table.
+foreach(cmd report claims compare)
+  rooflab_cli_test(${cmd}_help 0 "usage: rooflab ${cmd}" ${RL} ${cmd} --help)
+endforeach()
+rooflab_cli_test(version 0 "^rooflab [0-9]" ${RL} --version)
