@@ -117,3 +117,13 @@ foreach(cmd report claims compare)
   rooflab_cli_test(${cmd}_help 0 "usage: rooflab ${cmd}" ${RL} ${cmd} --help)
 endforeach()
 rooflab_cli_test(version 0 "^rooflab [0-9]" ${RL} --version)
+# Every class of bad input on every command at once (tests/cli/bad_inputs.sh prints the count
+# of cases per class): each answers with exit 1 or 2 and one message, nothing else.
+if(TARGET rooflab_mpi)
+  set(_cli_mpi $<TARGET_FILE:rooflab_mpi>)
+else()
+  set(_cli_mpi none)
+endif()
+add_test(NAME cli_bad_inputs COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bad_inputs.sh ${RL} ${_cli_mpi}
+         ${PROJECT_SOURCE_DIR} ${TMPD}/bad_inputs ${MPIEXEC_EXECUTABLE})
+set_tests_properties(cli_bad_inputs PROPERTIES LABELS integration TIMEOUT 600)
