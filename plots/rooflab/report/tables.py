@@ -262,6 +262,9 @@ def _or_none(load: Callable, run_dir: Path):
         return None
 
 
+RTAMM_PROFILES = {"full": "paper"}  # rtamm.json files from before `rtamm evaluate` took smoke|quick|paper
+
+
 def gpu_file(run: Run) -> str:
     """Where the run's GPU ceilings are: machine.gpu.json, or inline in an older machine.json."""
     return "machine.gpu.json" if (run.run_dir / "machine.gpu.json").exists() else 'machine.json "gpu"'
@@ -295,7 +298,7 @@ def commands(run: Run) -> list[list[str]]:
         cfg = rt.get("config", {})
         out.append(["rtamm.json", f"rooflab rtamm units --machine {q(run.run_dir / 'machine.json')} --threads "
                     f"{cfg.get('threads')} && rooflab rtamm evaluate --machine {q(run.run_dir / 'machine.json')} "
-                    f"--profile {cfg.get('profile')} --shapes {cfg.get('shapes')} --threads {cfg.get('threads')} "
+                    f"--profile {RTAMM_PROFILES.get(cfg.get('profile'), cfg.get('profile'))} --shapes {cfg.get('shapes')} --threads {cfg.get('threads')} "
                     f"--samples {cfg.get('samples')} --out {d}"])
     if (ms := getattr(_or_none(mpi_data.load, run.run_dir), "doc", None)) is not None:
         out.append(["mpi_sweep.json", str(ms.get("command") or f"scripts/mpi_sweep.sh --run {d}")])
