@@ -28,11 +28,11 @@ rooflab_cli_test(model_missing_machine 1 "run `rooflab characterize`"
                  ${RL} model --bench ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/run_small/bench.json
                  --machine ${TMPD}/none.json --out ${TMPD}/m)
 rooflab_cli_test(threads_not_int 2 "must be an integer" ${RL} characterize --threads two --out ${TMPD})
-rooflab_cli_test(report_missing_dir 1 "does not exist" ${RL} report --run ${TMPD}/nope)
+rooflab_cli_test(report_missing_dir 1 "does not exist" ${RL} report ${TMPD}/nope)
 # compare runs plots/compare.py (its own tests are tests/plots/test_compare.py).
 rooflab_cli_test(compare_missing 1 "not found .produce it with `rooflab bench"
                  ${RL} compare ${TMPD}/none.json ${TMPD}/none.json)
-rooflab_cli_test(claims_missing_run 1 "does not exist" ${RL} claims --run ${TMPD}/nope)
+rooflab_cli_test(claims_missing_run 1 "does not exist" ${RL} claims ${TMPD}/nope)
 
 # End to end on a tiny case: bench (verified, timed) -> model against the fixture machine.
 add_test(NAME cli_bench_model_small COMMAND sh -c
