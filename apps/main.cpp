@@ -51,9 +51,7 @@ benchmark names: <family>/<variant>[/<isa>]/<dtype>/<dims>[/<key>:<value>]*/thre
 exit codes: 0 ok, 1 error, 2 usage, 3 a variant failed verification, 4 a performance regression (compare)
 )";
 
-struct Usage : Error {
-  using Error::Error;
-};
+using Usage = UsageError;
 
 // Minimal option parsing: --key value / --key=value / --flag; unknown options are errors.
 struct Args {
