@@ -140,7 +140,10 @@ int64_t calibrate(const Batch& batch, double min_s, int64_t start) {
   return n;
 }
 
-std::vector<Result> measure_round_robin(const std::vector<Batch>& batches, const Policy& p) {
+std::vector<Result> measure_round_robin(const std::vector<Batch>& batches, const Policy& p,
+                                        const std::vector<double>& first_run_s) {
+  if (!first_run_s.empty() && first_run_s.size() != batches.size())
+    throw Error("measure: one first-run time per batch expected");
   if (p.repetitions < 1) throw Error("measure: repetitions must be >= 1, got " + std::to_string(p.repetitions));
   if (!(p.min_time_s >= 0) || !std::isfinite(p.min_time_s))
     throw Error("measure: min time must be a finite number >= 0");
@@ -151,11 +154,6 @@ std::vector<Result> measure_round_robin(const std::vector<Batch>& batches, const
     for (Result& r : out) r.interrupted = true;
     return out;
   };
-  for (int w = 0; w < p.warmup; ++w)
-    for (const Batch& b : batches) {
-      if (Interrupt::requested()) return stop();
-      b(1, true);
-    }
   const int most = std::max(p.max_samples, p.repetitions);
   QuietMark mark(p.quiet);
   for (int round = 0; round < most; ++round) {
@@ -163,11 +161,18 @@ std::vector<Result> measure_round_robin(const std::vector<Batch>& batches, const
     bool any = false;
     for (size_t i = 0; i < n; ++i) any = any || wanted(i);
     if (!any) break;
+    if (p.on_round) p.on_round(round);
     mark.wait();
     for (size_t i = 0; i < n; ++i) {
       if (!wanted(i)) continue;
       if (Interrupt::requested()) return stop();
-      if (runs[i] == 0) out[i].runs_per_sample = runs[i] = runs_for(batches[i], p);
+      if (runs[i] == 0) {
+        for (int w = 0; w < p.warmup && !Interrupt::requested(); ++w) batches[i](1, true);
+        if (Interrupt::requested()) return stop();
+        Policy pi = p;
+        if (!first_run_s.empty()) pi.first_run_s = first_run_s[i];
+        out[i].runs_per_sample = runs[i] = runs_for(batches[i], pi);
+      }
       const bool before = mark.quiet_now();
       const double dt = batches[i](runs[i], false);
       const bool after = mark.quiet_now();

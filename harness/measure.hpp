@@ -44,6 +44,7 @@ struct Policy {
                               // runs per sample = ceil(min_time_s / first_run_s), no calibration
   int warmup = 1;             // untimed runs before the first sample (calibration comes after)
   QuietPolicy quiet;
+  std::function<void(int round)> on_round;  // called before each round of samples (progress lines)
 };
 
 struct Sample {
@@ -82,8 +83,11 @@ Result measure(const std::function<void()>& run, const Policy& p, const std::fun
 Result measure(const Batch& batch, const Policy& p);
 // Several runs measured round robin: sample r of every one before sample r + 1 of any, so that a
 // burst of load on a shared machine disturbs all alike. The quiet wait (quiet.wait_s) is once
-// per round; each sample is marked on its own. Calibration happens in round 0, per run.
-std::vector<Result> measure_round_robin(const std::vector<Batch>& batches, const Policy& p);
+// per round; each sample is marked on its own. Warm-up and calibration happen in round 0, each
+// run's right before its first sample.
+// `first_run_s` (optional, one per batch): each batch's own first-run seconds (Policy::first_run_s).
+std::vector<Result> measure_round_robin(const std::vector<Batch>& batches, const Policy& p,
+                                        const std::vector<double>& first_run_s = {});
 
 // The runs per sample so that one sample of `batch` lasts >= min_s: doubling (at least) from
 // `start` until it does (at most 2^30 runs).

@@ -27,7 +27,7 @@ m::Policy quiet_policy() {
 }
 }  // namespace
 
-TEST(Measure, RepetitionsAndWarmupHonoured) {
+TEST(MeasureDriver, RepetitionsAndWarmupHonoured) {
   m::Policy p = quiet_policy();
   p.repetitions = 7;
   p.warmup = 2;
@@ -44,7 +44,7 @@ TEST(Measure, RepetitionsAndWarmupHonoured) {
   EXPECT_TRUE(r.disturbed().empty());
 }
 
-TEST(Measure, MinTimePerSampleHonoured) {
+TEST(MeasureDriver, MinTimePerSampleHonoured) {
   m::Policy p = quiet_policy();
   p.repetitions = 3;
   p.warmup = 0;
@@ -63,7 +63,7 @@ TEST(Measure, MinTimePerSampleHonoured) {
   EXPECT_GE(r.stats().median, run_s);
 }
 
-TEST(Measure, FirstRunTimeSetsRunsWithoutCalibrating) {
+TEST(MeasureDriver, FirstRunTimeSetsRunsWithoutCalibrating) {
   m::Policy p = quiet_policy();
   p.repetitions = 2;
   p.warmup = 0;
@@ -80,7 +80,7 @@ TEST(Measure, FirstRunTimeSetsRunsWithoutCalibrating) {
   EXPECT_DOUBLE_EQ(r.best(), 0.1);
 }
 
-TEST(Measure, DisturbedSampleIsMarked) {
+TEST(MeasureDriver, DisturbedSampleIsMarked) {
   // The machine is busy (5 runnable tasks for a 1-thread sample) while sample 2 runs.
   int sample = -1;
   m::Policy p;
@@ -109,7 +109,7 @@ TEST(Measure, DisturbedSampleIsMarked) {
   EXPECT_EQ(j.at("quiet"), nlohmann::json({true, true, false, false}));
 }
 
-TEST(Measure, QuietSamplesWantedSamplesOnUpToTheMaximum) {
+TEST(MeasureDriver, QuietSamplesWantedSamplesOnUpToTheMaximum) {
   // As gemm knob autotuning: `repetitions` quiet samples wanted, at most max_samples taken.
   int checks = 0;
   m::Policy p;
@@ -132,7 +132,7 @@ TEST(Measure, QuietSamplesWantedSamplesOnUpToTheMaximum) {
   EXPECT_DOUBLE_EQ(busy.best(), 2.0);
 }
 
-TEST(Measure, RoundRobinInterleavesSamples) {
+TEST(MeasureDriver, RoundRobinInterleavesSamples) {
   std::vector<int> order;
   m::Policy p = quiet_policy();
   p.repetitions = 3;
@@ -150,7 +150,7 @@ TEST(Measure, RoundRobinInterleavesSamples) {
   EXPECT_DOUBLE_EQ(rs[1].best(), 2.0);
 }
 
-TEST(Measure, StatisticsMatchTheDefinitions) {
+TEST(MeasureDriver, StatisticsMatchTheDefinitions) {
   const m::Stats s = m::stats({4, 1, 3, 2});
   EXPECT_EQ(s.n, 4u);
   EXPECT_DOUBLE_EQ(s.min, 1);
@@ -164,7 +164,7 @@ TEST(Measure, StatisticsMatchTheDefinitions) {
   EXPECT_TRUE(std::isnan(m::stats({1}).cv));  // one sample says nothing about spread
 }
 
-TEST(Measure, BadPolicyIsAnError) {
+TEST(MeasureDriver, BadPolicyIsAnError) {
   m::Policy p = quiet_policy();
   p.repetitions = 0;
   EXPECT_THROW(m::measure([] {}, p), rooflab::Error);
@@ -173,7 +173,7 @@ TEST(Measure, BadPolicyIsAnError) {
   EXPECT_THROW(m::measure([] {}, p), rooflab::Error);
 }
 
-TEST(Measure, InterruptStopsAtTheNextRunAndDropsTheCutSample) {
+TEST(MeasureDriver, InterruptStopsAtTheNextRunAndDropsTheCutSample) {
   m::Interrupt guard;
   m::Policy p = quiet_policy();
   p.repetitions = 5;
@@ -194,7 +194,7 @@ TEST(Measure, InterruptStopsAtTheNextRunAndDropsTheCutSample) {
   EXPECT_FALSE(m::Interrupt::requested());
 }
 
-TEST(Measure, RealSignalSetsTheFlagInsteadOfKilling) {
+TEST(MeasureDriver, RealSignalSetsTheFlagInsteadOfKilling) {
   {
     m::Interrupt guard;
     std::raise(SIGTERM);
