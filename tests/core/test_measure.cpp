@@ -203,3 +203,48 @@ TEST(MeasureDriver, RealSignalSetsTheFlagInsteadOfKilling) {
   }
   m::Interrupt::clear();
 }
+
+// bench's --benchmark_* flags: checked where bench hands them to Google Benchmark.
+#include "harness/bench_driver.hpp"
+
+TEST(BenchFlags, ValidFlagsBecomePolicyOrPassOn) {
+  const rooflab::BenchFlags f = rooflab::parse_benchmark_flags(
+      {"--benchmark_repetitions=9", "--benchmark_min_time=0.5s", "--benchmark_filter=gemm/.*",
+       "--benchmark_list_tests", "--benchmark_display_aggregates_only=false", "--benchmark_min_warmup_time=0",
+       "--benchmark_enable_random_interleaving=true", "--benchmark_time_unit=us"});
+  EXPECT_EQ(f.repetitions, 9);
+  EXPECT_DOUBLE_EQ(f.min_time_s, 0.5);
+  EXPECT_DOUBLE_EQ(f.min_warmup_time_s, 0);
+  EXPECT_EQ(f.filter, "gemm/.*");
+  EXPECT_TRUE(f.list_tests);
+  EXPECT_FALSE(f.display_aggregates_only);
+  // Repetitions, min times and the console's aggregates-only are rooflab's; the rest pass on.
+  EXPECT_EQ(f.passed, (std::vector<std::string>{"--benchmark_filter=gemm/.*", "--benchmark_list_tests",
+                                                "--benchmark_enable_random_interleaving=true",
+                                                "--benchmark_time_unit=us"}));
+  const rooflab::BenchFlags none = rooflab::parse_benchmark_flags({});
+  EXPECT_EQ(none.repetitions, 0);  // the profile's
+  EXPECT_TRUE(none.display_aggregates_only);
+}
+
+TEST(BenchFlags, InvalidValuesAreUsageErrors) {
+  for (const char* bad :
+       {"--benchmark_repetitions=-1", "--benchmark_repetitions=abc", "--benchmark_repetitions=0",
+        "--benchmark_repetitions=", "--benchmark_repetitions", "--benchmark_repetitions=3.5",
+        "--benchmark_repetitions=99999999999999999999", "--benchmark_min_time=-1", "--benchmark_min_time=nan",
+        "--benchmark_min_time=inf", "--benchmark_min_time=0", "--benchmark_min_time=abc", "--benchmark_min_time=10x",
+        "--benchmark_min_warmup_time=-0.1", "--benchmark_frobnicate", "--benchmark_frobnicate=1",
+        "--benchmark_out=x.json", "--benchmark_out_format=json", "--benchmark_list_tests=maybe",
+        "--benchmark_format=xml", "--benchmark_color=purple", "--benchmark_time_unit=h", "--benchmark_filter=",
+        "--benchmarks_repetitions=3"}) {
+    try {
+      rooflab::parse_benchmark_flags({bad});
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const rooflab::UsageError& e) {
+      // One line naming the flag as given.
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(bad), std::string::npos) << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    }
+  }
+}
