@@ -256,10 +256,12 @@ json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& 
     int64_t total_samples = 0, quiet_samples = 0;
     // The decision: every plan's formula, timed over many calls.
     size_t chosen = 0;
-    const int dec_reps = 200;
-    const auto t0 = clk::now();
-    for (int r = 0; r < dec_reps; ++r) chosen = engine.choose(d);
-    const double decision_ns = seconds_since(t0) * 1e9 / dec_reps;
+    measure::Policy dp;
+    dp.repetitions = 1;
+    dp.runs_per_sample = 200;
+    dp.warmup = 0;
+    dp.quiet.mark = false;
+    const double decision_ns = measure::measure([&] { chosen = engine.choose(d); }, dp).best() * 1e9;
 
     const Timed sw = time_plans(plans, opt.samples, uk, prob, work.data(), opt, out["failures"], si);
     const std::vector<double>& t = sw.best;
