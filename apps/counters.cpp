@@ -86,8 +86,7 @@ std::optional<json> load_machine(const Options& o, std::string& path) {
     if (!fs::exists(guess)) return std::nullopt;
     path = guess.string();
   }
-  json m = read_json_file(path);
-  require_schema(m, "rooflab.machine", 1, path);
+  json m = read_machine_json(path);
   return m;
 }
 

@@ -111,7 +111,7 @@ int gpu_characterize_main(const std::vector<std::string>& args) {
   say("peak FMA / add kernels");
   m.peak = dev::peak(reps);
   const nlohmann::json sec = gpu_section(m);
-  merge_machine_section(machine, "gpu", sec);
+  write_machine_section(machine, "gpu", sec);
   say("DRAM copy " + std::to_string(m.dram.copy) + " GB/s, read " + std::to_string(m.dram.read) +
       " GB/s; fma_f32 " + std::to_string(m.peak.fma_f32) + " GFLOP/s, fma_f64 " + std::to_string(m.peak.fma_f64));
   std::printf("%s\n", machine.c_str());

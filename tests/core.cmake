@@ -3,4 +3,5 @@ rooflab_unit_test(test_json_io SOURCES core/test_json_io.cpp core/test_diagnosti
 rooflab_unit_test(test_roofline SOURCES core/test_roofline.cpp LIBS rooflab_core)
 target_compile_definitions(test_roofline PRIVATE ROOFLAB_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}")
 rooflab_unit_test(test_quiet_budget SOURCES core/test_quiet_budget.cpp LIBS rooflab_core)
+rooflab_unit_test(test_bad_json SOURCES core/test_bad_json.cpp LIBS rooflab_core)
 rooflab_unit_test(test_measure SOURCES core/test_measure.cpp LIBS rooflab_core)

@@ -430,11 +430,12 @@ std::string case_name(const Options& o, const Topology& topo, int rpn) {
 }
 
 // The alpha-beta(-gamma) model from a --pingpong file, or from machine.json's "mpi" section
-// (where --pingpong --machine puts the same object).
+// (--pingpong --machine writes the same object beside it as machine.mpi.json).
 std::optional<CommModel> read_model(const std::string& path) {
   if (path.empty()) return std::nullopt;
   json j = read_json_file(path);
   if (j.value("schema", "") == "rooflab.machine/1") {
+    j = read_machine_json(path);
     if (!j.contains("mpi"))
       throw Error(path + " has no \"mpi\" section: run `mpiexec -n 2 rooflab_mpi --pingpong --machine " + path + "`");
     j = j.at("mpi");
@@ -717,7 +718,7 @@ int pingpong(const Options& o, const Topology& topo) {
                          "over all ranks after a barrier, each rank's median, max over ranks, against the "
                          "model's MPICH prediction"}};
     if (!o.out.empty()) write_json_atomic(o.out, j);
-    if (!o.machine.empty()) merge_machine_section(o.machine, "mpi", j);
+    if (!o.machine.empty()) write_machine_section(o.machine, "mpi", j);
     std::cout << j.dump(2) << '\n';
   }
   return 0;
@@ -788,7 +789,7 @@ int timeslice(const Options& o, const Topology& topo) {
                        "pending receive + sched_yield() in a loop for 0.2 s (what --wait yield does), yield_round_s: "
                        "median over ranks of the median loop time"}};
   if (!o.out.empty()) write_json_atomic(o.out, j);
-  if (!o.machine.empty()) merge_machine_section(o.machine, "mpi_timeslice", j);
+  if (!o.machine.empty()) write_machine_section(o.machine, "mpi_timeslice", j);
   std::cout << j.dump(2) << '\n';
   return 0;
 }

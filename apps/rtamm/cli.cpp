@@ -154,8 +154,7 @@ std::string pool_string(const std::vector<Block>& pool) {
 
 int cmd_pool(const Opts& o) {
   const fs::path path = machine_path(o);
-  const json m = read_json_file(path);
-  require_schema(m, "rooflab.machine", 1, path);
+  const json m = read_machine_json(path);
   const PoolRules r = rules_for(m, path, dtype_of(o));
   const auto pool = derive_pool(r, size_t(o.integer("--pool-size", 6, 1, 64)));
   check_pool(pool, r);
@@ -176,8 +175,7 @@ const char* kUnitsMethod =
 
 int cmd_units(const Opts& o) {
   const fs::path path = machine_path(o);
-  const json m = read_json_file(path);
-  require_schema(m, "rooflab.machine", 1, path);
+  const json m = read_machine_json(path);
   const DType dt = dtype_of(o);
   const PoolRules r = rules_for(m, path, dt);
   const int threads = int(o.integer("--threads", 2, 1, 1024));
@@ -207,7 +205,7 @@ int cmd_units(const Opts& o) {
       "2(Mcg*Kcg + Kcg*Ncg + Mcg*Ncg)*s <= L3/2 with caches.measured; candidates Kcg in 64..(c1) step 64, Mcg the "
       "largest within (c2) and its half, Ncg in {128, 256, 512, 1024, largest within (c3)}; thinned by farthest-"
       "point selection in log space from the static triple";
-  merge_machine_section(path, "rtamm", sec);
+  write_machine_section(path, "rtamm", sec);
   std::printf("%-16s %8s %8s %8s %8s %10s %7s\n", "block", "ldA l3", "ldB l3", "ldC l3", "stC l3", "kern ns/f", "rho l3");
   for (const BlockUnits& b : u.blocks)
     std::printf("%-16s %8.3f %8.3f %8.3f %8.3f %10.5f %7.2f\n",
@@ -248,8 +246,7 @@ int cmd_evaluate(const Opts& o) {
   const int threads = int(o.integer("--threads", 2, 1, 1024));
   const fs::path out_dir = o.get("--out", ".");
   const ShapeConfig sc = shape_config(o);
-  const json m = read_json_file(path);
-  require_schema(m, "rooflab.machine", 1, path);
+  const json m = read_machine_json(path);
   Units u = load_units(path, "f64", threads);
   // The pool must still satisfy the constraints of the caches it was derived from and of the
   // caches machine.json reports now.
@@ -322,8 +319,7 @@ int cmd_calibrate(const Opts& o) {
   set_budget(o, profile);
   const uint64_t seed = uint64_t(o.integer("--seed", 2, 2, int64_t(1) << 40));
   const ShapeConfig ev = shape_config(o);
-  json m = read_json_file(path);
-  require_schema(m, "rooflab.machine", 1, path);
+  json m = read_machine_json(path);
   Units u = load_units(path, "f64", threads);
   u.calib = Calibration{};
   const std::vector<Block> pool = pool_of(u);
@@ -378,7 +374,7 @@ int cmd_calibrate(const Opts& o) {
   const json cj = to_json(uc)["calibration"];
   for (json& e : sec["units"])
     if (e.value("dtype", "") == "f64" && e.value("threads", 0) == threads) e["calibration"] = cj;
-  merge_machine_section(path, "rtamm", sec);
+  write_machine_section(path, "rtamm", sec);
   if (!o.get("--out").empty()) {  // the training sweep itself, for analysis (docs/json.md#rtamm)
     json tr = {{"schema", "rooflab.rtamm_training/1"}, {"created", utc_timestamp()}, {"machine", fs::absolute(path).string()},
                {"calibration", cj}, {"plans", json::array()}, {"shapes", json::array()}};
