@@ -332,7 +332,7 @@ else
 fi
 
 # RTAMM: units (into machine.json), calibration, adaptive vs static vs oracle. Each takes the
-# profile (shapes, pool size and the bounded wait for a quiet machine; paper = full).
+# profile (shapes, pool size and the bounded wait for a quiet machine).
 rtitle="RTAMM: unit costs, calibration, adaptive vs static vs oracle"
 if ! ok build; then
   skip rtamm "$rtitle" "$NEEDS_BUILD"
@@ -345,7 +345,7 @@ else
   rm=(--machine "$out/machine.json" --profile "$profile" --threads "$(nproc)")
   # calibrate: per-term scales fitted on training shapes disjoint from the evaluation set
   q timed "$RL" rtamm units "${rm[@]}"; rc=$?; what="rooflab rtamm units"
-  if [ $rc = 0 ]; then q timed "$RL" rtamm calibrate "${rm[@]}" --out "$out/rtamm_training.json"; rc=$?; what="rooflab rtamm calibrate"; fi
+  if [ $rc = 0 ]; then q timed "$RL" rtamm calibrate "${rm[@]}" --out "$out"; rc=$?; what="rooflab rtamm calibrate"; fi
   if [ $rc = 0 ]; then v timed "$RL" rtamm evaluate "${rm[@]}" --out "$out"; rc=$?; what="rooflab rtamm evaluate"; fi
   if [ $rc = 0 ]; then end ok; else end failed "$(why $rc "$what")"; fi
 fi

@@ -5,24 +5,32 @@
 #include <string>
 #include <vector>
 
+#include "harness/args.hpp"
+
 namespace rooflab {
 namespace counters {
 // `rooflab run-case NAME [--runs K] [--backend none|papi|likwid]`: verify, then count K runs.
 // Exit codes: 0 ok, 2 the back end is unavailable, 3 verification failed (message on stderr).
-int run_case_main(const std::vector<std::string>& args);
-// `rooflab counters ...` (see counters_usage()). Exit codes: 0 every row ok, 2 the requested
+args::Spec run_case_spec();
+int run_case_run(const args::Values& v);
+// `rooflab counters ...` (counters_spec's help). Exit codes: 0 every row ok, 2 the requested
 // back end (or, for "all", every back end) is unavailable, 3 some case failed (its row says why).
-int counters_main(const std::vector<std::string>& args);
-std::string counters_usage();
+args::Spec counters_spec();
+int counters_run(const args::Values& v);
 }  // namespace counters
 namespace sinkhorn {
 // `rooflab sinkhorn ...`: a full solve (usage: `rooflab sinkhorn --help`).
-int solve_main(const std::vector<std::string>& args);
+int solve_main(const std::vector<std::string>& args);  // usage 2, errors 1 (message printed)
+args::Spec solve_spec();
+int solve_run(const args::Values& v);
 }  // namespace sinkhorn
 namespace sinkhorn_cuda {
 // `rooflab gpu-characterize [--out DIR] [--reps K] [--optional]`: measures and merges the
 // "gpu" section into DIR/machine.json.
+// Usage errors: message on stderr, exit 2; other errors throw rooflab::Error.
 int gpu_characterize_main(const std::vector<std::string>& args);
+args::Spec gpu_characterize_spec();
+int gpu_characterize_run(const args::Values& v);
 }  // namespace sinkhorn_cuda
 namespace rtamm {
 // `rooflab rtamm ...`: pool, unit costs, calibration, adaptive-vs-oracle evaluation.

@@ -10,6 +10,7 @@
 #include "harness/counters/counters.hpp"
 #include "harness/counters/measure.hpp"
 #include "apps/commands.hpp"
+#include "harness/args.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
 #include "harness/progress.hpp"
@@ -18,50 +19,43 @@ namespace rooflab::counters {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string counters_usage() {
-  return "usage: rooflab counters [--filter REGEX] [--case NAME]... [--profile quick|paper]\n"
-         "                        [--backend cachegrind|papi|likwid|all] [--machine machine.json]\n"
-         "                        [--ll-level L2|L3] [--runs K] [--timeout SECONDS] [--out DIR]\n"
-         "  Counts data-cache misses of each selected case (verified first) and writes\n"
-         "  DIR/counters.json (merged with an existing one). cachegrind simulates the caches of\n"
-         "  machine.json (--machine, else DIR/machine.json) under valgrind: ~50x slower, so the\n"
-         "  default is --runs 2. Exit: 0 ok, 2 the requested back end is unavailable,\n"
-         "  3 a case failed (verification, valgrind crash or --timeout, default 600 s).";
+args::Spec counters_spec() {
+  return args::Spec("rooflab counters", "cache-miss counters of each selected case (verified first) -> DIR/counters.json")
+      .string("--filter", "REGEX", "only names matching REGEX")
+      .string("--case", "NAME", "this case instead of the profile's")
+      .repeated()
+      .profile("which sizes")
+      .choice("--backend", {"cachegrind", "papi", "likwid", "all"}, "counter back end", "cachegrind")
+      .path("--machine", args::PathKind::input_file, "FILE",
+            "machine.json whose caches cachegrind simulates (default: DIR/machine.json if present)")
+      .hint("; run `rooflab characterize` first (--out DIR)")
+      .choice("--ll-level", {"L2", "L3"}, "the level cachegrind simulates as its last level (default: auto)")
+      .integer("--runs", "K", "runs counted per case (cachegrind is ~50x slower)", 1, 10000, 2)
+      .integer("--timeout", "SECONDS", "the most one cachegrind case may take", 1, 86400, 600)
+      .path("--out", args::PathKind::output_dir, "DIR", "where counters.json goes (merged with an existing one)", ".")
+      .epilog("exit codes: 0 ok, 2 the requested back end is unavailable, 3 a case failed (verification, valgrind "
+              "crash or --timeout)");
 }
 
 namespace {
 struct Options {
-  std::string filter, profile = "quick", backend = "cachegrind", machine, ll_level, out = ".";
+  std::string filter, profile, backend, machine, ll_level, out;
   std::vector<std::string> cases;
   int runs = 2;
   double timeout_s = 600;
 };
 
-Options parse(const std::vector<std::string>& args) {
+Options options_of(const args::Values& v) {
   Options o;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw Error(a + " needs a value\n" + counters_usage());
-      return args[++i];
-    };
-    if (a == "--filter") o.filter = value();
-    else if (a == "--case") o.cases.push_back(value());
-    else if (a == "--profile") o.profile = value();
-    else if (a == "--backend") o.backend = value();
-    else if (a == "--machine") o.machine = value();
-    else if (a == "--ll-level") o.ll_level = value();
-    else if (a == "--runs") o.runs = parse_positive_int(a, value(), 10000);
-    else if (a == "--timeout") o.timeout_s = parse_positive_int(a, value(), 86400);
-    else if (a == "--out") o.out = value();
-    else if (a == "-h" || a == "--help") throw Error(counters_usage());
-    else throw Error("unknown argument '" + a + "'\n" + counters_usage());
-  }
-  static const std::set<std::string> backends = {"cachegrind", "papi", "likwid", "all"};
-  if (!backends.count(o.backend))
-    throw Error("--backend must be cachegrind, papi, likwid or all, got '" + o.backend + "'");
-  if (!o.ll_level.empty() && o.ll_level != "L2" && o.ll_level != "L3")
-    throw Error("--ll-level must be L2 or L3, got '" + o.ll_level + "'");
+  o.filter = v.str("--filter");
+  o.cases = v.all("--case");
+  o.profile = v.str("--profile");
+  o.backend = v.str("--backend");
+  o.machine = v.str("--machine");
+  o.ll_level = v.str("--ll-level");
+  o.runs = int(v.integer("--runs"));
+  o.timeout_s = double(v.integer("--timeout"));
+  o.out = v.str("--out");
   return o;
 }
 
@@ -153,8 +147,8 @@ json merge(const fs::path& file, const json& backends, const json& rows) {
 }
 }  // namespace
 
-int counters_main(const std::vector<std::string>& args) {
-  const Options o = parse(args);
+int counters_run(const args::Values& v) {
+  const Options o = options_of(v);
   const std::vector<Case> cases = select_cases(o);
   ensure_writable_dir(o.out);
   std::string machine_path;

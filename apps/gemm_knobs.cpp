@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <numeric>
 
+#include "harness/args.hpp"
 #include "harness/diagnostics.hpp"
 #include "apps/commands.hpp"
 #include "harness/error.hpp"
@@ -20,64 +21,16 @@ namespace rooflab::gemm::knobs {
 namespace fs = std::filesystem;
 namespace {
 
-const char* kUsage = R"(usage: rooflab gemm-knobs <command> [options]
-
-commands:
-  tune      autotune sfc_ca's knobs for shapes, cached       --shape MxNxK... [--cache FILE]
-  predict   the analytic model's prediction per knob + NN    --shape MxNxK... [--machine FILE] [--nn FILE]
-  build-nn  autotune the nearest-neighbour set -> FILE       [--sizes a,b,..] [--out FILE]
-  evaluate  analytic and NN vs autotuned over random shapes  --shapes N --out DIR [--seed S]
-            -> DIR/gemm_knobs.json                           [--min 256] [--max 2048] [--machine FILE] [--nn FILE]
-  roofline  the tight (per-BRGEMM) roofline of every gemm    --run DIR [--machine FILE (DIR/machine.json)]
-            shape of DIR/model.json -> DIR/gemm_roofline.json [--out FILE]  (no timing)
-common options:
-  --dtype f64|f32 (f64)  --threads T (all cores)  --isa I (the widest)  --reps R (3: fastest of R runs)
-  --wait-quiet S (3: per knob, wait up to S seconds in all for nothing else runnable before a run)
-  --quiet-budget S (300: the most the whole command waits for quiet; then it times on, under load,
-                   and says so: "quiet_budget" in the evaluate / build-nn output)
-  --grid k_layers:1,2,4/kbf:1,2,4,8/bk:128 (the default)  --verbose (a line per knob timed)
-defaults: --machine results/latest/machine.json and --nn results/gemm/knobs_nn.json in the
+const char* kNotes = R"(defaults: --machine results/latest/machine.json and --nn results/gemm/knobs_nn.json in the
 source tree; --cache for tune: ./gemm_knobs_cache.json. build-nn and evaluate resume from
 their output file (its autotuned entries are reused; --retune ignores them).
 Time it alone: flock /tmp/rooflab-timing.lock rooflab gemm-knobs ...
 )";
 
-struct Usage : Error {
-  using Error::Error;
-};
-
-// --key value / --key=value.
-struct Opts {
-  std::vector<std::string> a;
-  size_t i = 0;
-  bool done() const { return i >= a.size(); }
-  bool flag(const char* name) {
-    if (a[i] != name) return false;
-    ++i;
-    return true;
-  }
-  bool opt(const std::string& name, std::string& v) {
-    if (a[i] == name) {
-      if (i + 1 >= a.size()) throw Usage(name + " needs a value");
-      v = a[i + 1], i += 2;
-      return true;
-    }
-    if (a[i].rfind(name + "=", 0) == 0) {
-      v = a[i].substr(name.size() + 1), ++i;
-      return true;
-    }
-    return false;
-  }
-};
+using Usage = args::UsageError;
 
 int to_int(const std::string& s, const std::string& what, int lo, int hi) {
-  try {
-    size_t pos = 0;
-    const long v = std::stol(s, &pos);
-    if (pos == s.size() && v >= lo && v <= hi) return int(v);
-  } catch (const std::exception&) {
-  }
-  throw Usage(what + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + s + "'");
+  return int(args::parse_integer(what, s, lo, hi));
 }
 
 struct Common {
@@ -107,46 +60,54 @@ struct Common {
   }
 };
 
-Common parse(Opts& o) {
+// The options every subcommand shares, declared once.
+args::Spec common_spec(const std::string& sub, const std::string& summary) {
+  args::Spec s("rooflab gemm-knobs " + sub, summary);
+  s.choice("--dtype", {"f64", "f32"}, "element type", "f64")
+      .threads("threads of the timed runs (default: every CPU)")
+      .choice("--isa", {"scalar", "avx2", "avx512"}, "micro-kernel ISA (default: the widest of this CPU)")
+      .string("--grid", "GRID", "the knobs tried, e.g. k_layers:1,2,4/kbf:1,2,4,8/bk:128 (the default)")
+      .integer("--reps", "R", "runs per knob (the fastest is kept)", 1, 1000, 3)
+      .real("--wait-quiet", "S", "per knob, the most seconds in all to wait for nothing else runnable", 0, 3600, 3)
+      .real("--quiet-budget", "S", "the most the whole command waits for quiet; then it times on, under load, and "
+                                   "says so (\"quiet_budget\" in the output)", 0, 86400,
+            rooflab::diag::default_quiet_budget_s("paper"))
+      .flag("--verbose", "a line per knob timed")
+      .flag("--retune", "ignore the autotuned entries of the output / cache file")
+      .epilog(kNotes);
+  return s;
+}
+
+Common common_of(const args::Values& v) {
   Common c;
-  std::string v;
-  while (!o.done()) {
-    if (o.opt("--dtype", v)) {
-      const auto d = parse_dtype(v);
-      if (!d) throw Usage("--dtype must be f64 or f32, got '" + v + "'");
-      c.dtype = *d;
-    } else if (o.opt("--threads", v)) {
-      c.threads = to_int(v, "--threads", 1, 1024);
-    } else if (o.opt("--isa", v)) {
-      const auto i = parse_isa(v);
-      if (!i || *i == Isa::none) throw Usage("--isa must be scalar, avx2 or avx512, got '" + v + "'");
-      if (!isa_supported(*i)) throw Error("this CPU does not support " + v);
-      c.isa = *i;
-    } else if (o.opt("--grid", v)) {
-      c.grid = parse_grid(v);
-    } else if (o.opt("--reps", v)) {
-      c.reps = to_int(v, "--reps", 1, 1000);
-    } else if (o.opt("--wait-quiet", v)) {
-      c.wait_quiet = to_int(v, "--wait-quiet", 0, 3600);
-    } else if (o.opt("--quiet-budget", v)) {
-      c.quiet_budget = to_int(v, "--quiet-budget", 0, 86400);
-    } else if (o.opt("--shape", v)) {
-      c.shapes.push_back(v);
-    } else if (o.opt("--machine", c.machine)) {
-      c.machine_given = true;
-    } else if (o.opt("--run", c.run) || o.opt("--cache", c.cache) || o.opt("--out", c.out) ||
-               o.opt("--sizes", c.sizes) || o.opt("--seed", c.seed) || o.opt("--min", c.lo) ||
-               o.opt("--max", c.hi) || o.opt("--shapes", c.count)) {
-    } else if (o.opt("--nn", c.nn)) {
-      c.nn_given = true;
-    } else if (o.flag("--verbose")) {
-      c.verbose = true;
-    } else if (o.flag("--retune")) {
-      c.retune = true;
-    } else {
-      throw Usage("unknown option '" + o.a[o.i] + "'");
-    }
+  c.dtype = *parse_dtype(v.str("--dtype"));
+  if (v.has("--threads")) c.threads = int(v.integer("--threads"));
+  if (v.has("--isa")) {
+    c.isa = *parse_isa(v.str("--isa"));
+    if (!isa_supported(c.isa)) throw Error("this CPU does not support " + v.str("--isa"));
   }
+  if (v.has("--grid")) c.grid = parse_grid(v.str("--grid"));
+  c.reps = int(v.integer("--reps"));
+  c.wait_quiet = v.real("--wait-quiet");
+  c.quiet_budget = v.real("--quiet-budget");
+  c.verbose = v.flag("--verbose");
+  c.retune = v.flag("--retune");
+  auto opt = [&](const char* name, std::string& field) {
+    if (v.declared(name) && (v.has(name) || !v.str(name).empty())) field = v.str(name);
+  };
+  if (v.declared("--shape")) c.shapes = v.all("--shape");
+  c.machine_given = v.declared("--machine") && v.has("--machine");
+  c.nn_given = v.declared("--nn") && v.has("--nn");
+  opt("--machine", c.machine);
+  opt("--nn", c.nn);
+  opt("--run", c.run);
+  opt("--cache", c.cache);
+  opt("--out", c.out);
+  opt("--sizes", c.sizes);
+  opt("--seed", c.seed);
+  opt("--min", c.lo);
+  opt("--max", c.hi);
+  opt("--shapes", c.count);
   // Every wait for quiet of this command (time_knob's) draws from one total.
   rooflab::diag::set_quiet_budget(c.quiet_budget);
   return c;
@@ -235,7 +196,7 @@ std::vector<int64_t> parse_sizes(const std::string& text) {
 }
 
 int cmd_build_nn(Common& c) {
-  if (c.out.empty()) c.out = std::string(ROOFLAB_SOURCE_DIR) + "/results/gemm/knobs_nn.json";
+  c.out = (fs::path(c.out.empty() ? std::string(ROOFLAB_SOURCE_DIR) + "/results/gemm" : c.out) / "knobs_nn.json").string();
   const std::vector<int64_t> sizes = parse_sizes(c.sizes);
   warn_if_unoptimized();
   KnobFile f = KnobFile::load(c.out, true);
@@ -302,8 +263,6 @@ struct Losses {
 };
 
 int cmd_evaluate(Common& c) {
-  if (c.out.empty()) throw Usage("evaluate needs --out DIR");
-  if (c.count.empty()) throw Usage("evaluate needs --shapes N");
   const int count = to_int(c.count, "--shapes", 1, 100000);
   const int lo = to_int(c.lo, "--min", 1, 1 << 20), hi = to_int(c.hi, "--max", 1, 1 << 20);
   if (lo > hi) throw Usage("--min " + c.lo + " is larger than --max " + c.hi);
@@ -433,7 +392,6 @@ nlohmann::json prediction_json(const Prediction& p, double flops) {
 // the bound needs no timing). Shapes are (M, N, K, dtype, threads); the micro-kernel shape
 // (which sets the padding) is that of the widest ISA an sfc_ca row of the shape ran, else --isa.
 int cmd_roofline(Common& c) {
-  if (c.run.empty()) throw Usage("roofline needs --run DIR (with model.json: `rooflab model --run DIR`)");
   const fs::path run(c.run);
   if (!fs::is_regular_file(run / "model.json"))
     throw Error((run / "model.json").string() + " not found: run `rooflab model --run " + run.string() + "` first");
@@ -441,7 +399,7 @@ int cmd_roofline(Common& c) {
   require_schema(model, "rooflab.model", 1, run / "model.json");
   const std::string mpath = c.machine_given ? c.machine : (run / "machine.json").string();
   const roofline::Machine machine = roofline::load_machine(mpath);
-  const fs::path dest = c.out.empty() ? run / "gemm_roofline.json" : fs::path(c.out);
+  const fs::path dest = (c.out.empty() ? run : fs::path(c.out)) / "gemm_roofline.json";
 
   struct Row {
     Shape s;
@@ -533,25 +491,80 @@ int cmd_roofline(Common& c) {
 }
 }  // namespace
 
-int knobs_main(const std::vector<std::string>& args) {
-  try {
-    if (args.empty() || args[0] == "help" || args[0] == "--help") {
-      std::fputs(kUsage, args.empty() ? stderr : stdout);
-      return args.empty() ? 2 : 0;
-    }
-    Opts o{{args.begin() + 1, args.end()}};
-    Common c = parse(o);
-    const std::string& cmd = args[0];
-    if (cmd == "tune") return cmd_tune(c);
-    if (cmd == "predict") return cmd_predict(c);
-    if (cmd == "build-nn") return cmd_build_nn(c);
-    if (cmd == "evaluate") return cmd_evaluate(c);
-    if (cmd == "roofline") return cmd_roofline(c);
-    throw Usage("unknown command '" + cmd + "'");
-  } catch (const Usage& e) {
-    std::fprintf(stderr, "rooflab gemm-knobs: %s\n(see `rooflab gemm-knobs help`)\n", e.what());
-    return 2;
-  }
+namespace {
+using args::PathKind;
+args::Spec& shapes_opt(args::Spec& s) {
+  return s.string("--shape", "MxNxK", "a shape (repeatable)").repeated().required();
+}
+args::Spec& machine_nn(args::Spec& s) {
+  return s.path("--machine", PathKind::input_file, "FILE", "machine.json (default: results/latest/machine.json)")
+      .hint("; run `rooflab characterize` first (--out DIR)")
+      .path("--nn", PathKind::input_file, "FILE", "the nearest-neighbour set (default: results/gemm/knobs_nn.json)")
+      .hint(" (made by `rooflab gemm-knobs build-nn`)");
+}
+std::function<int(const args::Values&)> with_common(int (*cmd)(Common&)) {
+  return [cmd](const args::Values& v) {
+    Common c = common_of(v);
+    return cmd(c);
+  };
+}
+
+std::vector<args::Command> table() {
+  return {
+      {"tune", "autotune sfc_ca's knobs for shapes, cached",
+       [] {
+         args::Spec s = common_spec("tune", "autotune sfc_ca's knobs for shapes (cached in --cache FILE)");
+         shapes_opt(s).path("--cache", PathKind::output_file, "FILE", "the cache (default ./gemm_knobs_cache.json)");
+         return s;
+       },
+       with_common(cmd_tune), nullptr, false},
+      {"predict", "the analytic model's prediction per knob + the nearest neighbour's choice",
+       [] {
+         args::Spec s = common_spec("predict", "the analytic model's prediction per knob and the NN choice");
+         shapes_opt(s);
+         return machine_nn(s);
+       },
+       with_common(cmd_predict), nullptr, false},
+      {"build-nn", "autotune the nearest-neighbour set -> DIR/knobs_nn.json",
+       [] {
+         return common_spec("build-nn", "autotune every (M, N, K) of the sizes -> DIR/knobs_nn.json")
+             .string("--sizes", "a,b,..", "the sizes of each dimension", "256,431,724,1218,2048")
+             .path("--out", PathKind::output_dir, "DIR", "where knobs_nn.json goes (default: results/gemm)");
+       },
+       with_common(cmd_build_nn), nullptr, false},
+      {"evaluate", "analytic and NN vs autotuned over random shapes -> DIR/gemm_knobs.json",
+       [] {
+         args::Spec s = common_spec("evaluate", "analytic and NN choices vs the autotuned best over random shapes -> "
+                                                "DIR/gemm_knobs.json");
+         s.integer("--shapes", "N", "random shapes", 1, 100000)
+             .required()
+             .path("--out", PathKind::output_dir, "DIR", "where gemm_knobs.json goes")
+             .required()
+             .integer("--seed", "S", "the shapes' seed", 0, 1 << 30, 1)
+             .integer("--min", "N", "smallest M, N, K", 1, 1 << 20, 256)
+             .integer("--max", "N", "largest M, N, K", 1, 1 << 20, 2048)
+             .path("--cache", PathKind::any, "FILE", "reuse the timings of this file (default: DIR/gemm_knobs.json)");
+         return machine_nn(s);
+       },
+       with_common(cmd_evaluate), nullptr, false},
+      {"roofline", "the tight (per-BRGEMM) roofline of every gemm shape of DIR/model.json -> DIR/gemm_roofline.json",
+       [] {
+         return common_spec("roofline", "the tight (per-BRGEMM) roofline of every gemm shape of DIR/model.json -> "
+                                        "DIR/gemm_roofline.json (no timing)")
+             .path("--run", PathKind::input_dir, "DIR", "the run (with model.json: `rooflab model --run DIR`)")
+             .required()
+             .path("--machine", PathKind::input_file, "FILE", "machine.json (default: DIR/machine.json)")
+             .hint("; run `rooflab characterize` first (--out DIR)")
+             .path("--out", PathKind::output_dir, "DIR", "where gemm_roofline.json goes (default: --run DIR)");
+       },
+       with_common(cmd_roofline), nullptr, false},
+  };
+}
+}  // namespace
+
+int knobs_main(const std::vector<std::string>& argv) {
+  return args::dispatch("rooflab gemm-knobs", "sfc_ca's (k_layers, kbf): autotuning, analytic model, nearest neighbour",
+                        table(), argv);
 }
 
 }  // namespace rooflab::gemm::knobs

@@ -5,20 +5,13 @@
 #include <string>
 
 #include "apps/commands.hpp"
+#include "harness/args.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
 #include "kernels/sinkhorn/cuda/sinkhorn_cuda.hpp"
 
 namespace rooflab::sinkhorn_cuda {
 namespace {
-const char* kHelp = R"(usage: rooflab gpu-characterize [--out DIR] [--reps K] [--optional]
-Measures the CUDA device (device 0): BabelStream-style read / copy / update / triad bandwidth
-on f64 arrays far larger than L2 ("DRAM") and fitting in it ("L2"), and FMA / add peak
-GFLOP/s in f32 and f64; merges them into DIR/machine.json as its "gpu" section (run
-`rooflab characterize --out DIR` first). --optional: exit 0 with a note when there is no
-device (for scripts that run on machines with and without one).
-)";
-
 nlohmann::json stream_json(const dev::StreamResult& s) {
   return {{"read", s.read}, {"copy", s.copy}, {"update", s.update}, {"triad", s.triad}};
 }
@@ -52,36 +45,21 @@ nlohmann::json gpu_section(const GpuMeasurement& m) {
            "write-allocate); compute: 8 independent FMA (2 flops) or add (1 flop) chains per thread"}};
 }
 
-int gpu_characterize_main(const std::vector<std::string>& args) {
-  std::string out = ".";
-  int reps = 20;
-  bool optional = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto usage = [](const std::string& msg) {
-      std::fprintf(stderr, "rooflab gpu-characterize: %s\n%s", msg.c_str(), kHelp);
-      return 2;
-    };
-    if ((a == "--out" || a == "--reps") && i + 1 >= args.size()) return usage(a + " needs a value");
-    if (a == "--help" || a == "-h") {
-      std::fputs(kHelp, stdout);
-      return 0;
-    } else if (a == "--out") {
-      out = args[++i];
-    } else if (a == "--reps") {
-      const std::string v = args[++i];
-      try {
-        reps = std::stoi(v);
-      } catch (...) {
-        reps = 0;
-      }
-      if (reps < 1 || reps > 10000) return usage("--reps must be an integer in 1..10000, got '" + v + "'");
-    } else if (a == "--optional") {
-      optional = true;
-    } else {
-      return usage("unknown option '" + a + "'");
-    }
-  }
+args::Spec gpu_characterize_spec() {
+  return args::Spec("rooflab gpu-characterize",
+                    "the CUDA device's (device 0) bandwidth and peak FLOP/s -> the \"gpu\" section of DIR/machine.json")
+      .path("--out", args::PathKind::output_dir, "DIR", "the run directory with machine.json", ".")
+      .integer("--reps", "K", "launches per kernel (the best is kept)", 1, 10000, 20)
+      .flag("--optional", "exit 0 with a note when there is no device (for scripts run with and without one)")
+      .epilog("BabelStream-style read / copy / update / triad bandwidth on f64 arrays far larger than L2 (\"DRAM\")\n"
+              "and fitting in it (\"L2\"), FMA / add peak GFLOP/s in f32 and f64; run `rooflab characterize\n"
+              "--out DIR` first.");
+}
+
+int gpu_characterize_run(const args::Values& v) {
+  const std::string out = v.str("--out");
+  const int reps = int(v.integer("--reps"));
+  const bool optional = v.flag("--optional");
   const std::string why = unavailable_reason();
   if (!why.empty() && optional) {
     std::fprintf(stderr, "gpu-characterize: skipped: %s\n", why.c_str());
@@ -116,6 +94,10 @@ int gpu_characterize_main(const std::vector<std::string>& args) {
       " GB/s; fma_f32 " + std::to_string(m.peak.fma_f32) + " GFLOP/s, fma_f64 " + std::to_string(m.peak.fma_f64));
   std::printf("%s\n", machine.c_str());
   return 0;
+}
+
+int gpu_characterize_main(const std::vector<std::string>& argv) {
+  return args::run_single(gpu_characterize_spec(), argv, gpu_characterize_run);
 }
 
 }  // namespace rooflab::sinkhorn_cuda

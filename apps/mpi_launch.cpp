@@ -1,5 +1,5 @@
 // `rooflab mpi`: a thin launcher, so users need not know where the build put rooflab_mpi nor
-// which mpiexec CMake found. Everything after --np P goes to rooflab_mpi unchanged.
+// which mpiexec CMake found. Every argument it does not declare goes to rooflab_mpi unchanged.
 #include "apps/commands.hpp"
 
 #include <unistd.h>
@@ -10,18 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "harness/args.hpp"
 #include "harness/error.hpp"
 
 namespace fs = std::filesystem;
 
 namespace rooflab::cli {
 namespace {
-constexpr const char* kUsage =
-    "usage: rooflab mpi --np P [--dry-run] [rooflab_mpi options]\n"
-    "  runs `mpiexec -n P rooflab_mpi OPTIONS` with the rooflab_mpi built beside this rooflab\n"
-    "  (ROOFLAB_MPI_BIN and ROOFLAB_MPIEXEC override the paths); `rooflab mpi --np 1 --help` lists\n"
-    "  rooflab_mpi's options. --dry-run prints the command instead of running it.";
-
 bool executable(const fs::path& p) { return !p.empty() && fs::is_regular_file(p) && access(p.c_str(), X_OK) == 0; }
 
 // rooflab_mpi, searched where a build or an install puts it relative to this executable (so a
@@ -59,44 +54,20 @@ std::string mpiexec() {
   return "mpiexec";  // from PATH
 }
 
-int usage_error(const std::string& msg) {
-  std::fprintf(stderr, "rooflab mpi: %s\n%s\n", msg.c_str(), kUsage);
-  return 2;
+args::Spec spec() {
+  return args::Spec("rooflab mpi", "runs `mpiexec -n P rooflab_mpi OPTIONS` with the rooflab_mpi built beside this rooflab")
+      .integer("--np", "P", "MPI ranks", 1, 4096)
+      .alias("-n")
+      .required()
+      .flag("--dry-run", "print the command instead of running it")
+      .rest("OPTIONS", "rooflab_mpi's options, passed on (`rooflab mpi --np 1 -- --help` lists them)")
+      .epilog("ROOFLAB_MPI_BIN and ROOFLAB_MPIEXEC override the paths of rooflab_mpi and mpiexec.");
 }
-}  // namespace
 
-int mpi_main(const std::vector<std::string>& args, const char* argv0) {
-  std::vector<std::string> pass;
-  long np = 0;
-  bool dry = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    std::string v;
-    if (a == "--np" || a == "-n") {
-      if (i + 1 >= args.size()) return usage_error(a + " needs a value");
-      v = args[++i];
-    } else if (a.rfind("--np=", 0) == 0) {
-      v = a.substr(5);
-    } else if (a == "--dry-run") {
-      dry = true;
-      continue;
-    } else if (a == "-h" || a == "--help") {
-      std::puts(kUsage);
-      return 0;
-    } else {
-      pass.push_back(a);
-      continue;
-    }
-    char* end = nullptr;
-    np = std::strtol(v.c_str(), &end, 10);
-    if (v.empty() || *end || np < 1 || np > 4096)
-      return usage_error("--np takes a number of ranks in [1, 4096], got '" + v + "'");
-  }
-  if (np == 0) return usage_error("needs --np P");
-
-  std::vector<std::string> cmd = {mpiexec(), "-n", std::to_string(np), find_rooflab_mpi(argv0).string()};
-  cmd.insert(cmd.end(), pass.begin(), pass.end());
-  if (dry) {
+int launch(const args::Values& v, const char* argv0) {
+  std::vector<std::string> cmd = {mpiexec(), "-n", std::to_string(v.integer("--np")), find_rooflab_mpi(argv0).string()};
+  cmd.insert(cmd.end(), v.passthrough().begin(), v.passthrough().end());
+  if (v.flag("--dry-run")) {
     for (size_t i = 0; i < cmd.size(); ++i) std::printf("%s%s", i ? " " : "", cmd[i].c_str());
     std::printf("\n");
     return 0;
@@ -107,5 +78,10 @@ int mpi_main(const std::vector<std::string>& args, const char* argv0) {
   std::fflush(nullptr);
   execvp(cargv[0], cargv.data());
   throw Error("cannot run " + cmd[0] + " (is MPICH's mpiexec installed? set ROOFLAB_MPIEXEC)");
+}
+}  // namespace
+
+int mpi_main(const std::vector<std::string>& argv, const char* argv0) {
+  return args::run_single(spec(), argv, [argv0](const args::Values& v) { return launch(v, argv0); });
 }
 }  // namespace rooflab::cli

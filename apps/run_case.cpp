@@ -8,36 +8,24 @@
 #include "harness/counters/counters.hpp"
 #include "harness/counters/measure.hpp"
 #include "apps/commands.hpp"
+#include "harness/args.hpp"
 #include "harness/error.hpp"
 
 namespace rooflab::counters {
 
-int run_case_main(const std::vector<std::string>& args) {
-  const std::string usage = "usage: rooflab run-case NAME [--runs K] [--backend none|papi|likwid]";
-  std::string name, backend_name = "none";
-  int runs = 2;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw Error(a + " needs a value; " + usage);
-      return args[++i];
-    };
-    if (a == "--runs") {
-      runs = parse_positive_int(a, value());
-    } else if (a == "--backend") {
-      backend_name = value();
-      if (backend_name != "none" && backend_name != "papi" && backend_name != "likwid")
-        throw Error("--backend must be none, papi or likwid (cachegrind runs this command under "
-                    "valgrind: use `rooflab counters --backend cachegrind`)");
-    } else if (!a.empty() && a[0] == '-') {
-      throw Error("unknown option " + a + "; " + usage);
-    } else if (name.empty()) {
-      name = a;
-    } else {
-      throw Error("one case name expected, got '" + name + "' and '" + a + "'; " + usage);
-    }
-  }
-  if (name.empty()) throw Error("missing case name; " + usage);
+args::Spec run_case_spec() {
+  return args::Spec("rooflab run-case", "verify one case, then count its runs (the process the cachegrind back end runs "
+                                        "under valgrind; also usable under likwid-perfctr)")
+      .positional("NAME", "the case (benchmark name grammar)")
+      .integer("--runs", "K", "runs counted after the verification", 1, 1000000, 2)
+      .choice("--backend", {"none", "papi", "likwid"}, "in-process counters (none: only run)", "none")
+      .hint(" (cachegrind runs this command under valgrind: use `rooflab counters --backend cachegrind`)")
+      .epilog("exit codes: 0 ok, 2 the back end is unavailable, 3 verification failed");
+}
+
+int run_case_run(const args::Values& v) {
+  const std::string name = v.positional(0), backend_name = v.str("--backend");
+  const int runs = int(v.integer("--runs"));
   const Case c = parse_case_name(name);
 
   std::unique_ptr<Backend> backend;

@@ -1,6 +1,11 @@
 // `rooflab sinkhorn`: a full (unbalanced) OT solve to a tolerance (kernels/sinkhorn/solve.hpp).
+#include <unistd.h>
+
+#include <climits>
 #include <cmath>
+#include <tuple>
 #include <cstdio>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -9,36 +14,13 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.hpp"
+#include "harness/args.hpp"
 #include "harness/error.hpp"
+#include "harness/json_io.hpp"
 #include "kernels/sinkhorn/solve.hpp"
 
 namespace rooflab::sinkhorn {
 namespace {
-
-const char* kSolveUsage = R"(usage: rooflab sinkhorn (--cost FILE | --grid MxN) --reg R [options]
-
-Solves entropic OT (balanced, or unbalanced with --reg-m) with K = exp(-C/reg) and prints a
-JSON summary (iterations, convergence, marginal error, time) on stdout.
-
-  --cost FILE        cost matrix as text: one row per line, numbers separated by spaces or
-                     commas, '#' comment lines
-  --grid MxN         built-in cost C[i][j] = (i/M - (j+0.5)/N)^2 (for benchmarks)
-  --a FILE, --b FILE marginals as text (default uniform 1/M, 1/N)
-  --reg R            entropic regularization (> 0)
-  --reg-m R          marginal relaxation: unbalanced OT, POT's sinkhorn_unbalanced (fused_uv)
-  --variant V        typical | c2r | blocked | microkernel | mapuot | fused_uv (default)
-  --isa I            scalar | avx2 | avx512 (default: best supported, ISA variants only)
-  --dtype D          f64 (default) | f32
-  --tol T            stopping tolerance (default 1e-9); 0 runs exactly --max-iter iterations
-  --max-iter N       default 1000
-  --check-every K    iterations between stopping-rule checks (default 10)
-  --threads T        OpenMP threads on row slices (default 1)
-  --plan FILE        write the plan as text (%.17g, one row per line)
-)";
-
-struct SolveUsage : Error {
-  using Error::Error;
-};
 
 std::vector<std::vector<double>> read_rows(const std::string& path) {
   std::ifstream in(path);
@@ -76,28 +58,22 @@ std::vector<double> read_vector(const std::string& path) {
   return v;
 }
 
-double to_double(const std::string& s, const std::string& what) {
-  size_t pos = 0;
-  double x = 0;
-  try {
-    x = std::stod(s, &pos);
-  } catch (...) {
-    pos = 0;
+// --grid MxN: sizes >= 1 whose cost matrix fits the machine's memory (checked before allocating:
+// C in f64, plus the solver's K and plan in the solve's type).
+std::pair<int64_t, int64_t> parse_grid(const std::string& grid, size_t elem) {
+  const auto x = grid.find('x');
+  if (x == std::string::npos) throw args::UsageError("--grid must be MxN, got '" + grid + "'");
+  const int64_t M = args::parse_integer("--grid M", grid.substr(0, x), 1, INT64_MAX);
+  const int64_t N = args::parse_integer("--grid N", grid.substr(x + 1), 1, INT64_MAX);
+  const double need = double(M) * double(N) * double(sizeof(double) + 2 * elem);
+  const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  if (M > INT64_MAX / N || (have > 0 && need > have)) {
+    char b[160];
+    std::snprintf(b, sizeof b, "--grid %s needs %.3g GB of memory, this machine has %.3g GB", grid.c_str(), need / 1e9,
+                  have / 1e9);
+    throw Error(b);
   }
-  if (pos != s.size() || s.empty()) throw SolveUsage(what + " must be a number, got '" + s + "'");
-  return x;
-}
-
-int64_t to_int64(const std::string& s, const std::string& what) {
-  size_t pos = 0;
-  long long x = 0;
-  try {
-    x = std::stoll(s, &pos);
-  } catch (...) {
-    pos = 0;
-  }
-  if (pos != s.size() || s.empty()) throw SolveUsage(what + " must be an integer, got '" + s + "'");
-  return x;
+  return {M, N};
 }
 
 template <class T>
@@ -105,12 +81,15 @@ int run_solve(const std::vector<double>& C, int64_t M, int64_t N, const std::vec
               const std::vector<double>& b, const SolveOptions& o, const std::string& plan_path) {
   const std::vector<T> Ct(C.begin(), C.end()), at(a.begin(), a.end()), bt(b.begin(), b.end());
   const SolveResult<T> r = solve<T>(Ct.data(), M, N, at.data(), bt.data(), o);
-  if (!plan_path.empty()) {
-    std::FILE* f = std::fopen(plan_path.c_str(), "w");
-    if (!f) throw Error("cannot write '" + plan_path + "'");
+  if (!plan_path.empty()) {  // atomically: an interrupted write leaves no partial plan
+    std::string text;
+    char buf[32];
     for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) std::fprintf(f, "%.17g%c", double(r.plan[size_t(i * N + j)]), j + 1 == N ? '\n' : ' ');
-    if (std::fclose(f) != 0) throw Error("error writing '" + plan_path + "'");
+      for (int64_t j = 0; j < N; ++j) {
+        std::snprintf(buf, sizeof buf, "%.17g%c", double(r.plan[size_t(i * N + j)]), j + 1 == N ? '\n' : ' ');
+        text += buf;
+      }
+    write_text_atomic(plan_path, text);
   }
   nlohmann::json j = {{"schema", "rooflab.sinkhorn_solve/1"},
                       {"variant", o.variant},
@@ -133,56 +112,47 @@ int run_solve(const std::vector<double>& C, int64_t M, int64_t N, const std::vec
 
 }  // namespace
 
-int solve_main(const std::vector<std::string>& args) {
-  try {
-    SolveOptions o;
-    std::string cost, grid, apath, bpath, dtype = "f64", plan;
-    bool have_reg = false;
-    for (size_t i = 0; i < args.size(); ++i) {
-      const std::string& k = args[i];
-      if (k == "--help" || k == "-h") {
-        std::printf("%s", kSolveUsage);
-        return 0;
-      }
-      std::string key = k, val;
-      const auto eq = k.find('=');
-      if (k.rfind("--", 0) == 0 && eq != std::string::npos) {
-        key = k.substr(0, eq);
-        val = k.substr(eq + 1);
-      } else {
-        if (i + 1 >= args.size()) throw SolveUsage(k + " needs a value");
-        val = args[++i];
-      }
-      if (key == "--cost") cost = val;
-      else if (key == "--grid") grid = val;
-      else if (key == "--a") apath = val;
-      else if (key == "--b") bpath = val;
-      else if (key == "--reg") o.reg = to_double(val, key), have_reg = true;
-      else if (key == "--reg-m") o.reg_m = to_double(val, key);
-      else if (key == "--variant") o.variant = val;
-      else if (key == "--isa") {
-        const auto isa = parse_isa(val);
-        if (!isa || *isa == Isa::none) throw SolveUsage("--isa must be scalar, avx2 or avx512, got '" + val + "'");
-        o.isa = *isa;
-      } else if (key == "--dtype") dtype = val;
-      else if (key == "--tol") o.tol = to_double(val, key);
-      else if (key == "--max-iter") o.max_iter = to_int64(val, key);
-      else if (key == "--check-every") o.check_every = to_int64(val, key);
-      else if (key == "--threads") o.threads = int(to_int64(val, key));
-      else if (key == "--plan") plan = val;
-      else throw SolveUsage("unknown option '" + k + "'");
-    }
-    if (cost.empty() == grid.empty()) throw SolveUsage("give exactly one of --cost FILE and --grid MxN");
-    if (!have_reg) throw SolveUsage("--reg is required");
-    if (dtype != "f64" && dtype != "f32") throw SolveUsage("--dtype must be f64 or f32");
+args::Spec solve_spec() {
+  using args::PathKind;
+  return args::Spec("rooflab sinkhorn", "solves entropic OT (balanced, or unbalanced with --reg-m) with "
+                                        "K = exp(-C/reg); a JSON summary on stdout")
+      .path("--cost", PathKind::input_file, "FILE",
+            "cost matrix as text: one row per line, numbers separated by spaces or commas, '#' comment lines")
+      .string("--grid", "MxN", "built-in cost C[i][j] = (i/M - (j+0.5)/N)^2 (for benchmarks)")
+      .path("--a", PathKind::input_file, "FILE", "source marginal as text (default uniform 1/M)")
+      .path("--b", PathKind::input_file, "FILE", "target marginal as text (default uniform 1/N)")
+      .real("--reg", "R", "entropic regularization (> 0)", -HUGE_VAL, HUGE_VAL)
+      .required()
+      .real("--reg-m", "R", "marginal relaxation: unbalanced OT, POT's sinkhorn_unbalanced (fused_uv)", 0, HUGE_VAL,
+            std::nullopt, true)
+      .choice("--variant", {"typical", "c2r", "blocked", "microkernel", "mapuot", "fused_uv"}, "the kernel", "fused_uv")
+      .choice("--isa", {"scalar", "avx2", "avx512"}, "default: the best supported (ISA variants only)")
+      .choice("--dtype", {"f64", "f32"}, "element type", "f64")
+      .real("--tol", "T", "stopping tolerance; 0 runs exactly --max-iter iterations", 0, HUGE_VAL, 1e-9)
+      .integer("--max-iter", "N", "the most iterations", 1, int64_t(1) << 40, 1000)
+      .integer("--check-every", "K", "iterations between stopping-rule checks", 1, int64_t(1) << 40, 10)
+      .threads("OpenMP threads on row slices", 1)
+      .path("--plan", PathKind::output_file, "FILE", "write the plan as text (%.17g, one row per line)");
+}
+
+int solve_run(const args::Values& v) {
+  SolveOptions o;
+  const std::string cost = v.str("--cost"), grid = v.str("--grid"), apath = v.str("--a"), bpath = v.str("--b"),
+                    dtype = v.str("--dtype"), plan = v.str("--plan");
+  o.reg = v.real("--reg");
+  if (v.has("--reg-m")) o.reg_m = v.real("--reg-m");
+  o.variant = v.str("--variant");
+  if (v.has("--isa")) o.isa = *parse_isa(v.str("--isa"));
+  o.tol = v.real("--tol");
+  o.max_iter = v.integer("--max-iter");
+  o.check_every = v.integer("--check-every");
+  o.threads = int(v.integer("--threads"));
+  if (cost.empty() == grid.empty()) throw args::UsageError("give exactly one of --cost FILE and --grid MxN");
+  {
     std::vector<double> C;
     int64_t M = 0, N = 0;
     if (!grid.empty()) {
-      const auto x = grid.find('x');
-      if (x == std::string::npos) throw SolveUsage("--grid must be MxN, got '" + grid + "'");
-      M = to_int64(grid.substr(0, x), "--grid M");
-      N = to_int64(grid.substr(x + 1), "--grid N");
-      if (M < 1 || N < 1) throw SolveUsage("--grid sizes must be >= 1");
+      std::tie(M, N) = parse_grid(grid, dtype == "f64" ? sizeof(double) : sizeof(float));
       C.resize(size_t(M * N));
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) {
@@ -208,9 +178,12 @@ int solve_main(const std::vector<std::string>& args) {
     if (int64_t(b.size()) != N)
       throw Error("b has " + std::to_string(b.size()) + " entries but the cost matrix has " + std::to_string(N) + " columns");
     return dtype == "f64" ? run_solve<double>(C, M, N, a, b, o, plan) : run_solve<float>(C, M, N, a, b, o, plan);
-  } catch (const SolveUsage& e) {
-    std::fprintf(stderr, "rooflab sinkhorn: %s\n(see rooflab sinkhorn --help)\n", e.what());
-    return 2;
+  }
+}
+
+int solve_main(const std::vector<std::string>& argv) {
+  try {
+    return args::run_single(solve_spec(), argv, solve_run);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rooflab sinkhorn: error: %s\n", e.what());
     return 1;

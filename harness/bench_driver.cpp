@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/args.hpp"
 #include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
@@ -259,8 +260,8 @@ std::vector<char*> make_argv(std::vector<std::string>& storage) {
 
 BenchFlags parse_benchmark_flags(const std::vector<std::string>& args) {
   BenchFlags f;
-  auto bad = [](const std::string& arg, const std::string& what) -> UsageError {
-    return UsageError(arg + ": " + what);
+  auto bad = [](const std::string& arg, const std::string& what) -> args::UsageError {
+    return args::UsageError(arg + ": " + what);
   };
   for (const std::string& a : args) {
     if (a.rfind("--benchmark_", 0) != 0) throw bad(a, "not a Google Benchmark flag (--benchmark_*)");
@@ -387,7 +388,7 @@ int run_bench(const BenchOptions& opt) {
   int argc = int(args.size());
   benchmark::Initialize(&argc, argv.data());
   if (benchmark::ReportUnrecognizedArguments(argc, argv.data()))
-    throw UsageError("a --benchmark_* flag this Google Benchmark does not accept (see the message above)");
+    throw args::UsageError("a --benchmark_* flag this Google Benchmark does not accept (see the message above)");
   for (size_t i = 0; i < rs.cases.size(); ++i) {
     benchmark::RegisterBenchmark(rs.cases[i].name().c_str(),
                                  [&rs, i](benchmark::State& s) { run_case(s, rs, i); })

@@ -25,12 +25,12 @@ struct BenchOptions {
 
 // Exit codes: 0 all verified and timed, 3 some variant failed verification or errored
 // (reported in bench.json, never timed), 128 + signal when SIGINT / SIGTERM stopped it (bench.json
-// then holds the cases finished before, and "interrupted" names the others). Throws UsageError
+// then holds the cases finished before, and "interrupted" names the others). Throws args::UsageError
 // for bad --benchmark_* flags (before anything runs), Error for other bad options.
 int run_bench(const BenchOptions& opt);
 
 // The --benchmark_* flags, checked: repetitions and min time become the measurement policy,
-// the others (known to Google Benchmark, valid values) are passed on. Throws UsageError naming
+// the others (known to Google Benchmark, valid values) are passed on. Throws args::UsageError naming
 // the flag for an unknown flag or an invalid value.
 struct BenchFlags {
   int repetitions = 0;            // 0: the profile's

@@ -8,8 +8,4 @@ namespace rooflab {
 struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-// Bad command-line input (exit 2), found below the command line (e.g. bench's --benchmark_*).
-struct UsageError : Error {
-  using Error::Error;
-};
 }  // namespace rooflab

@@ -24,6 +24,11 @@ rooflab_skc_test(bad_row_tile 1 "rtx must be a multiple of 32"
 rooflab_skc_test(characterize_needs_machine 1 "not found. run .rooflab characterize"
   ${_skc_rl} gpu-characterize --out ${_skc_tmp}/nowhere)
 rooflab_skc_test(characterize_usage 2 "unknown option '--bogus'" ${_skc_rl} gpu-characterize --bogus)
+rooflab_skc_test(characterize_help 0 "usage: rooflab gpu-characterize" ${_skc_rl} gpu-characterize --help)
+rooflab_skc_test(characterize_reps_overflow 2 "--reps must be an integer in \\[1, 10000\\], got '18446744073709551617'"
+  ${_skc_rl} gpu-characterize --reps 18446744073709551617)
+rooflab_skc_test(characterize_out_is_file 1 "--out .*expect.sh is a file, not a directory"
+  ${_skc_rl} gpu-characterize --out ${_skc_expect})
 
 # The build produced device code for the targeted architectures and every kernel
 # instantiation (binutils only: the toolkit's cuobjdump is not always installed).

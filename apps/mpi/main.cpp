@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/args.hpp"
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
@@ -32,15 +33,6 @@ namespace rooflab::sinkhorn_mpi {
 namespace {
 using sinkhorn::SkArgs;
 using sinkhorn::SkKernels;
-
-constexpr const char* kUsage =
-    "usage: mpirun -np P rooflab_mpi --design mpich|ring|salar|coffee --size MxN\n"
-    "         [--dtype f64|f32] [--variant microkernel|blocked|c2r|typical] [--isa scalar|avx2|avx512]\n"
-    "         [--ranks-per-node R] [--chunks C] [--iters K] [--fi x] [--verify]\n"
-    "         [--no-overlap] [--node-reduce balanced|mpi]   (coffee only)\n"
-    "         [--comm-only] [--wait spin|yield] [--model PINGPONG.json|machine.json] [--out FILE.json]\n"
-    "       mpirun -np P rooflab_mpi --pingpong [--machine machine.json] [--out FILE.json]   (P >= 2)\n"
-    "       mpirun -np P rooflab_mpi --timeslice [--machine machine.json] [--out FILE.json]   (P > CPUs)\n";
 
 struct Options {
   bool pingpong = false;
@@ -65,70 +57,66 @@ struct Options {
   std::string out, model, machine;
 };
 
-int64_t parse_int(const std::string& opt, const std::string& v, int64_t lo, int64_t hi) {
-  size_t pos = 0;
-  long long x = 0;
-  try {
-    x = std::stoll(v, &pos);
-  } catch (...) {
-    pos = 0;
-  }
-  if (pos == 0 || pos != v.size() || x < lo || x > hi)
-    throw Error(opt + " takes an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + v + "'");
-  return x;
+args::Spec spec() {
+  using args::PathKind;
+  return args::Spec("rooflab_mpi", "distributed Sinkhorn-Knopp over MPI ranks, one allreduce design per run "
+                                    "(mpirun -np P rooflab_mpi ...)")
+      .choice("--design", {"mpich", "ring", "salar", "coffee"}, "the allreduce design (required for a run)")
+      .string("--size", "MxN", "the matrix (required for a run)")
+      .choice("--dtype", {"f64", "f32"}, "element type", "f64")
+      .string("--variant", "V", "the single-node kernel: microkernel, blocked, c2r or typical", "microkernel")
+      .choice("--isa", {"scalar", "avx2", "avx512"}, "microkernel ISA (default: the best supported)")
+      .integer("--ranks-per-node", "R", "emulated nodes of R ranks (default: as MPI reports shared memory)", 1, INT_MAX)
+      .integer("--chunks", "C", "column chunks all-reduced in turn (salar, coffee)", 1, INT_MAX, 1)
+      .integer("--iters", "K", "iterations timed", 1, 1000000, 10)
+      .real("--fi", "x", "unbalanced exponent fi (1: balanced)", 0, 1, 1, true)
+      .flag("--verify", "gather the matrix on rank 0 and compare with the single-node reference")
+      .flag("--fault", "(tests) corrupt rank 0's column sums: verification must fail")
+      .flag("--no-overlap", "coffee: modify a chunk after its allreduce instead of overlapped")
+      .choice("--node-reduce", {"balanced", "mpi"}, "coffee: the node reduce (balanced reduce-scatter or MPI_Reduce)",
+              "balanced")
+      .flag("--comm-only", "time the design's allreduce alone (what the model predicts)")
+      .choice("--wait", {"spin", "yield"}, "how a rank waits for messages (yield: MPI_Test + sched_yield)", "spin")
+      .path("--model", PathKind::input_file, "FILE", "a --pingpong file or machine.json with its \"mpi\" section")
+      .hint("; run `mpiexec -n 2 rooflab_mpi --pingpong --out FILE` first")
+      .path("--out", PathKind::output_file, "FILE", "write the result as JSON (rank 0, atomically)")
+      .flag("--pingpong", "calibrate the communication model (P >= 2)")
+      .flag("--timeslice", "calibrate core sharing (P > CPUs)")
+      .path("--machine", PathKind::any, "FILE", "--pingpong / --timeslice: also store the result beside this machine.json");
 }
 
-Options parse(int argc, char** argv, int P) {
+// Every rank parses the same argv with the same P, so every rank reaches the same verdict.
+// Throws args::UsageError for a malformed line, Error for a combination that cannot run.
+Options parse(const args::Values& v, int P) {
   Options o;
-  std::vector<std::string> a(argv + 1, argv + argc);
-  for (size_t i = 0; i < a.size(); ++i) {
-    const std::string& k = a[i];
-    auto val = [&]() -> const std::string& {
-      if (i + 1 >= a.size()) throw Error(k + " needs a value");
-      return a[++i];
-    };
-    if (k == "--pingpong") o.pingpong = true;
-    else if (k == "--timeslice") o.timeslice = true;
-    else if (k == "--design") o.design = parse_design(val()), o.design_given = true;
-    else if (k == "--size") {
-      const std::string& s = val();
-      const size_t x = s.find('x');
-      if (x == std::string::npos) throw Error("--size takes MxN, got '" + s + "'");
-      o.M = parse_int("--size M", s.substr(0, x), 1, INT_MAX);
-      o.N = parse_int("--size N", s.substr(x + 1), 1, INT_MAX);
-    } else if (k == "--dtype") {
-      const auto d = parse_dtype(val());
-      if (!d) throw Error("--dtype takes f64 or f32, got '" + a[i] + "'");
-      o.dtype = *d;
-    } else if (k == "--variant") o.variant = val();
-    else if (k == "--isa") {
-      const auto s = parse_isa(val());
-      if (!s || *s == Isa::none) throw Error("--isa takes scalar, avx2 or avx512, got '" + a[i] + "'");
-      o.isa = *s;
-    } else if (k == "--ranks-per-node") o.ranks_per_node = int(parse_int(k, val(), 1, INT_MAX));
-    else if (k == "--chunks") o.chunks = int(parse_int(k, val(), 1, INT_MAX)), o.chunks_given = true;
-    else if (k == "--iters") o.iters = int(parse_int(k, val(), 1, 1000000));
-    else if (k == "--fi") {
-      const std::string& v = val();
-      size_t pos = 0;
-      try { o.fi = std::stod(v, &pos); } catch (...) { pos = 0; }
-      if (pos == 0 || pos != v.size() || !(o.fi > 0 && o.fi <= 1))
-        throw Error("--fi takes a number in (0, 1], got '" + v + "'");
-    } else if (k == "--verify") o.verify = true;
-    else if (k == "--fault") o.fault = true;
-    else if (k == "--comm-only") o.comm_only = true;
-    else if (k == "--no-overlap") o.overlap = false;
-    else if (k == "--node-reduce") {
-      const std::string& v = val();
-      if (v != "balanced" && v != "mpi") throw Error("--node-reduce takes balanced or mpi, got '" + v + "'");
-      o.balanced = v == "balanced";
-    } else if (k == "--wait") o.wait = parse_wait_mode(val());
-    else if (k == "--machine") o.machine = val();
-    else if (k == "--out") o.out = val();
-    else if (k == "--model") o.model = val();
-    else if (k == "-h" || k == "--help") throw Error(kUsage);
-    else throw Error("unknown option '" + k + "'\n" + kUsage);
+  o.pingpong = v.flag("--pingpong");
+  o.timeslice = v.flag("--timeslice");
+  o.design_given = v.has("--design");
+  if (o.design_given) o.design = parse_design(v.str("--design"));
+  if (v.has("--size")) {
+    const std::string s = v.str("--size");
+    const size_t x = s.find('x');
+    if (x == std::string::npos) throw args::UsageError("--size must be MxN, got '" + s + "'");
+    o.M = args::parse_integer("--size M", s.substr(0, x), 1, INT_MAX);
+    o.N = args::parse_integer("--size N", s.substr(x + 1), 1, INT_MAX);
   }
+  o.dtype = *parse_dtype(v.str("--dtype"));
+  o.variant = v.str("--variant");
+  if (v.has("--isa")) o.isa = *parse_isa(v.str("--isa"));
+  if (v.has("--ranks-per-node")) o.ranks_per_node = int(v.integer("--ranks-per-node"));
+  o.chunks = int(v.integer("--chunks"));
+  o.chunks_given = v.has("--chunks");
+  o.iters = int(v.integer("--iters"));
+  o.fi = v.real("--fi");
+  o.verify = v.flag("--verify");
+  o.fault = v.flag("--fault");
+  o.comm_only = v.flag("--comm-only");
+  o.overlap = !v.flag("--no-overlap");
+  o.balanced = v.str("--node-reduce") == "balanced";
+  o.wait = parse_wait_mode(v.str("--wait"));
+  o.machine = v.str("--machine");
+  o.out = v.str("--out");
+  o.model = v.str("--model");
   if (o.pingpong && o.timeslice) throw Error("--pingpong and --timeslice are separate runs");
   if (o.pingpong) {
     if (P < 2) throw Error("--pingpong needs at least 2 ranks (got " + std::to_string(P) + ")");
@@ -137,8 +125,8 @@ Options parse(int argc, char** argv, int P) {
   if (o.timeslice) return o;  // needs P > CPUs: checked in timeslice(), where the CPUs are known
   if (!o.machine.empty())
     throw Error("--machine applies to --pingpong and --timeslice (runs read the model with --model)");
-  if (!o.design_given) throw Error(std::string("--design is required\n") + kUsage);
-  if (o.M == 0) throw Error(std::string("--size MxN is required\n") + kUsage);
+  if (!o.design_given) throw args::UsageError("--design is required");
+  if (o.M == 0) throw args::UsageError("--size MxN is required");
   if (P > o.M)
     throw Error("more ranks (" + std::to_string(P) + ") than rows (M = " + std::to_string(o.M) +
                 "): every rank needs at least one row");
@@ -799,8 +787,17 @@ int main_mpi(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   Options o;
+  const args::Spec sp = spec();
   try {
-    o = parse(argc, argv, P);  // same argv and P everywhere: every rank reaches the same verdict
+    const args::Values v = sp.parse(std::vector<std::string>(argv + 1, argv + argc));
+    if (v.help()) {
+      if (rank == 0) std::cout << sp.help();
+      return 0;
+    }
+    o = parse(v, P);  // same argv and P everywhere: every rank reaches the same verdict
+  } catch (const args::UsageError& e) {
+    if (rank == 0) std::cerr << "rooflab_mpi: " << e.what() << "\n(see rooflab_mpi --help)\n";
+    return 2;
   } catch (const Error& e) {
     if (rank == 0) std::cerr << "rooflab_mpi: error: " << e.what() << '\n';
     return 2;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "harness/args.hpp"
 #include "harness/diagnostics.hpp"
 #include "apps/commands.hpp"
 #include "apps/rtamm/units.hpp"
@@ -17,111 +18,32 @@ namespace rooflab::rtamm {
 namespace {
 namespace fs = std::filesystem;
 
-const char* kUsage = R"(usage: rooflab rtamm <pool|units|evaluate|calibrate|rescore> [options]
-  pool      print the blocking-factor pool derived from machine.json's measured caches
-            --machine FILE [--dtype f64|f32] [--pool-size P]
-  units     measure the unit costs OP_load / OP_store / OP_kernel of every pool triple and store
-            them in machine.json's "rtamm" section
-            --machine FILE [--profile P] [--threads T] [--dtype f64|f32] [--pool-size P]
-            [--pool MxNxK,...] [--quiet-budget S]
-  evaluate  adaptive vs static vs oracle (every plan timed) -> DIR/rtamm.json (f64)
-            --machine FILE [--profile P] [--shapes N] [--threads T] [--out DIR]
-            [--samples S] [--base S,M,B] [--quiet-budget S]
-  calibrate time every plan on a TRAINING set of shapes (the evaluation's generator with another
-            seed; any shape of the evaluation set excluded) and fit a scale per formula term
-            (per triple for the kernel) to those times; stored with the units it was fitted to
-            (rerun it after `units`, which drops it)
-            --machine FILE [--profile P] [--shapes N] [--seed S] [--threads T] [--samples S]
-            [--base S,M,B] [--quiet-budget S] [--out FILE]  (the training sweep, rooflab.rtamm_training/1)
-  rescore   an evaluation's decisions recomputed with the machine's (re-measured) unit costs,
-            scored against its sweep times (no timing)   --machine FILE --in RTAMM.json --out FILE
-profiles (--profile; paper = full, the default):
+// The profiles' defaults (the options override them).
+const char* kProfiles = R"(profiles (--profile, default paper):
             units --pool-size   calibrate --shapes   evaluate --shapes   --quiet-budget
   smoke           3                  12                   6                 5 s
   quick           6                  24                  48                20 s
-  full            6                 150                1000               300 s
-  (the options override); evaluate's base sizes 48,128,256. --quiet-budget S: the most this
-  command waits in all for a quiet machine before its samples; when spent it measures on and
-  marks the output ("quiet_budget": {"exhausted": true, ...}).
+  paper           6                 150                1000               300 s
+evaluate's base sizes 48,128,256. --quiet-budget S: the most this command waits in all for a
+quiet machine before its samples; when spent it measures on and marks the output
+("quiet_budget": {"exhausted": true, ...}).
 )";
 
-struct Usage : Error {
-  using Error::Error;
-};
+using args::Values;
+using Usage = args::UsageError;
 
-struct Opts {
-  std::map<std::string, std::string> kv;
-  Opts(const std::vector<std::string>& a, size_t from, const std::vector<std::string>& known) {
-    for (size_t i = from; i < a.size(); ++i) {
-      std::string k = a[i], v;
-      const size_t eq = k.find('=');
-      if (eq != std::string::npos) v = k.substr(eq + 1), k = k.substr(0, eq);
-      else if (i + 1 < a.size()) v = a[++i];
-      else throw Usage(k + " needs a value");
-      if (std::find(known.begin(), known.end(), k) == known.end()) throw Usage("unknown option '" + k + "'");
-      kv[k] = v;
-    }
-  }
-  std::string get(const std::string& k, const std::string& def = "") const {
-    const auto it = kv.find(k);
-    return it == kv.end() ? def : it->second;
-  }
-  int64_t integer(const std::string& k, int64_t def, int64_t lo, int64_t hi) const {
-    const std::string s = get(k);
-    if (s.empty()) return def;
-    size_t pos = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(s, &pos);
-    } catch (const std::exception&) {
-      pos = 0;
-    }
-    if (pos != s.size() || pos == 0) throw Usage(k + " must be an integer, got '" + s + "'");
-    if (v < lo || v > hi)
-      throw Usage(k + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + s);
-    return v;
-  }
-};
-
-// smoke | quick | full (paper: full, so that run_all.sh passes its profile through).
-std::string profile_of(const Opts& o) {
-  const std::string p = o.get("--profile", "full");
-  if (p == "smoke" || p == "quick" || p == "full") return p;
-  if (p == "paper") return "full";
-  throw Usage("--profile must be quick or full (or smoke; paper = full), got '" + p + "'");
-}
-int64_t by_profile(const std::string& p, int64_t smoke, int64_t quick, int64_t full) {
-  return p == "smoke" ? smoke : p == "quick" ? quick : full;
+int64_t by_profile(const std::string& p, int64_t smoke, int64_t quick, int64_t paper) {
+  return p == "smoke" ? smoke : p == "quick" ? quick : paper;
 }
 // The command's total wait for a quiet machine (diag::QuietBudget): --quiet-budget or the
 // profile's default. Every diag::wait_quiet of the command draws from it.
-void set_budget(const Opts& o, const std::string& profile) {
-  const std::string s = o.get("--quiet-budget");
-  double b = diag::default_quiet_budget_s(profile);
-  if (!s.empty()) {
-    size_t pos = 0;
-    try {
-      b = std::stod(s, &pos);
-    } catch (const std::exception&) {
-      pos = 0;
-    }
-    if (pos != s.size() || pos == 0 || !(b >= 0) || b > 86400)
-      throw Usage("--quiet-budget must be seconds in [0, 86400], got '" + s + "'");
-  }
-  diag::set_quiet_budget(b);
+void set_budget(const Values& o, const std::string& profile) {
+  diag::set_quiet_budget(o.has("--quiet-budget") ? o.real("--quiet-budget") : diag::default_quiet_budget_s(profile));
 }
 
-fs::path machine_path(const Opts& o) {
-  std::string m = o.get("--machine");
-  if (m.empty()) throw Usage("needs --machine FILE (a machine.json from `rooflab characterize`)");
-  return m;
-}
+fs::path machine_path(const Values& o) { return o.path("--machine"); }
 
-DType dtype_of(const Opts& o) {
-  const auto d = parse_dtype(o.get("--dtype", "f64"));
-  if (!d) throw Usage("--dtype must be f64 or f32, got '" + o.get("--dtype") + "'");
-  return *d;
-}
+DType dtype_of(const Values& o) { return *parse_dtype(o.str("--dtype")); }
 
 PoolRules rules_for(const json& machine, const fs::path& path, DType dt) {
   const gemm::Ukernel<double> u64 = gemm::ukernel<double>(best_isa());
@@ -152,11 +74,11 @@ std::string pool_string(const std::vector<Block>& pool) {
   return s;
 }
 
-int cmd_pool(const Opts& o) {
+int cmd_pool(const Values& o) {
   const fs::path path = machine_path(o);
   const json m = read_machine_json(path);
   const PoolRules r = rules_for(m, path, dtype_of(o));
-  const auto pool = derive_pool(r, size_t(o.integer("--pool-size", 6, 1, 64)));
+  const auto pool = derive_pool(r, size_t(o.has("--pool-size") ? o.integer("--pool-size") : 6));
   check_pool(pool, r);
   std::printf("caches: L1 %lld B, L2 %lld B, L3 %lld B (%s); MR %d, NR %d\n", (long long)r.caches.l1,
               (long long)r.caches.l2, (long long)r.caches.l3, r.caches.source.c_str(), r.mr, r.nr);
@@ -173,17 +95,17 @@ const char* kUnitsMethod =
     "overlap_rho: share of the shorter of kernel and A+B packing hidden when packed ahead between the tiles; "
     "sync_ns: one empty OpenMP phase. Best of 9 samples of >= 1 ms each, taken round robin over all quantities of all blocks (sync: 200 samples of >= 20 us).";
 
-int cmd_units(const Opts& o) {
+int cmd_units(const Values& o) {
   const fs::path path = machine_path(o);
   const json m = read_machine_json(path);
   const DType dt = dtype_of(o);
   const PoolRules r = rules_for(m, path, dt);
-  const int threads = int(o.integer("--threads", 2, 1, 1024));
-  const std::string profile = profile_of(o);
+  const int threads = int(o.integer("--threads"));
+  const std::string profile = o.str("--profile");
   set_budget(o, profile);
-  const auto pool = o.get("--pool").empty()
-                        ? derive_pool(r, size_t(o.integer("--pool-size", by_profile(profile, 3, 6, 6), 1, 64)))
-                        : parse_pool(o.get("--pool"));
+  const auto pool = !o.has("--pool")
+                        ? derive_pool(r, size_t(o.has("--pool-size") ? o.integer("--pool-size") : by_profile(profile, 3, 6, 6)))
+                        : parse_pool(o.str("--pool"));
   check_pool(pool, r);
   std::fprintf(stderr, "rtamm units: pool %s, %d threads, %s\n", pool_string(pool).c_str(), threads,
                std::string(to_string(dt)).c_str());
@@ -218,14 +140,14 @@ int cmd_units(const Opts& o) {
 }
 
 // The evaluation's shape generator (seed 1) with --base.
-ShapeConfig shape_config(const Opts& o) {
+ShapeConfig shape_config(const Values& o) {
   ShapeConfig sc;
-  if (!o.get("--base").empty()) {
-    std::stringstream ss(o.get("--base"));
+  if (o.has("--base")) {
+    std::stringstream ss(o.str("--base"));
     char c1 = 0, c2 = 0;
     if (!(ss >> sc.base[0] >> c1 >> sc.base[1] >> c2 >> sc.base[2]) || c1 != ',' || c2 != ',' || sc.base[0] < 1 ||
         sc.base[1] < 1 || sc.base[2] < 1 || sc.base[2] > 4096)
-      throw Usage("--base must be three sizes S,M,B in [1, 4096], got '" + o.get("--base") + "'");
+      throw Usage("--base must be three sizes S,M,B in [1, 4096], got '" + o.str("--base") + "'");
   }
   return sc;
 }
@@ -238,13 +160,13 @@ std::vector<Block> pool_of(const Units& u) {
   return pool;
 }
 
-int cmd_evaluate(const Opts& o) {
+int cmd_evaluate(const Values& o) {
   const fs::path path = machine_path(o);
-  const std::string profile = profile_of(o);
-  const size_t nshapes = size_t(o.integer("--shapes", by_profile(profile, 6, 48, 1000), 1, 1000000));
+  const std::string profile = o.str("--profile");
+  const size_t nshapes = size_t(o.has("--shapes") ? o.integer("--shapes") : by_profile(profile, 6, 48, 1000));
   set_budget(o, profile);
-  const int threads = int(o.integer("--threads", 2, 1, 1024));
-  const fs::path out_dir = o.get("--out", ".");
+  const int threads = int(o.integer("--threads"));
+  const fs::path out_dir = o.path("--out");
   const ShapeConfig sc = shape_config(o);
   const json m = read_machine_json(path);
   Units u = load_units(path, "f64", threads);
@@ -261,7 +183,7 @@ int cmd_evaluate(const Opts& o) {
   const Engine engine(plans_of(pool), u);
   const Plan stat = static_plan(pool);
   EvalOptions eo;
-  eo.samples = int(o.integer("--samples", 3, 1, 100));
+  eo.samples = int(o.integer("--samples"));
   eo.out_file = out_dir / "rtamm.json";
   eo.config = {{"machine", fs::absolute(path).string()}, {"profile", profile}, {"shapes", nshapes},
                {"threads", threads}, {"dtype", "f64"}, {"isa", u.isa}, {"samples", eo.samples},
@@ -311,13 +233,13 @@ std::pair<double, double> fit_quality(const Engine& e, const std::vector<Shape>&
   return {err[err.size() / 2], double(acc) / double(shapes.size())};
 }
 
-int cmd_calibrate(const Opts& o) {
+int cmd_calibrate(const Values& o) {
   const fs::path path = machine_path(o);
-  const int threads = int(o.integer("--threads", 2, 1, 1024));
-  const std::string profile = profile_of(o);
-  const size_t n = size_t(o.integer("--shapes", by_profile(profile, 12, 24, 150), 6, 100000));
+  const int threads = int(o.integer("--threads"));
+  const std::string profile = o.str("--profile");
+  const size_t n = size_t(o.has("--shapes") ? o.integer("--shapes") : by_profile(profile, 12, 24, 150));
   set_budget(o, profile);
-  const uint64_t seed = uint64_t(o.integer("--seed", 2, 2, int64_t(1) << 40));
+  const uint64_t seed = uint64_t(o.integer("--seed"));
   const ShapeConfig ev = shape_config(o);
   json m = read_machine_json(path);
   Units u = load_units(path, "f64", threads);
@@ -344,7 +266,7 @@ int cmd_calibrate(const Opts& o) {
   }
   const std::vector<Plan> plans = plans_of(pool);
   EvalOptions eo;
-  eo.samples = int(o.integer("--samples", 3, 1, 100));
+  eo.samples = int(o.integer("--samples"));
   std::fprintf(stderr, "rtamm calibrate: %zu training shapes (seed %llu; %zu of the evaluation's excluded) x %zu plans\n",
                shapes.size(), (unsigned long long)seed, excluded, plans.size());
   json failures = json::array();
@@ -375,13 +297,14 @@ int cmd_calibrate(const Opts& o) {
   for (json& e : sec["units"])
     if (e.value("dtype", "") == "f64" && e.value("threads", 0) == threads) e["calibration"] = cj;
   write_machine_section(path, "rtamm", sec);
-  if (!o.get("--out").empty()) {  // the training sweep itself, for analysis (docs/json.md#rtamm)
+  if (o.has("--out")) {  // the training sweep itself, for analysis (docs/json.md#rtamm)
     json tr = {{"schema", "rooflab.rtamm_training/1"}, {"created", utc_timestamp()}, {"machine", fs::absolute(path).string()},
                {"calibration", cj}, {"plans", json::array()}, {"shapes", json::array()}};
     for (const Plan& p : plans) tr["plans"].push_back(plan_id(p));
     for (size_t i = 0; i < shapes.size(); ++i)
       tr["shapes"].push_back({{"category", shapes[i].category}, {"dims", dims[i]}, {"measured_ns", t[i]}});
-    write_json_atomic(o.get("--out"), tr);
+    ensure_writable_dir(o.path("--out"));
+    write_json_atomic(o.path("--out") / "rtamm_training.json", tr);
   }
   std::printf("rtamm calibrate: %zu shapes x %zu plans; scales load_a %.3f load_b %.3f load_c %.3f load_c_ahead %.3f "
               "store_c %.3f sync %.3f overlap %.3f kernel",
@@ -395,16 +318,16 @@ int cmd_calibrate(const Opts& o) {
   return 0;
 }
 
-int cmd_rescore(const Opts& o) {
+int cmd_rescore(const Values& o) {
   const fs::path path = machine_path(o);
-  if (o.get("--in").empty() || o.get("--out").empty()) throw Usage("rescore needs --in RTAMM.json and --out FILE");
-  const json in = read_json_file(o.get("--in"));
-  require_schema(in, "rooflab.rtamm", 1, o.get("--in"));
+  const json in = read_json_file(o.path("--in"));
+  require_schema(in, "rooflab.rtamm", 1, o.path("--in"));
   const int threads = in.contains("config") ? in["config"].value("threads", 2) : 2;
   Units u = load_units(path, "f64", threads);
   const std::vector<Block> pool = pool_of(u);
   const json out = rescore(Engine(plans_of(pool), u), in);
-  write_json_atomic(o.get("--out"), out);
+  ensure_writable_dir(o.path("--out"));
+  write_json_atomic(o.path("--out") / "rtamm_rescored.json", out);
   const json& s = out["summary"];
   std::printf("rtamm rescore: %zu shapes, accuracy %.2f%% (quiet shapes %s), median loss %.2f%%, mean gain over "
               "static %.2f%%\n", out["shapes"].size(), 100 * s["decision_accuracy"].get<double>(),
@@ -414,29 +337,87 @@ int cmd_rescore(const Opts& o) {
 }
 }  // namespace
 
-int rtamm_main(const std::vector<std::string>& args) {
-  try {
-    if (args.empty() || args[0] == "help" || args[0] == "--help") {
-      std::fputs(kUsage, args.empty() ? stderr : stdout);
-      return args.empty() ? 2 : 0;
-    }
-    const std::string& sub = args[0];
-    if (sub == "pool") return cmd_pool(Opts(args, 1, {"--machine", "--dtype", "--pool-size"}));
-    if (sub == "units")
-      return cmd_units(Opts(args, 1,
-                            {"--machine", "--profile", "--threads", "--dtype", "--pool-size", "--pool", "--quiet-budget"}));
-    if (sub == "evaluate")
-      return cmd_evaluate(Opts(args, 1, {"--machine", "--profile", "--shapes", "--threads", "--out", "--samples",
-                                         "--base", "--quiet-budget"}));
-    if (sub == "calibrate")
-      return cmd_calibrate(Opts(args, 1, {"--machine", "--profile", "--shapes", "--seed", "--threads", "--samples",
-                                          "--base", "--quiet-budget", "--out"}));
-    if (sub == "rescore") return cmd_rescore(Opts(args, 1, {"--machine", "--in", "--out"}));
-    throw Usage("unknown rtamm command '" + sub + "' (pool, units, evaluate, calibrate, rescore)");
-  } catch (const Usage& e) {
-    std::fprintf(stderr, "rooflab rtamm: %s\n%s", e.what(), kUsage);
-    return 2;
-  }
+namespace {
+// The options every subcommand shares, declared once.
+args::Spec with_machine(args::Spec s) {
+  return s.path("--machine", args::PathKind::input_file, "FILE", "machine.json (from `rooflab characterize`)")
+      .required()
+      .hint("; run `rooflab characterize` first (--out DIR)");
+}
+args::Spec& timed(args::Spec& s) {
+  return s.profile("shapes, pool size and quiet budget (below)", "paper")
+      .threads("OpenMP threads", 2)
+      .real("--quiet-budget", "S", "seconds this command waits in all for a quiet machine", 0, 86400);
+}
+
+std::vector<args::Command> table() {
+  using args::PathKind;
+  using args::Spec;
+  return {
+      {"pool", "print the blocking-factor pool derived from machine.json's measured caches",
+       [] {
+         return with_machine(Spec("rooflab rtamm pool", "the blocking-factor pool of machine.json's measured caches"))
+             .choice("--dtype", {"f64", "f32"}, "element type", "f64")
+             .integer("--pool-size", "P", "triples in the pool (default 6)", 1, 64);
+       },
+       cmd_pool, nullptr, false},
+      {"units", "measure the unit costs OP_load / OP_store / OP_kernel of every pool triple -> machine.json \"rtamm\"",
+       [] {
+         Spec s = with_machine(Spec("rooflab rtamm units", "measure the unit costs OP_load / OP_store / OP_kernel of "
+                                                           "every pool triple into machine.json's \"rtamm\" section"));
+         timed(s).choice("--dtype", {"f64", "f32"}, "element type", "f64")
+             .integer("--pool-size", "P", "triples in the derived pool (default: by profile)", 1, 64)
+             .string("--pool", "MxNxK,...", "this pool instead of the derived one")
+             .epilog(kProfiles);
+         return s;
+       },
+       cmd_units, nullptr, false},
+      {"evaluate", "adaptive vs static vs oracle (every plan timed) -> DIR/rtamm.json (f64)",
+       [] {
+         Spec s = with_machine(Spec("rooflab rtamm evaluate", "adaptive vs static vs oracle, every plan timed -> "
+                                                              "DIR/rtamm.json (f64)"));
+         timed(s).integer("--shapes", "N", "evaluation shapes (default: by profile)", 1, 1000000)
+             .path("--out", PathKind::output_dir, "DIR", "where rtamm.json goes", ".")
+             .integer("--samples", "S", "timed samples per plan and shape", 1, 100, 3)
+             .string("--base", "S,M,B", "the shape generator's base sizes (default 48,128,256)")
+             .epilog(kProfiles);
+         return s;
+       },
+       cmd_evaluate, nullptr, false},
+      {"calibrate", "fit a scale per formula term to every plan timed on training shapes (stored with the units)",
+       [] {
+         Spec s = with_machine(Spec(
+             "rooflab rtamm calibrate",
+             "time every plan on a training set of shapes (the evaluation's generator with another seed, the "
+             "evaluation's shapes excluded) and fit a scale per formula term; stored with the units it was "
+             "fitted to (rerun it after `units`, which drops it)"));
+         timed(s).integer("--shapes", "N", "training shapes (default: by profile)", 6, 100000)
+             .integer("--seed", "S", "the training set's seed (1 is the evaluation's)", 2, int64_t(1) << 40, 2)
+             .integer("--samples", "S", "timed samples per plan and shape", 1, 100, 3)
+             .string("--base", "S,M,B", "the shape generator's base sizes (default 48,128,256)")
+             .path("--out", PathKind::output_dir, "DIR", "also write the training sweep to DIR/rtamm_training.json")
+             .epilog(kProfiles);
+         return s;
+       },
+       cmd_calibrate, nullptr, false},
+      {"rescore", "an evaluation's decisions recomputed with machine.json's unit costs (no timing)",
+       [] {
+         return with_machine(Spec("rooflab rtamm rescore", "an evaluation's decisions recomputed with the machine's "
+                                                           "(re-measured) unit costs, scored against its sweep times"))
+             .path("--in", PathKind::input_file, "FILE", "the evaluation (rtamm.json)")
+             .required()
+             .hint("; run `rooflab rtamm evaluate` first")
+             .path("--out", PathKind::output_dir, "DIR", "where rtamm_rescored.json goes")
+             .required();
+       },
+       cmd_rescore, nullptr, false},
+  };
+}
+}  // namespace
+
+int rtamm_main(const std::vector<std::string>& argv) {
+  return args::dispatch("rooflab rtamm", "RTAMM: blocking pool, unit costs, calibration, adaptive-vs-oracle evaluation",
+                        table(), argv);
 }
 
 }  // namespace rooflab::rtamm

@@ -205,6 +205,7 @@ TEST(MeasureDriver, RealSignalSetsTheFlagInsteadOfKilling) {
 }
 
 // bench's --benchmark_* flags: checked where bench hands them to Google Benchmark.
+#include "harness/args.hpp"
 #include "harness/bench_driver.hpp"
 
 TEST(BenchFlags, ValidFlagsBecomePolicyOrPassOn) {
@@ -240,7 +241,7 @@ TEST(BenchFlags, InvalidValuesAreUsageErrors) {
     try {
       rooflab::parse_benchmark_flags({bad});
       ADD_FAILURE() << bad << " accepted";
-    } catch (const rooflab::UsageError& e) {
+    } catch (const rooflab::args::UsageError& e) {
       // One line naming the flag as given.
       const std::string msg = e.what();
       EXPECT_NE(msg.find(bad), std::string::npos) << msg;

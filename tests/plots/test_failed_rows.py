@@ -301,7 +301,7 @@ def test_rooflab_model_reads_failed_bench_entries(failed_run):
     the failed one as failed, and the Python reader accepts the result."""
     (failed_run / "machine.json").unlink()
     p = subprocess.run([os.environ["ROOFLAB_BIN"], "model", "--bench", str(failed_run / "bench.json"),
-                        "--out", str(failed_run / "model.json")], capture_output=True, text=True, timeout=60)
+                        "--out", str(failed_run)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     m = load_run(failed_run).model_df
     neg = m[m.name == "floyd_warshall/naive/f32/128x128/graph:negcycle/threads:1"].iloc[0]
