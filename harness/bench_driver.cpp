@@ -150,12 +150,13 @@ void run_case(benchmark::State& state, RunState& rs, size_t idx) {
   p.runs_per_sample = int64_t(state.max_iterations);
   p.warmup = first_call ? p.warmup : 0;
   p.quiet.threads = c.threads;
-  bool cut = false;
+  bool cut = false, entered = false;
   const measure::Batch batch = [&](int64_t, bool warmup) {
     if (warmup) {
       rs.instance->run();
       return 0.0;
     }
+    entered = true;
     double total = 0;
     for (auto _ : state) {
       if (measure::Interrupt::requested()) {
@@ -174,9 +175,10 @@ void run_case(benchmark::State& state, RunState& rs, size_t idx) {
   const measure::Result r = measure::measure(batch, p);
   if (cut || r.interrupted || r.samples.empty()) {
     rs.unfinished.insert(c.name());
-    if (!cut) {  // interrupted before Google Benchmark's loop was entered
+    if (!cut) {  // interrupted before Google Benchmark's loop, or just after its last run
       state.SkipWithError(kInterrupted);
-      for (auto _ : state) {}
+      if (!entered)
+        for (auto _ : state) {}  // entered once, never twice (Google Benchmark checks it)
     }
     return;
   }
