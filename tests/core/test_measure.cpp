@@ -45,22 +45,45 @@ TEST(MeasureDriver, RepetitionsAndWarmupHonoured) {
 }
 
 TEST(MeasureDriver, MinTimePerSampleHonoured) {
+  // A batch on a fake clock (2 ms per run), so the test does not depend on this machine's load.
   m::Policy p = quiet_policy();
   p.repetitions = 3;
   p.warmup = 0;
   p.min_time_s = 0.02;
   const double run_s = 0.002;
-  int runs = 0;
-  const m::Result r = m::measure([&] { ++runs, spin(run_s); }, p);
+  std::vector<int64_t> batches;
+  const m::Result r = m::measure(m::Batch([&](int64_t runs, bool) {
+                                   batches.push_back(runs);
+                                   return double(runs) * run_s;
+                                 }),
+                                 p);
   ASSERT_EQ(r.samples.size(), 3u);
   // Each sample lasts at least min_time: enough runs of 2 ms for 20 ms.
   EXPECT_GE(double(r.runs_per_sample) * run_s, p.min_time_s);
   for (const m::Sample& s : r.samples) {
-    EXPECT_GE(s.seconds, run_s);                                    // per run, not per sample
+    EXPECT_DOUBLE_EQ(s.seconds, run_s);  // per run, not per sample
     EXPECT_GE(s.seconds * double(r.runs_per_sample), p.min_time_s);
   }
-  EXPECT_GE(r.best(), run_s);
-  EXPECT_GE(r.stats().median, run_s);
+  // Calibration grew the runs from 1 (at least doubling) before the samples used the count.
+  ASSERT_GE(batches.size(), 5u);
+  EXPECT_EQ(batches.front(), 1);
+  for (size_t i = 0; i + 1 < batches.size() - 3; ++i) EXPECT_GE(batches[i + 1], 2 * batches[i]);
+  for (size_t i = batches.size() - 3; i < batches.size(); ++i) EXPECT_EQ(batches[i], r.runs_per_sample);
+  EXPECT_DOUBLE_EQ(r.best(), run_s);
+  EXPECT_DOUBLE_EQ(r.stats().median, run_s);
+}
+
+TEST(MeasureDriver, RunsOnTheRealClock) {
+  // The steady_clock form: every sample at least as long as the run it repeats.
+  m::Policy p = quiet_policy();
+  p.repetitions = 2;
+  p.warmup = 1;
+  p.min_time_s = 0.005;
+  int runs = 0;
+  const m::Result r = m::measure([&] { ++runs, spin(0.001); }, p);
+  ASSERT_EQ(r.samples.size(), 2u);
+  for (const m::Sample& s : r.samples) EXPECT_GE(s.seconds, 0.001);
+  EXPECT_GE(runs, 1 + 2);  // the warm-up, then at least one run per sample
 }
 
 TEST(MeasureDriver, FirstRunTimeSetsRunsWithoutCalibrating) {
