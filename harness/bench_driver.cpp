@@ -6,14 +6,22 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
+#include <set>
+#include <sstream>
 
+#include "harness/args.hpp"
 #include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
+#include "harness/measure.hpp"
 #include "harness/progress.hpp"
 #include "roofline/predict.hpp"
 
@@ -85,14 +93,28 @@ struct RunState {
   std::vector<double> predicted_s;          // 0 when no prediction
   std::map<size_t, Verification> verified; // per case index
   std::map<size_t, std::string> errors;     // per case index: setup/verification failure
+  std::set<std::string> unfinished;         // cases an interrupt cut short or never reached
+  // Per case, each timed call's disturbance mark. Google Benchmark's last `repetitions` calls
+  // of a case are its reported repetitions (the calls before them estimate the iterations).
+  std::map<size_t, std::vector<bool>> quiet;
   size_t current = SIZE_MAX;
   std::unique_ptr<Instance> instance;
   std::unique_ptr<Progress> progress;
+  measure::Policy policy;                   // repetitions / min time go to Google Benchmark
 };
+
+constexpr const char* kInterrupted = "interrupted";
 
 void run_case(benchmark::State& state, RunState& rs, size_t idx) {
   const Case& c = rs.cases[idx];
-  if (rs.current != idx) {
+  if (measure::Interrupt::requested()) {  // not measured: absent from bench.json
+    rs.unfinished.insert(c.name());
+    state.SkipWithError(kInterrupted);
+    for (auto _ : state) {}  // Google Benchmark 1.7 requires the loop to be entered
+    return;
+  }
+  const bool first_call = rs.current != idx;
+  if (first_call) {
     rs.instance.reset();  // free the previous case's data first
     rs.current = idx;
     rs.progress->start(idx, c.name());
@@ -120,11 +142,45 @@ void run_case(benchmark::State& state, RunState& rs, size_t idx) {
   }
   omp_set_num_threads(c.threads);
   rs.instance->reset();
-  for (auto _ : state) {
-    const auto t0 = std::chrono::steady_clock::now();
-    rs.instance->run();
-    const auto t1 = std::chrono::steady_clock::now();
-    state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+  // The driver takes one sample per call, inside Google Benchmark's iteration loop: Google
+  // Benchmark chooses the runs per sample (its min time) and the repetitions, the driver does
+  // the warm-up (first call of a case), the quiet marks and the interrupt checks.
+  measure::Policy p = rs.policy;
+  p.repetitions = 1;
+  p.runs_per_sample = int64_t(state.max_iterations);
+  p.warmup = first_call ? p.warmup : 0;
+  p.quiet.threads = c.threads;
+  bool cut = false, entered = false;
+  const measure::Batch batch = [&](int64_t, bool warmup) {
+    if (warmup) {
+      rs.instance->run();
+      return 0.0;
+    }
+    entered = true;
+    double total = 0;
+    for (auto _ : state) {
+      if (measure::Interrupt::requested()) {
+        cut = true;
+        state.SkipWithError(kInterrupted);
+        break;
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      rs.instance->run();
+      const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      state.SetIterationTime(dt);
+      total += dt;
+    }
+    return total;
+  };
+  const measure::Result r = measure::measure(batch, p);
+  if (cut || r.interrupted || r.samples.empty()) {
+    rs.unfinished.insert(c.name());
+    if (!cut) {  // interrupted before Google Benchmark's loop, or just after its last run
+      state.SkipWithError(kInterrupted);
+      if (!entered)
+        for (auto _ : state) {}  // entered once, never twice (Google Benchmark checks it)
+    }
+    return;
   }
   const json& f = rs.fields[idx];
   using C = benchmark::Counter;
@@ -135,6 +191,7 @@ void run_case(benchmark::State& state, RunState& rs, size_t idx) {
     // predicted/measured time per run == attained/predicted performance.
     state.counters["roofline_eff"] = C(rs.predicted_s[idx], C::kIsIterationInvariantRate);
   }
+  rs.quiet[idx].push_back(r.samples.front().quiet);
 }
 
 // Reporters that print and write the canonical rooflab name (Google Benchmark would append
@@ -149,6 +206,52 @@ struct CanonicalNames : Base {
   }
 };
 
+// The display reporter Google Benchmark is given: the console table, and the JSON document
+// kept in memory (no temporary file that an interrupt could leave behind). Cases an interrupt
+// cut short are dropped from both: bench.json holds finished measurements only.
+class Tee : public benchmark::BenchmarkReporter {
+ public:
+  Tee(const std::set<std::string>& dropped, bool console_aggregates_only)
+      : console_(isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
+                                       : benchmark::ConsoleReporter::OO_Tabular),
+        dropped_(dropped),
+        console_aggregates_only_(console_aggregates_only) {
+    json_.SetOutputStream(&buf_);
+    json_.SetErrorStream(&buf_);
+  }
+  bool ReportContext(const Context& c) override {
+    console_.SetOutputStream(&GetOutputStream());
+    console_.SetErrorStream(&GetErrorStream());
+    return console_.ReportContext(c) && json_.ReportContext(c);
+  }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    std::vector<Run> kept;
+    for (const Run& r : runs)
+      if (!dropped_.count(r.run_name.function_name)) kept.push_back(r);
+    if (kept.empty()) return;
+    json_.ReportRuns(kept);
+    // --benchmark_display_aggregates_only, done here: Google Benchmark would apply it to this
+    // reporter's JSON half as well.
+    std::vector<Run> shown;
+    if (console_aggregates_only_)
+      for (const Run& r : kept)
+        if (r.run_type == Run::RT_Aggregate) shown.push_back(r);
+    console_.ReportRuns(shown.empty() ? kept : shown);
+  }
+  void Finalize() override {
+    console_.Finalize();
+    json_.Finalize();
+  }
+  std::string json_text() const { return buf_.str(); }
+
+ private:
+  CanonicalNames<benchmark::ConsoleReporter> console_;
+  CanonicalNames<benchmark::JSONReporter> json_;
+  std::ostringstream buf_;
+  const std::set<std::string>& dropped_;
+  bool console_aggregates_only_;
+};
+
 std::vector<char*> make_argv(std::vector<std::string>& storage) {
   std::vector<char*> argv;
   for (auto& s : storage) argv.push_back(s.data());
@@ -157,7 +260,87 @@ std::vector<char*> make_argv(std::vector<std::string>& storage) {
 }
 }  // namespace
 
+BenchFlags parse_benchmark_flags(const std::vector<std::string>& args) {
+  BenchFlags f;
+  auto bad = [](const std::string& arg, const std::string& what) -> args::UsageError {
+    return args::UsageError(arg + ": " + what);
+  };
+  for (const std::string& a : args) {
+    if (a.rfind("--benchmark_", 0) != 0) throw bad(a, "not a Google Benchmark flag (--benchmark_*)");
+    const size_t eq = a.find('=');
+    const std::string key = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    const bool has_value = eq != std::string::npos;
+    const std::string v = has_value ? a.substr(eq + 1) : "";
+    auto need_value = [&] {
+      if (!has_value || v.empty()) throw bad(a, "needs a value (--" + key + "=VALUE)");
+    };
+    auto boolean = [&] {
+      static const std::set<std::string> ok = {"true", "false", "1", "0", "yes", "no", "on", "off"};
+      if (has_value && !ok.count(v)) throw bad(a, "must be true or false, got '" + v + "'");
+    };
+    auto one_of = [&](const std::set<std::string>& ok, const std::string& list) {
+      need_value();
+      if (!ok.count(v)) throw bad(a, "must be one of " + list + ", got '" + v + "'");
+    };
+    if (key == "benchmark_repetitions") {
+      need_value();
+      char* end = nullptr;
+      errno = 0;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (*end || errno || n < 1 || n > 100000)
+        throw bad(a, "must be an integer in 1..100000, got '" + v + "'");
+      f.repetitions = int(n);
+      continue;
+    }
+    if (key == "benchmark_min_time" || key == "benchmark_min_warmup_time") {
+      need_value();
+      std::string num = v;
+      if (num.size() > 1 && num.back() == 's') num.pop_back();  // Google Benchmark 1.8's "0.5s"
+      char* end = nullptr;
+      const double x = std::strtod(num.c_str(), &end);
+      const bool warm = key == "benchmark_min_warmup_time";
+      if (!num.empty() && num.back() == 'x')
+        throw bad(a, "an iteration count ('x') is not supported: rooflab times seconds (e.g. 0.5)");
+      if (*end || num.empty() || !std::isfinite(x) || (warm ? x < 0 : x <= 0) || x > 86400)
+        throw bad(a, std::string("must be a number of seconds ") + (warm ? ">= 0" : "> 0") + ", got '" + v + "'");
+      (warm ? f.min_warmup_time_s : f.min_time_s) = x;
+      continue;
+    }
+    if (key.rfind("benchmark_out", 0) == 0)
+      throw bad(a, "set by rooflab (bench.json goes to --out DIR)");
+    if (key == "benchmark_list_tests" || key == "benchmark_report_aggregates_only" ||
+        key == "benchmark_display_aggregates_only" || key == "benchmark_enable_random_interleaving" ||
+        key == "benchmark_counters_tabular")
+      boolean();
+    else if (key == "benchmark_format")
+      one_of({"console", "json", "csv"}, "console, json, csv");
+    else if (key == "benchmark_color")
+      one_of({"auto", "true", "false", "yes", "no", "1", "0"}, "auto, true, false");
+    else if (key == "benchmark_time_unit")
+      one_of({"ns", "us", "ms", "s"}, "ns, us, ms, s");
+    else if (key == "benchmark_filter" || key == "benchmark_perf_counters" || key == "benchmark_context")
+      need_value();
+    else
+      throw bad(a, "unknown Google Benchmark flag (known: --benchmark_repetitions, --benchmark_min_time, "
+                   "--benchmark_min_warmup_time, --benchmark_filter, --benchmark_list_tests, "
+                   "--benchmark_display_aggregates_only, --benchmark_report_aggregates_only, "
+                   "--benchmark_enable_random_interleaving, --benchmark_counters_tabular, --benchmark_format, "
+                   "--benchmark_color, --benchmark_time_unit, --benchmark_perf_counters, --benchmark_context)");
+    auto truthy = [&] { return !has_value || v == "true" || v == "1" || v == "yes" || v == "on"; };
+    if (key == "benchmark_display_aggregates_only") {
+      f.display_aggregates_only = truthy();
+      continue;
+    }
+    if (key == "benchmark_filter") f.filter = v;
+    if (key == "benchmark_list_tests") f.list_tests = truthy();
+    f.passed.push_back(a);
+  }
+  return f;
+}
+
 int run_bench(const BenchOptions& opt) {
+  // Every --benchmark_* flag is checked before anything is created or run.
+  const BenchFlags flags = parse_benchmark_flags(opt.benchmark_args);
   ensure_writable_dir(opt.out_dir);
   RunState rs;
   rs.cases = select_cases(opt.profile, opt.filter, opt.cases);
@@ -187,81 +370,112 @@ int run_bench(const BenchOptions& opt) {
   rs.progress = std::make_unique<Progress>("bench", rs.cases.size());
   const std::vector<std::string> env_warnings = diag::environment(omp_get_num_procs());
 
-  const fs::path tmp = opt.out_dir / (".bench.gbench." + std::to_string(getpid()) + ".json");
+  // The measurement policy: the profile's defaults, the user's flags over them. smoke checks
+  // that every case verifies and runs: short samples are enough. paper waits (within the
+  // profile's quiet budget) for a quiet machine before each sample; the others only mark.
   const bool paper = opt.profile == "paper", smoke = opt.profile == "smoke";
-  // Profile defaults first, the user's --benchmark_* flags after them (the last one wins).
-  // smoke checks that every case verifies and runs: short samples are enough.
+  rs.policy.repetitions = flags.repetitions > 0 ? flags.repetitions : paper ? 5 : 3;
+  rs.policy.min_time_s = flags.min_time_s > 0 ? flags.min_time_s : paper ? 0.5 : smoke ? 0.02 : 0.1;
+  rs.policy.warmup = 1;
+  rs.policy.quiet.wait_s = paper ? 0.5 : 0;
+  if (diag::quiet_budget().total_s() < 0) diag::set_quiet_budget(diag::default_quiet_budget_s(opt.profile));
+  char min_time[64];
+  std::snprintf(min_time, sizeof min_time, "--benchmark_min_time=%.17g", rs.policy.min_time_s);
   std::vector<std::string> args = {"rooflab-bench",
-                                   paper ? "--benchmark_repetitions=5" : "--benchmark_repetitions=3",
-                                   paper  ? "--benchmark_min_time=0.5"
-                                   : smoke ? "--benchmark_min_time=0.02"
-                                           : "--benchmark_min_time=0.1",
-                                   "--benchmark_display_aggregates_only=true",
-                                   "--benchmark_out_format=json",
-                                   "--benchmark_out=" + tmp.string()};
-  for (const auto& a : opt.benchmark_args) {
-    if (a.rfind("--benchmark_out", 0) == 0)
-      throw Error("--benchmark_out is set by rooflab (use --out DIR)");
-    args.push_back(a);
-  }
+                                   "--benchmark_repetitions=" + std::to_string(rs.policy.repetitions),
+                                   min_time};
+  for (const auto& a : flags.passed) args.push_back(a);
+  if (flags.min_warmup_time_s >= 0) args.push_back("--benchmark_min_warmup_time=" + std::to_string(flags.min_warmup_time_s));
   auto argv = make_argv(args);
   int argc = int(args.size());
   benchmark::Initialize(&argc, argv.data());
   if (benchmark::ReportUnrecognizedArguments(argc, argv.data()))
-    throw Error("unrecognized Google Benchmark argument");
+    throw args::UsageError("a --benchmark_* flag this Google Benchmark does not accept (see the message above)");
   for (size_t i = 0; i < rs.cases.size(); ++i) {
     benchmark::RegisterBenchmark(rs.cases[i].name().c_str(),
                                  [&rs, i](benchmark::State& s) { run_case(s, rs, i); })
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
-  CanonicalNames<benchmark::ConsoleReporter> display(
-      isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
-                            : benchmark::ConsoleReporter::OO_Tabular);
-  CanonicalNames<benchmark::JSONReporter> file;
-  benchmark::RunSpecifiedBenchmarks(&display, &file);
-  benchmark::Shutdown();
-  rs.instance.reset();
-  rs.progress->done(std::to_string(rs.cases.size() - rs.errors.size()) + " timed, " +
-                    std::to_string(rs.errors.size()) + " failed");
+  Tee tee(rs.unfinished, flags.display_aggregates_only);
+  size_t ran = 0;
+  int signal = 0;
+  {
+    // SIGINT / SIGTERM from here on: stop at the next run's end, write what was measured.
+    measure::Interrupt interrupt;
+    ran = benchmark::RunSpecifiedBenchmarks(&tee);
+    signal = measure::Interrupt::signal_number();
+    benchmark::Shutdown();
+    rs.instance.reset();
+    benchmark::ClearRegisteredBenchmarks();
 
-  json out;
-  try {
-    out = read_json_file(tmp);
-  } catch (const Error&) {
-    // e.g. --benchmark_list_tests: nothing was run, so there is nothing to write.
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    return 0;
-  }
-  fs::remove(tmp);
-  std::map<std::string, size_t> by_name;
-  for (size_t i = 0; i < rs.cases.size(); ++i) by_name[rs.cases[i].name()] = i;
-  for (auto& b : out["benchmarks"]) {
-    const std::string name = b.value("run_name", b.value("name", ""));
-    auto it = by_name.find(name);
-    if (it == by_name.end()) continue;
-    json f = rs.fields[it->second];
-    if (auto v = rs.verified.find(it->second); v != rs.verified.end())
-      f["verification"] = {{"ok", v->second.ok}, {"max_err", v->second.max_err},
-                           {"tol", v->second.tol}, {"detail", v->second.detail}};
+    if (signal)
+      rs.progress->done("interrupted by signal " + std::to_string(signal) + ": " +
+                        std::to_string(rs.unfinished.size()) + " of " + std::to_string(rs.cases.size()) +
+                        " cases not measured");
     else
-      f["verification"] = nullptr;
-    b["rooflab"] = f;
+      rs.progress->done(std::to_string(rs.cases.size() - rs.errors.size()) + " timed, " +
+                        std::to_string(rs.errors.size()) + " failed");
+    if (flags.list_tests) return 0;  // nothing was run, so there is nothing to write
+    if (ran == 0 && !signal)
+      throw Error("--benchmark_filter=" + flags.filter + " matches none of the " + std::to_string(rs.cases.size()) +
+                  " selected benchmarks");
+
+    json out = json::parse(tee.json_text());
+    std::map<std::string, size_t> by_name;
+    for (size_t i = 0; i < rs.cases.size(); ++i) by_name[rs.cases[i].name()] = i;
+    for (auto& b : out["benchmarks"]) {
+      const std::string name = b.value("run_name", b.value("name", ""));
+      auto it = by_name.find(name);
+      if (it == by_name.end()) continue;
+      json f = rs.fields[it->second];
+      if (auto v = rs.verified.find(it->second); v != rs.verified.end())
+        f["verification"] = {{"ok", v->second.ok}, {"max_err", v->second.max_err},
+                             {"tol", v->second.tol}, {"detail", v->second.detail}};
+      else
+        f["verification"] = nullptr;
+      // The repetitions' disturbance marks: quiet = no other task runnable just before and
+      // just after the repetition.
+      if (auto q = rs.quiet.find(it->second); q != rs.quiet.end()) {
+        const auto& marks = q->second;
+        const size_t reps = std::min(marks.size(), size_t(std::max(1, b.value("repetitions", rs.policy.repetitions))));
+        json quiet = json::array();
+        for (size_t k = marks.size() - reps; k < marks.size(); ++k) quiet.push_back(bool(marks[k]));
+        size_t n = 0;
+        for (const auto& x : quiet) n += x.get<bool>();
+        f["quiet"] = quiet;
+        f["quiet_fraction"] = double(n) / double(quiet.size());
+      }
+      b["rooflab"] = f;
+    }
+    out["schema"] = "rooflab.bench/1";
+    out["profile"] = opt.profile;
+    out["filter"] = opt.filter;
+    out["machine"] = machine ? json(fs::absolute(opt.machine).string()) : json(nullptr);
+    out["created"] = utc_timestamp();
+    out["quiet_budget"] = diag::quiet_budget().to_json();
+    if (signal) {
+      // The cases measured before the signal are complete; the others are absent and named here.
+      json names = json::array();
+      for (const Case& c : rs.cases)
+        if (rs.unfinished.count(c.name())) names.push_back(c.name());
+      out["interrupted"] = {{"signal", signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : std::to_string(signal)},
+                            {"unfinished", names}};
+    }
+    // Self-diagnosis: the machine state before the run, then how stable the timings were.
+    json diagnostics = env_warnings;
+    for (const auto& w : diag::timing(out)) diagnostics.push_back(w);
+    if (signal) diagnostics.push_back("interrupted: " + std::to_string(rs.unfinished.size()) + " of " +
+                                      std::to_string(rs.cases.size()) + " cases not measured");
+    for (const auto& w : diagnostics) std::fprintf(stderr, "warning: %s\n", w.get<std::string>().c_str());
+    out["diagnostics"] = diagnostics;
+    const fs::path dest = opt.out_dir / "bench.json";
+    // Written with the handlers still installed: a second signal cannot cut the write short.
+    write_json_atomic(dest, out);
+    std::fprintf(stderr, "wrote %s%s\n", dest.c_str(), signal ? " (interrupted: the cases measured so far)" : "");
   }
-  out["schema"] = "rooflab.bench/1";
-  out["profile"] = opt.profile;
-  out["filter"] = opt.filter;
-  out["machine"] = machine ? json(fs::absolute(opt.machine).string()) : json(nullptr);
-  out["created"] = utc_timestamp();
-  // Self-diagnosis: the machine state before the run, then how stable the timings were.
-  json diagnostics = env_warnings;
-  for (const auto& w : diag::timing(out)) diagnostics.push_back(w);
-  for (const auto& w : diagnostics) std::fprintf(stderr, "warning: %s\n", w.get<std::string>().c_str());
-  out["diagnostics"] = diagnostics;
-  const fs::path dest = opt.out_dir / "bench.json";
-  write_json_atomic(dest, out);
-  std::fprintf(stderr, "wrote %s\n", dest.c_str());
+  // 128 + signal, as a shell reports a command a signal ended: scripts see the run was stopped.
+  if (signal) return 128 + signal;
   return rs.errors.empty() ? 0 : 3;
 }
 

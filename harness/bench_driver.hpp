@@ -24,8 +24,24 @@ struct BenchOptions {
 };
 
 // Exit codes: 0 all verified and timed, 3 some variant failed verification or errored
-// (reported in bench.json, never timed). Throws Error for bad options.
+// (reported in bench.json, never timed), 128 + signal when SIGINT / SIGTERM stopped it (bench.json
+// then holds the cases finished before, and "interrupted" names the others). Throws args::UsageError
+// for bad --benchmark_* flags (before anything runs), Error for other bad options.
 int run_bench(const BenchOptions& opt);
+
+// The --benchmark_* flags, checked: repetitions and min time become the measurement policy,
+// the others (known to Google Benchmark, valid values) are passed on. Throws args::UsageError naming
+// the flag for an unknown flag or an invalid value.
+struct BenchFlags {
+  int repetitions = 0;            // 0: the profile's
+  double min_time_s = 0;          // 0: the profile's
+  double min_warmup_time_s = -1;  // < 0: not given
+  bool list_tests = false;
+  bool display_aggregates_only = true;  // the console shows aggregates only (bench.json has all)
+  std::string filter;
+  std::vector<std::string> passed;  // the other flags, as given
+};
+BenchFlags parse_benchmark_flags(const std::vector<std::string>& args);
 
 // The cases a bench run selects (profile + filter + explicit names), validated for naming.
 std::vector<Case> select_cases(const std::string& profile, const std::string& filter,

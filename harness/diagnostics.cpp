@@ -1,5 +1,7 @@
 #include "harness/diagnostics.hpp"
 
+#include "harness/measure.hpp"
+
 #include <cpuid.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
@@ -208,10 +210,7 @@ std::vector<std::string> timing(const nlohmann::json& gbench, double cv_max, int
     const auto& t = times[name];
     fewest = std::min(fewest, int(t.size()));
     if (t.size() < 2) continue;
-    double mean = 0, var = 0;
-    for (double x : t) mean += x / double(t.size());
-    for (double x : t) var += (x - mean) * (x - mean) / double(t.size() - 1);
-    const double cv = mean > 0 ? std::sqrt(var) / mean : 0;
+    const double cv = measure::stats(t).cv;  // the driver's statistics (sample standard deviation)
     if (cv > cv_max) noisy.emplace_back(cv, name);
   }
   std::vector<std::string> w;

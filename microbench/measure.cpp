@@ -13,6 +13,7 @@
 #include <random>
 
 #include "harness/error.hpp"
+#include "harness/measure.hpp"
 #include "microbench/sysinfo.hpp"
 
 namespace rooflab::microbench {
@@ -50,13 +51,13 @@ using Clock = std::chrono::steady_clock;
 // Kernel results end here so none is dead code, even under LTO.
 std::atomic<double> g_sink;
 
-Stat summarize(std::vector<double> v, bool higher_is_better) {
+// The driver's statistics (harness/measure.hpp); the sampling itself stays here (below).
+Stat summarize(const std::vector<double>& v, bool higher_is_better) {
   if (v.empty()) throw Error("microbench: no samples");
-  std::sort(v.begin(), v.end());
+  const measure::Stats st = measure::stats(v);
   Stat s;
-  s.best = higher_is_better ? v.back() : v.front();
-  size_t n = v.size();
-  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  s.best = higher_is_better ? st.max : st.min;
+  s.median = st.median;
   return s;
 }
 
@@ -69,6 +70,8 @@ struct Shared {
   std::vector<double> secs_per_rep;
 };
 
+// The inner timing stays specialised (not measure::measure): every thread of a pinned team runs
+// its share between barriers, and the calibration times the master's own run, not the team's.
 // Called by every thread of the enclosing region (or by a lone thread: the orphaned barriers
 // are then no-ops). Grows `reps` until the master's own run lasts >= target/2 and scales it
 // to the target (its own time, not barrier to barrier: on a loaded machine waking the other

@@ -127,3 +127,27 @@ endif()
 add_test(NAME cli_bad_inputs COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bad_inputs.sh ${RL} ${_cli_mpi}
          ${PROJECT_SOURCE_DIR} ${TMPD}/bad_inputs ${MPIEXEC_EXECUTABLE})
 set_tests_properties(cli_bad_inputs PROPERTIES LABELS integration TIMEOUT 600)
+# Google Benchmark flags are checked where bench hands them over: a bad value is a usage error
+# before anything is created or run (the output directory is not even made).
+set(TINY sinkhorn/c2r/f64/37x53/part:iter/threads:1)
+rooflab_cli_test(bench_gb_reps_negative 2 "--benchmark_repetitions=-1: must be an integer"
+                 ${RL} bench --case ${TINY} --out ${TMPD}/gb --benchmark_repetitions=-1)
+rooflab_cli_test(bench_gb_reps_text 2 "--benchmark_repetitions=abc: must be an integer"
+                 ${RL} bench --case ${TINY} --out ${TMPD}/gb --benchmark_repetitions=abc)
+rooflab_cli_test(bench_gb_min_time_negative 2 "--benchmark_min_time=-1: must be a number of seconds > 0"
+                 ${RL} bench --case ${TINY} --out ${TMPD}/gb --benchmark_min_time=-1)
+rooflab_cli_test(bench_gb_min_time_nan 2 "--benchmark_min_time=nan: must be a number of seconds > 0"
+                 ${RL} bench --case ${TINY} --out ${TMPD}/gb --benchmark_min_time=nan)
+rooflab_cli_test(bench_gb_unknown_flag 2 "--benchmark_frobnicate: unknown Google Benchmark flag"
+                 ${RL} bench --case ${TINY} --out ${TMPD}/gb --benchmark_frobnicate)
+rooflab_cli_test(bench_gb_bool_value 2 "--benchmark_list_tests=maybe: must be true or false"
+                 ${RL} bench --case ${TINY} --out ${TMPD}/gb --benchmark_list_tests=maybe)
+rooflab_cli_test(bench_gb_filter_nomatch 1 "--benchmark_filter=nothing-matches matches none"
+                 ${RL} bench --case ${TINY} --out ${TMPD}/gb --benchmark_filter=nothing-matches)
+add_test(NAME cli_bench_gb_bad_flag_creates_nothing COMMAND sh -c
+  "rm -rf ${TMPD}/gb_none; ${RL} bench --case ${TINY} --out ${TMPD}/gb_none --benchmark_repetitions=-1 >${TMPD}/gb_none.out 2>${TMPD}/gb_none.err; rc=$?; test $rc = 2 && test ! -e ${TMPD}/gb_none && test ! -s ${TMPD}/gb_none.out")
+set_tests_properties(cli_bench_gb_bad_flag_creates_nothing PROPERTIES LABELS integration)
+# An interrupted bench keeps the finished cases: bench.json valid and marked, no temp file left.
+add_test(NAME cli_bench_interrupt_sigint COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bench_interrupt.sh ${RL} ${TMPD}/int_sigint INT)
+add_test(NAME cli_bench_interrupt_sigterm COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bench_interrupt.sh ${RL} ${TMPD}/int_sigterm TERM)
+set_tests_properties(cli_bench_interrupt_sigint cli_bench_interrupt_sigterm PROPERTIES LABELS integration)

@@ -6,3 +6,4 @@ rooflab_unit_test(test_quiet_budget SOURCES core/test_quiet_budget.cpp LIBS roof
 rooflab_unit_test(test_bad_json SOURCES core/test_bad_json.cpp LIBS rooflab_core)
 # The one argument parser (harness/args): every option kind and every error class.
 rooflab_unit_test(test_args SOURCES core/test_args.cpp LIBS rooflab_util)
+rooflab_unit_test(test_measure SOURCES core/test_measure.cpp LIBS rooflab_core)

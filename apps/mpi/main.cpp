@@ -25,6 +25,7 @@
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
+#include "harness/measure.hpp"
 #include "kernels/sinkhorn/mpi/allreduce.hpp"
 #include "kernels/sinkhorn/sinkhorn.hpp"
 
@@ -174,12 +175,9 @@ void fill_targets(std::vector<T>& r, std::vector<T>& c) {
   for (auto& x : c) x = T(x * (sr / sc));
 }
 
-double quantile(std::vector<double> v, double q) {  // linear interpolation, v not empty
-  std::sort(v.begin(), v.end());
-  const double x = q * double(v.size() - 1);
-  const size_t k = size_t(x);
-  return k + 1 < v.size() ? v[k] + (x - double(k)) * (v[k + 1] - v[k]) : v[k];
-}
+// The driver's statistics (harness/measure.hpp). The timing loops below stay MPI's own: every
+// rank times with MPI_Wtime after a barrier, and the figures are gathered across ranks.
+using measure::quantile;
 double median(const std::vector<double>& v) { return quantile(v, 0.5); }
 // Spread of repeated timings: interquartile range over the median (0 for a single sample).
 double rel_iqr(const std::vector<double>& v) {

@@ -11,6 +11,7 @@
 
 #include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
+#include "harness/measure.hpp"
 #include "harness/progress.hpp"
 #include "kernels/rtamm/exec.hpp"
 #include "kernels/rtamm/problem.hpp"
@@ -140,46 +141,45 @@ struct Timed {
 Timed time_plans(const std::vector<Plan>& ps, int samples, const gemm::Ukernel<double>& uk,
                  detail::Problem<double>& prob, double* work, const EvalOptions& opt, json& failures, size_t si) {
   const gemm::Dims& d = prob.d;
-  const int threads = omp_get_max_threads();
   const size_t n = ps.size();
-  std::vector<int64_t> reps(n);
   auto run = [&](const Plan& p) { run_plan(p, uk, d, prob.A.data(), prob.B.data(), prob.C.data(), work); };
+  // The verification run of each plan also says how many runs make a sample of min_sample_s.
+  std::vector<measure::Batch> batches;
+  std::vector<double> first(n);
   for (size_t i = 0; i < n; ++i) {
     prob.reset();
     const auto tf = clk::now();
     run(ps[i]);
-    const double first = seconds_since(tf);
+    first[i] = seconds_since(tf);
     const Verification v = prob.check(false, 1);
     if (!v.ok) failures.push_back({{"shape", si}, {"plan", plan_id(ps[i])}, {"detail", v.detail}});
-    reps[i] = std::max<int64_t>(1, int64_t(std::ceil(opt.min_sample_s / std::max(first, 1e-9))));
   }
-  // [half][quiet?] best per plan
-  std::vector<double> b[2][2];
-  for (auto& h : b)
-    for (auto& q : h) q.assign(n, INFINITY);
-  Timed out;
-  for (int s = 0; s < samples; ++s) {
-    // Bounded per sample (opt.wait_quiet_s) and in total (the command's diag::quiet_budget).
-    diag::wait_quiet(threads, opt.wait_quiet_s);
-    for (size_t i = 0; i < n; ++i) {
-      const bool before = diag::procs_running() <= threads;
+  for (size_t i = 0; i < n; ++i)
+    batches.push_back([&, i](int64_t runs, bool) {
       const auto t0 = clk::now();
-      for (int64_t r = 0; r < reps[i]; ++r) run(ps[i]);
-      const double ns = seconds_since(t0) * 1e9 / double(reps[i]);
-      const bool quiet = before && diag::procs_running() <= threads;
-      double& slot = b[s % 2][quiet][i];
-      slot = std::min(slot, ns);
-      ++out.samples, out.quiet += quiet;
-    }
-  }
-  for (int h = 0; h < 2; ++h) {
-    out.half[h].resize(n);
-    for (size_t i = 0; i < n; ++i) out.half[h][i] = std::isfinite(b[h][1][i]) ? b[h][1][i] : b[h][0][i];
-  }
+      for (int64_t r = 0; r < runs; ++r) run(ps[i]);
+      return seconds_since(t0);
+    });
+  measure::Policy p;
+  p.repetitions = samples;
+  p.min_time_s = opt.min_sample_s;  // runs per sample: ceil(min_sample_s / the plan's first run)
+  p.warmup = 0;                     // the verification run was the warm-up
+  p.quiet.threads = omp_get_max_threads();
+  // Bounded per round (opt.wait_quiet_s) and in total (the command's diag::quiet_budget).
+  p.quiet.wait_s = opt.wait_quiet_s;
+  const std::vector<measure::Result> rs = measure::measure_round_robin(batches, p, first);
+  // Besides the best of all samples, the best of the even and of the odd samples: two
+  // independent measurements of the same plan (the repeatability).
+  Timed out;
   out.best.resize(n);
+  for (int h = 0; h < 2; ++h) out.half[h].resize(n);
   for (size_t i = 0; i < n; ++i) {
-    const double q = std::min(b[0][1][i], b[1][1][i]), all = std::min(b[0][0][i], b[1][0][i]);
-    out.best[i] = std::isfinite(q) ? q : all;
+    measure::Result half[2];
+    for (size_t k = 0; k < rs[i].samples.size(); ++k) half[k % 2].samples.push_back(rs[i].samples[k]);
+    for (int h = 0; h < 2; ++h) out.half[h][i] = half[h].best() * 1e9;  // ns
+    out.best[i] = rs[i].best() * 1e9;
+    out.samples += int64_t(rs[i].samples.size());
+    out.quiet += int64_t(rs[i].quiet_count());
   }
   return out;
 }
@@ -256,10 +256,12 @@ json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& 
     int64_t total_samples = 0, quiet_samples = 0;
     // The decision: every plan's formula, timed over many calls.
     size_t chosen = 0;
-    const int dec_reps = 200;
-    const auto t0 = clk::now();
-    for (int r = 0; r < dec_reps; ++r) chosen = engine.choose(d);
-    const double decision_ns = seconds_since(t0) * 1e9 / dec_reps;
+    measure::Policy dp;
+    dp.repetitions = 1;
+    dp.runs_per_sample = 200;
+    dp.warmup = 0;
+    dp.quiet.mark = false;
+    const double decision_ns = measure::measure([&] { chosen = engine.choose(d); }, dp).best() * 1e9;
 
     const Timed sw = time_plans(plans, opt.samples, uk, prob, work.data(), opt, out["failures"], si);
     const std::vector<double>& t = sw.best;

@@ -11,7 +11,8 @@
 //                       tiles (ahead:ab) vs the two separately: the fraction of the shorter hidden
 //   sync_ns             one empty phase (omp for + barrier)
 // Every number is the best of 9 samples of >= 1 ms (calibrated repetitions) after a warm-up,
-// taken round robin over all quantities of all block shapes (sync_ns: 200 samples of >= 20 us).
+// taken round robin over all quantities of all block shapes (sync_ns: 200 samples of >= 20 us),
+// by the measurement driver (harness/measure.hpp).
 #include <omp.h>
 
 #include <algorithm>
@@ -28,6 +29,7 @@
 #include "apps/commands.hpp"
 #include "apps/rtamm/units.hpp"
 #include "harness/error.hpp"
+#include "harness/measure.hpp"
 #include "harness/progress.hpp"
 #include "kernels/rtamm/exec.hpp"
 
@@ -37,62 +39,60 @@ using clk = std::chrono::steady_clock;
 using detail::Omp;
 using detail::Xfer;
 
-// One measured quantity: a pass (phases that every thread of the team runs), its calibrated
-// repetitions per sample and the best seconds per pass so far.
+// One measured quantity: a pass (phases that every thread of the team runs) and its samples.
 struct Meas {
   std::function<void()> pass;
-  int64_t reps = 1;
-  double best = std::numeric_limits<double>::infinity();   // best quiet sample
-  double noisy = std::numeric_limits<double>::infinity();  // best other sample
-  void add(double per, bool quiet) { (quiet ? best : noisy) = std::min(quiet ? best : noisy, per); }
-  double value() const { return std::isfinite(best) ? best : noisy; }
+  measure::Result res;
+  double value() const { return res.best(); }  // best quiet sample, else best of all
 };
 
-// One sample of `reps` passes in a team of `threads` (calibrating reps first when asked, so that
-// a sample lasts >= min_s); returns seconds per pass.
-double sample(Meas& m, int threads, bool calibrate, double min_s) {
-  double per = 0;
-  clk::time_point t0;
+// `runs` passes in a team of `threads`, timed from barrier to barrier (the team is opened once
+// per sample, not per pass); a warm-up call runs one pass per thread, untimed.
+measure::Batch team_batch(Meas& m, int threads) {
+  return [&m, threads](int64_t runs, bool warmup) {
+    double dt = 0;
+    clk::time_point t0;
 #pragma omp parallel num_threads(threads)
-  {
-    if (calibrate) m.pass();  // warm-up: caches, page faults
-    for (;;) {
+    {
+      if (warmup) {
+        m.pass();  // caches, page faults
+      } else {
 #pragma omp barrier
 #pragma omp single
-      t0 = clk::now();
-      for (int64_t r = 0; r < m.reps; ++r) m.pass();
+        t0 = clk::now();
+        for (int64_t r = 0; r < runs; ++r) m.pass();
 #pragma omp barrier
 #pragma omp single
-      {
-        const double dt = std::chrono::duration<double>(clk::now() - t0).count();
-        if (calibrate && dt < min_s && m.reps < (int64_t(1) << 30))
-          m.reps = std::max<int64_t>(m.reps * 2, int64_t(double(m.reps) * 1.2 * min_s / std::max(dt, 1e-9)));
-        else
-          per = dt / double(m.reps), calibrate = false;
+        dt = std::chrono::duration<double>(clk::now() - t0).count();
       }
-      if (!calibrate) break;
     }
-  }
-  return per;
+    return dt;
+  };
 }
 
-// Round robin: sample r of every quantity before sample r + 1 of any, so that a burst of load
-// on a shared machine disturbs all block shapes alike; the best sample of each is kept.
+// The driver, round robin: sample r of every quantity before sample r + 1 of any, so that a burst
+// of load on a shared machine disturbs all block shapes alike; the best sample of each is kept.
 // Only quiet samples count (nothing else runnable just before and after: see
 // diag::procs_running); a quantity without any keeps its best noisy sample. Before each round
 // the machine gets up to wait_s to become quiet, all rounds together at most what is left of the
 // command's diag::quiet_budget() (then measured under load; `rtamm units` records the budget).
+// Each quantity: one warm-up pass and calibrated repetitions (a sample lasts >= min_s) first.
 void measure_all(std::vector<Meas*>& ms, int threads, int rounds, double min_s, double wait_s,
                  Progress* prog = nullptr) {
-  for (int r = 0; r < rounds; ++r) {
-    if (prog && r > 0) prog->start(size_t(r), "round " + std::to_string(r + 1));
-    diag::wait_quiet(threads, wait_s);
-    for (Meas* m : ms) {
-      const bool before = diag::procs_running() <= threads;
-      const double per = sample(*m, threads, r == 0, min_s);
-      m->add(per, before && diag::procs_running() <= threads);
-    }
-  }
+  std::vector<measure::Batch> batches;
+  for (Meas* m : ms) batches.push_back(team_batch(*m, threads));
+  measure::Policy p;
+  p.repetitions = rounds;
+  p.min_time_s = min_s;
+  p.warmup = 1;
+  p.quiet.threads = threads;
+  p.quiet.wait_s = wait_s;
+  if (prog)
+    p.on_round = [prog](int r) {
+      if (r > 0) prog->start(size_t(r), "round " + std::to_string(r + 1));
+    };
+  const std::vector<measure::Result> rs = measure::measure_round_robin(batches, p);
+  for (size_t i = 0; i < ms.size(); ++i) ms[i]->res = rs[i];
 }
 
 // The quantities of one block shape and how they become its unit costs.
@@ -235,23 +235,28 @@ Units measure_typed(const std::vector<Block>& pool, const Caches& caches, int th
   measure_all(s1, threads, 200, 2e-5, 0.02);
   u.sync_ns = sync.value() * 1e9;
   // region: one empty parallel region (every plan run opens one), best of 50 samples of 100.
-  u.region_ns = std::numeric_limits<double>::infinity();
-  for (int r = 0; r < 50; ++r) {
-    const auto t0 = clk::now();
-    for (int i = 0; i < 100; ++i) {
+  measure::Policy rp;
+  rp.repetitions = 50;
+  rp.runs_per_sample = 100;
+  rp.warmup = 0;
+  rp.quiet.mark = false;  // the fastest sample counts, whatever the load
+  u.region_ns = measure::measure(
+                    [&] {
 #pragma omp parallel num_threads(threads)
-      {
-      }
-    }
-    u.region_ns = std::min(u.region_ns, std::chrono::duration<double>(clk::now() - t0).count() * 1e7);
-  }
+                      {
+                      }
+                    },
+                    rp)
+                    .stats()
+                    .min *
+                1e9;
   const int rounds = 9;
   Progress prog("rtamm units", size_t(rounds));
   std::fprintf(stderr, "rtamm units: %zu quantities of %zu block shapes, %d rounds round robin\n", all.size(),
                pool.size(), rounds);
   measure_all(all, threads, rounds, 1e-3, 2.0, &prog);
   size_t quiet = 0;
-  for (const Meas* m : all) quiet += std::isfinite(m->best);
+  for (const Meas* m : all) quiet += m->res.quiet_count() > 0;
   u.quiet_fraction = double(quiet) / double(all.size());
   prog.done();
   for (const auto& b : benches) u.blocks.push_back(b->units());

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "harness/error.hpp"
+#include "harness/measure.hpp"
 
 namespace rooflab::counters {
 
@@ -38,22 +39,29 @@ Measurement measure_instance(Instance& inst, const std::string& region, Backend*
   // back-end and region calls as a counted run (its events are dropped, its callgrind dump has
   // another tag): first calls there (lazy symbol binding, getenv) touch enough memory to evict
   // part of a small working set, and must not do so between the warm-up and the counted runs.
-  // The warm-up (k = -1) runs the same loop body as the counted runs, down to string and map
-  // handling. (Small cases still vary by a few dozen simulated misses between runs: the
+  // The warm-up runs the same batch as the counted runs (the driver's warm-up call), down to
+  // string and map handling. (Small cases still vary by a few dozen simulated misses between runs: the
   // harness code between runs evicts a slightly different few lines each time.)
   inst.reset();
   const std::string warmup_tag = region + "#warmup";
   std::map<std::string, double> warmup_events;
-  for (int k = -1; k < runs; ++k) {
-    const std::string& tag = k < 0 ? warmup_tag : region;
-    std::map<std::string, double>& sink = k < 0 ? warmup_events : m.events;
+  measure::Policy p;
+  p.repetitions = runs;
+  p.runs_per_sample = 1;
+  p.warmup = 1;
+  p.quiet.mark = false;  // counted, not timed: no load checks between the runs either
+  const measure::Batch counted = [&](int64_t, bool warmup) {
+    const std::string& tag = warmup ? warmup_tag : region;
+    std::map<std::string, double>& sink = warmup ? warmup_events : m.events;
     if (backend) backend->start();
     region_begin(tag);
     inst.run();
     region_end(tag);
     if (backend)
       for (const auto& [ev, v] : backend->stop()) sink[ev] += v;
-  }
+    return 0.0;
+  };
+  measure::measure(counted, p);
   for (auto& [ev, v] : m.events) v /= runs;
   return m;
 }

@@ -17,6 +17,7 @@
 #include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
+#include "harness/measure.hpp"
 #include "roofline/machine.hpp"
 
 namespace rooflab::gemm::knobs {
@@ -170,18 +171,18 @@ Timing time_knob(const Shape& s, const Knob& k, int reps, double wait_s) {
     if (!v.ok) throw Error(c.name() + " failed verification: " + v.detail);
     // A repetition is "quiet" when nothing else was runnable just before and just after it;
     // the fastest quiet one counts (the fastest of all when none was quiet, up to 3 x reps).
-    double any = std::numeric_limits<double>::infinity();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
-    for (int r = 0; r < 3 * reps && t.quiet_reps < reps; ++r) {
-      inst->reset();
-      const bool before = diag::wait_quiet(s.threads, std::chrono::time_point_cast<std::chrono::steady_clock::duration>(deadline));
-      const auto t0 = std::chrono::steady_clock::now();
-      inst->run();
-      const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      any = std::min(any, sec);
-      if (before && diag::procs_running() <= s.threads) t.seconds = std::min(t.seconds, sec), ++t.quiet_reps;
-    }
-    if (t.quiet_reps == 0) t.seconds = any;
+    // One run per sample from a reset instance; the verification run was the warm-up.
+    measure::Policy p;
+    p.repetitions = reps;
+    p.max_samples = 3 * reps;
+    p.runs_per_sample = 1;
+    p.warmup = 0;
+    p.quiet.threads = s.threads;
+    p.quiet.wait_s = wait_s;        // each wait until the knob's common deadline:
+    p.quiet.wait_total_s = wait_s;  // wait_s in all for this knob
+    const measure::Result r = measure::measure([&] { inst->run(); }, p, [&] { inst->reset(); });
+    t.seconds = r.best();
+    t.quiet_reps = int(r.quiet_count());
   } catch (...) {
     omp_set_num_threads(saved);
     throw;

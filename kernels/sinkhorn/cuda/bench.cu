@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/error.hpp"
+#include "harness/measure.hpp"
 #include "kernels/sinkhorn/cuda/device.hpp"
 
 namespace rooflab::sinkhorn_cuda::dev {
@@ -89,24 +90,33 @@ __global__ void peak_kernel(T* out, T a, T b, int iters) {
   out[blockIdx.x * size_t(blockDim.x) + threadIdx.x] = s;
 }
 
-// Best time in seconds of `reps` launches of f (after one warm-up).
+// Best time in seconds of `reps` launches of f (after one warm-up): the measurement driver
+// (harness/measure.hpp) with CUDA events as its clock.
 template <class F>
 double best_seconds(int reps, F f) {
   cudaEvent_t e0, e1;
   check(cudaEventCreate(&e0), "cudaEventCreate");
   check(cudaEventCreate(&e1), "cudaEventCreate");
-  f();
-  check(cudaGetLastError(), "launch");
-  double best = 1e30;
-  for (int r = 0; r < std::max(1, reps); ++r) {
+  const measure::Batch launches = [&](int64_t runs, bool warmup) {
+    if (warmup) {
+      f();
+      check(cudaGetLastError(), "launch");
+      return 0.0;
+    }
     check(cudaEventRecord(e0), "cudaEventRecord");
-    f();
+    for (int64_t r = 0; r < runs; ++r) f();
     check(cudaEventRecord(e1), "cudaEventRecord");
     check(cudaEventSynchronize(e1), "kernel execution");
     float ms = 0;
     check(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
-    best = std::min(best, double(ms) * 1e-3);
-  }
+    return double(ms) * 1e-3;
+  };
+  measure::Policy p;
+  p.repetitions = std::max(1, reps);
+  p.runs_per_sample = 1;
+  p.warmup = 1;
+  p.quiet.mark = false;  // device time: the host's load does not enter the events
+  const double best = measure::measure(launches, p).best();
   check(cudaGetLastError(), "launch");
   (void)cudaEventDestroy(e0);
   (void)cudaEventDestroy(e1);

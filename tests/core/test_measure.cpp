@@ -1,0 +1,274 @@
+// measure::measure, the one timing driver: on synthetic run functions (a counter, a spin of a
+// known length) and a test hook for the machine's runnable tasks, never the real load.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+
+#include "harness/error.hpp"
+#include "harness/measure.hpp"
+
+namespace m = rooflab::measure;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+void spin(double s) {
+  const auto end = Clock::now() + std::chrono::duration<double>(s);
+  while (Clock::now() < end) {
+  }
+}
+// A quiet machine: one runnable task (this test), whatever the real load.
+int one_task() { return 1; }
+m::Policy quiet_policy() {
+  m::Policy p;
+  p.quiet.running = one_task;
+  return p;
+}
+}  // namespace
+
+TEST(MeasureDriver, RepetitionsAndWarmupHonoured) {
+  m::Policy p = quiet_policy();
+  p.repetitions = 7;
+  p.warmup = 2;
+  p.runs_per_sample = 3;
+  int runs = 0, setups = 0;
+  const m::Result r = m::measure([&] { ++runs; }, p, [&] { ++setups; });
+  EXPECT_EQ(r.samples.size(), 7u);
+  EXPECT_EQ(r.runs_per_sample, 3);
+  EXPECT_EQ(runs, 2 + 7 * 3);    // warm-up runs, then samples of 3 runs
+  EXPECT_EQ(setups, 2 + 7);      // untimed setup before each warm-up run and each sample
+  EXPECT_FALSE(r.interrupted);
+  EXPECT_EQ(r.quiet_count(), 7u);
+  EXPECT_DOUBLE_EQ(r.quiet_fraction(), 1.0);
+  EXPECT_TRUE(r.disturbed().empty());
+}
+
+TEST(MeasureDriver, MinTimePerSampleHonoured) {
+  // A batch on a fake clock (2 ms per run), so the test does not depend on this machine's load.
+  m::Policy p = quiet_policy();
+  p.repetitions = 3;
+  p.warmup = 0;
+  p.min_time_s = 0.02;
+  const double run_s = 0.002;
+  std::vector<int64_t> batches;
+  const m::Result r = m::measure(m::Batch([&](int64_t runs, bool) {
+                                   batches.push_back(runs);
+                                   return double(runs) * run_s;
+                                 }),
+                                 p);
+  ASSERT_EQ(r.samples.size(), 3u);
+  // Each sample lasts at least min_time: enough runs of 2 ms for 20 ms.
+  EXPECT_GE(double(r.runs_per_sample) * run_s, p.min_time_s);
+  for (const m::Sample& s : r.samples) {
+    EXPECT_DOUBLE_EQ(s.seconds, run_s);  // per run, not per sample
+    EXPECT_GE(s.seconds * double(r.runs_per_sample), p.min_time_s);
+  }
+  // Calibration grew the runs from 1 (at least doubling) before the samples used the count.
+  ASSERT_GE(batches.size(), 5u);
+  EXPECT_EQ(batches.front(), 1);
+  for (size_t i = 0; i + 1 < batches.size() - 3; ++i) EXPECT_GE(batches[i + 1], 2 * batches[i]);
+  for (size_t i = batches.size() - 3; i < batches.size(); ++i) EXPECT_EQ(batches[i], r.runs_per_sample);
+  EXPECT_DOUBLE_EQ(r.best(), run_s);
+  EXPECT_DOUBLE_EQ(r.stats().median, run_s);
+}
+
+TEST(MeasureDriver, RunsOnTheRealClock) {
+  // The steady_clock form: every sample at least as long as the run it repeats.
+  m::Policy p = quiet_policy();
+  p.repetitions = 2;
+  p.warmup = 1;
+  p.min_time_s = 0.005;
+  int runs = 0;
+  const m::Result r = m::measure([&] { ++runs, spin(0.001); }, p);
+  ASSERT_EQ(r.samples.size(), 2u);
+  for (const m::Sample& s : r.samples) EXPECT_GE(s.seconds, 0.001);
+  EXPECT_GE(runs, 1 + 2);  // the warm-up, then at least one run per sample
+}
+
+TEST(MeasureDriver, FirstRunTimeSetsRunsWithoutCalibrating) {
+  m::Policy p = quiet_policy();
+  p.repetitions = 2;
+  p.warmup = 0;
+  p.min_time_s = 1.0;
+  p.first_run_s = 0.1;  // as if the verification run took 100 ms: 10 runs per sample
+  int calls = 0;
+  const m::Batch b = [&](int64_t runs, bool) {
+    ++calls;
+    return 0.1 * double(runs);
+  };
+  const m::Result r = m::measure(b, p);
+  EXPECT_EQ(r.runs_per_sample, 10);
+  EXPECT_EQ(calls, 2);  // the two samples, no calibration batch
+  EXPECT_DOUBLE_EQ(r.best(), 0.1);
+}
+
+TEST(MeasureDriver, DisturbedSampleIsMarked) {
+  // The machine is busy (5 runnable tasks for a 1-thread sample) while sample 2 runs.
+  int sample = -1;
+  m::Policy p;
+  p.repetitions = 4;
+  p.warmup = 0;
+  p.runs_per_sample = 1;
+  p.quiet.threads = 1;
+  p.quiet.running = [&] { return sample == 2 ? 5 : 1; };
+  const m::Batch b = [&](int64_t, bool) {
+    ++sample;
+    return sample == 2 ? 0.001 : 0.01;  // the disturbed sample is also the fastest
+  };
+  // The after-check of sample 2 sees the load; so does the before-check of sample 3.
+  const m::Result r = m::measure(b, p);
+  ASSERT_EQ(r.samples.size(), 4u);
+  EXPECT_TRUE(r.samples[0].quiet);
+  EXPECT_TRUE(r.samples[1].quiet);
+  EXPECT_FALSE(r.samples[2].quiet);
+  EXPECT_FALSE(r.samples[3].quiet);
+  EXPECT_EQ(r.disturbed(), (std::vector<size_t>{2, 3}));
+  EXPECT_DOUBLE_EQ(r.quiet_fraction(), 0.5);
+  EXPECT_DOUBLE_EQ(r.best(), 0.01);  // the fastest *quiet* sample, not the disturbed one
+  EXPECT_DOUBLE_EQ(r.stats().min, 0.001);
+  const auto j = r.to_json();
+  EXPECT_EQ(j.at("disturbed"), nlohmann::json({2, 3}));
+  EXPECT_EQ(j.at("quiet"), nlohmann::json({true, true, false, false}));
+}
+
+TEST(MeasureDriver, QuietSamplesWantedSamplesOnUpToTheMaximum) {
+  // As gemm knob autotuning: `repetitions` quiet samples wanted, at most max_samples taken.
+  int checks = 0;
+  m::Policy p;
+  p.repetitions = 2;
+  p.max_samples = 6;
+  p.warmup = 0;
+  p.runs_per_sample = 1;
+  p.quiet.running = [&] { return ++checks <= 6 ? 9 : 1; };  // busy for the first 3 samples' checks
+  const m::Result r = m::measure(m::Batch([&](int64_t, bool) { return 1.0; }), p);
+  EXPECT_EQ(r.quiet_count(), 2u);
+  EXPECT_EQ(r.samples.size(), 5u);  // 3 disturbed, then 2 quiet: enough
+  EXPECT_EQ(r.disturbed(), (std::vector<size_t>{0, 1, 2}));
+
+  // Never quiet: stops at the maximum and keeps the fastest noisy sample.
+  p.quiet.running = [] { return 9; };
+  int n = 0;
+  const m::Result busy = m::measure(m::Batch([&](int64_t, bool) { return 1.0 + ++n; }), p);
+  EXPECT_EQ(busy.samples.size(), 6u);
+  EXPECT_EQ(busy.quiet_count(), 0u);
+  EXPECT_DOUBLE_EQ(busy.best(), 2.0);
+}
+
+TEST(MeasureDriver, RoundRobinInterleavesSamples) {
+  std::vector<int> order;
+  m::Policy p = quiet_policy();
+  p.repetitions = 3;
+  p.warmup = 0;
+  p.runs_per_sample = 1;
+  std::vector<m::Batch> bs;
+  for (int i = 0; i < 2; ++i)
+    bs.push_back([&, i](int64_t, bool) {
+      order.push_back(i);
+      return 1.0 + i;
+    });
+  const auto rs = m::measure_round_robin(bs, p);
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 0, 1, 0, 1}));
+  ASSERT_EQ(rs.size(), 2u);
+  EXPECT_DOUBLE_EQ(rs[1].best(), 2.0);
+}
+
+TEST(MeasureDriver, StatisticsMatchTheDefinitions) {
+  const m::Stats s = m::stats({4, 1, 3, 2});
+  EXPECT_EQ(s.n, 4u);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 4);
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.median, 2.5);  // the mean of the two middle values
+  EXPECT_NEAR(s.stddev, std::sqrt(5.0 / 3.0), 1e-12);
+  EXPECT_NEAR(s.cv, std::sqrt(5.0 / 3.0) / 2.5, 1e-12);
+  EXPECT_DOUBLE_EQ(m::quantile({1, 2, 3, 4, 5}, 0.25), 2);
+  EXPECT_TRUE(std::isnan(m::stats({}).median));
+  EXPECT_TRUE(std::isnan(m::stats({1}).cv));  // one sample says nothing about spread
+}
+
+TEST(MeasureDriver, BadPolicyIsAnError) {
+  m::Policy p = quiet_policy();
+  p.repetitions = 0;
+  EXPECT_THROW(m::measure([] {}, p), rooflab::Error);
+  p.repetitions = 1;
+  p.min_time_s = NAN;
+  EXPECT_THROW(m::measure([] {}, p), rooflab::Error);
+}
+
+TEST(MeasureDriver, InterruptStopsAtTheNextRunAndDropsTheCutSample) {
+  m::Interrupt guard;
+  m::Policy p = quiet_policy();
+  p.repetitions = 5;
+  p.warmup = 0;
+  p.runs_per_sample = 4;
+  int runs = 0;
+  // The signal arrives during the third run of the second sample.
+  const m::Result r = m::measure(
+      [&] {
+        if (++runs == 7) m::Interrupt::request(SIGINT);
+      },
+      p);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(runs, 7);               // no run after the signal
+  EXPECT_EQ(r.samples.size(), 1u);  // the finished sample only
+  EXPECT_EQ(m::Interrupt::signal_number(), SIGINT);
+  m::Interrupt::clear();
+  EXPECT_FALSE(m::Interrupt::requested());
+}
+
+TEST(MeasureDriver, RealSignalSetsTheFlagInsteadOfKilling) {
+  {
+    m::Interrupt guard;
+    std::raise(SIGTERM);
+    EXPECT_TRUE(m::Interrupt::requested());
+    EXPECT_EQ(m::Interrupt::signal_number(), SIGTERM);
+  }
+  m::Interrupt::clear();
+}
+
+// bench's --benchmark_* flags: checked where bench hands them to Google Benchmark.
+#include "harness/args.hpp"
+#include "harness/bench_driver.hpp"
+
+TEST(BenchFlags, ValidFlagsBecomePolicyOrPassOn) {
+  const rooflab::BenchFlags f = rooflab::parse_benchmark_flags(
+      {"--benchmark_repetitions=9", "--benchmark_min_time=0.5s", "--benchmark_filter=gemm/.*",
+       "--benchmark_list_tests", "--benchmark_display_aggregates_only=false", "--benchmark_min_warmup_time=0",
+       "--benchmark_enable_random_interleaving=true", "--benchmark_time_unit=us"});
+  EXPECT_EQ(f.repetitions, 9);
+  EXPECT_DOUBLE_EQ(f.min_time_s, 0.5);
+  EXPECT_DOUBLE_EQ(f.min_warmup_time_s, 0);
+  EXPECT_EQ(f.filter, "gemm/.*");
+  EXPECT_TRUE(f.list_tests);
+  EXPECT_FALSE(f.display_aggregates_only);
+  // Repetitions, min times and the console's aggregates-only are rooflab's; the rest pass on.
+  EXPECT_EQ(f.passed, (std::vector<std::string>{"--benchmark_filter=gemm/.*", "--benchmark_list_tests",
+                                                "--benchmark_enable_random_interleaving=true",
+                                                "--benchmark_time_unit=us"}));
+  const rooflab::BenchFlags none = rooflab::parse_benchmark_flags({});
+  EXPECT_EQ(none.repetitions, 0);  // the profile's
+  EXPECT_TRUE(none.display_aggregates_only);
+}
+
+TEST(BenchFlags, InvalidValuesAreUsageErrors) {
+  for (const char* bad :
+       {"--benchmark_repetitions=-1", "--benchmark_repetitions=abc", "--benchmark_repetitions=0",
+        "--benchmark_repetitions=", "--benchmark_repetitions", "--benchmark_repetitions=3.5",
+        "--benchmark_repetitions=99999999999999999999", "--benchmark_min_time=-1", "--benchmark_min_time=nan",
+        "--benchmark_min_time=inf", "--benchmark_min_time=0", "--benchmark_min_time=abc", "--benchmark_min_time=10x",
+        "--benchmark_min_warmup_time=-0.1", "--benchmark_frobnicate", "--benchmark_frobnicate=1",
+        "--benchmark_out=x.json", "--benchmark_out_format=json", "--benchmark_list_tests=maybe",
+        "--benchmark_format=xml", "--benchmark_color=purple", "--benchmark_time_unit=h", "--benchmark_filter=",
+        "--benchmarks_repetitions=3"}) {
+    try {
+      rooflab::parse_benchmark_flags({bad});
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const rooflab::args::UsageError& e) {
+      // One line naming the flag as given.
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(bad), std::string::npos) << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    }
+  }
+}
