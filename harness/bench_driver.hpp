@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/registry.hpp"
+#include "harness/families.hpp"
 #include "roofline/machine.hpp"
 
 namespace rooflab {

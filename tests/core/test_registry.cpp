@@ -7,7 +7,7 @@
 #include <set>
 
 #include "harness/error.hpp"
-#include "harness/registry.hpp"
+#include "harness/families.hpp"
 
 using namespace rooflab;
 

@@ -14,7 +14,7 @@
 
 #include "harness/error.hpp"
 #include "harness/isa.hpp"
-#include "harness/registry.hpp"
+#include "harness/families.hpp"
 #include "kernels/floyd_warshall/floyd_warshall.hpp"
 
 namespace rooflab::fw {

@@ -11,7 +11,7 @@
 
 #include "harness/error.hpp"
 #include "harness/isa.hpp"
-#include "harness/registry.hpp"
+#include "harness/families.hpp"
 #include "kernels/gemm/gemm.hpp"
 
 namespace rooflab::gemm {

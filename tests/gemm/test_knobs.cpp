@@ -10,7 +10,7 @@
 
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
-#include "harness/registry.hpp"
+#include "harness/families.hpp"
 #include "kernels/gemm/knobs.hpp"
 #include "roofline/machine.hpp"
 

@@ -12,7 +12,7 @@
 
 #include "harness/error.hpp"
 #include "harness/isa.hpp"
-#include "harness/registry.hpp"
+#include "harness/families.hpp"
 #include "kernels/sinkhorn/sinkhorn.hpp"
 #include "tests/sinkhorn/problem.hpp"
 

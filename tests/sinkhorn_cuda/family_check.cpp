@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "harness/error.hpp"
+#include "harness/families.hpp"
 #include "harness/json_io.hpp"
 #include "kernels/sinkhorn/cuda/sinkhorn_cuda.hpp"
 #include "roofline/evaluate.hpp"
