@@ -310,7 +310,7 @@ std::unique_ptr<Instance> make_typed(const Case& c) {
 }
 
 std::unique_ptr<Instance> make(const Case& c) {
-  return c.dtype == DType::f64 ? make_typed<double>(c) : make_typed<float>(c);
+  return with_element_type(c.dtype, [&]<class T>() { return make_typed<T>(c); });
 }
 
 // ---- Profiles --------------------------------------------------------------------------
@@ -329,18 +329,13 @@ struct CaseSpec {
   bool best_isa = false;  // ISA variants: only the widest ISA the CPU has (keeps quick short)
 };
 Case make_case(const std::string& variant, DType dt, int64_t M, int64_t N, const CaseSpec& cs = {}) {
-  Case c;
-  c.family = "sinkhorn";
-  c.variant = variant;
-  c.dtype = dt;
-  c.dims = {M, N};
+  Case c{"sinkhorn", variant, Isa::none, dt, {M, N}, {}, cs.threads};
   if (variant == "blocked") {
     c.params.emplace_back("mc", std::to_string(cs.mc));
     c.params.emplace_back("nc", std::to_string(cs.nc));
   }
   if (!cs.fi.empty()) c.params.emplace_back("fi", cs.fi);
   if (!is_fused(variant)) c.params.emplace_back("part", cs.part);
-  c.threads = cs.threads;
   if (cs.best_isa && (variant == "microkernel" || is_fused(variant))) c.isa = best_isa();
   return c;
 }
@@ -393,17 +388,6 @@ std::vector<Case> cases(std::string_view profile) {
   return out;
 }
 
-Variant variant_row(std::string name, std::string description, std::vector<Isa> isas) {
-  Variant v;
-  v.name = std::move(name);
-  v.description = std::move(description);
-  v.isas = std::move(isas);
-  v.dtypes = {DType::f64, DType::f32};
-  v.accepts = accepts_if_parses(params_of);
-  v.model = model;
-  v.make = make;
-  return v;
-}
 }  // namespace
 
 template <class T>
@@ -415,25 +399,15 @@ template std::unique_ptr<Instance> sinkhorn::make_instance<float>(const Case&, c
 template std::unique_ptr<Instance> sinkhorn::make_instance<double>(const Case&, const SkKernels<double>&);
 
 const Family& sinkhorn_family() {
-  static const Family f = [] {
-    Family fam;
-    fam.name = "sinkhorn";
-    fam.description = "Sinkhorn-Knopp / unbalanced-OT scaling, one pass or iteration (COFFEE, TPDS 2023; MAP-UOT)";
-    fam.variants = {
-        variant_row("typical", "Algorithm 1 as written: the column pass walks down columns (stride lda)", {}),
-        variant_row("c2r", "COFFEE-C2R: column sums accumulated row by row, row-major scaling (Alg. 2)", {}),
-        variant_row("blocked", "C2R + mc x nc blocking, factors temp[nc] reused down each panel (Alg. 3)", {}),
-        variant_row("microkernel", "COFFEE-CPU: blocked + mr x nr SIMD micro-kernel, SIMD row pass",
-                    {Isa::scalar, Isa::avx2, Isa::avx512}),
-        variant_row("mapuot", "MAP-UOT Alg. 1: column scale + row sum, row scale + next column sums, one pass",
-                    {Isa::scalar, Isa::avx2, Isa::avx512}),
-        variant_row("fused_uv", "scaling vectors u, v with K read-only: (K v)_i, u_i, K^T u in one pass",
-                    {Isa::scalar, Isa::avx2, Isa::avx512}),
-    };
-    fam.cases = cases;
-    fam.memory_bytes = memory_bytes;
-    return fam;
-  }();
+  static const Family f = make_family(
+      "sinkhorn", "Sinkhorn-Knopp / unbalanced-OT scaling, one pass or iteration (COFFEE, TPDS 2023; MAP-UOT)",
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes},
+      {{"typical", "Algorithm 1 as written: the column pass walks down columns (stride lda)"},
+       {"c2r", "COFFEE-C2R: column sums accumulated row by row, row-major scaling (Alg. 2)"},
+       {"blocked", "C2R + mc x nc blocking, factors temp[nc] reused down each panel (Alg. 3)"},
+       {"microkernel", "COFFEE-CPU: blocked + mr x nr SIMD micro-kernel, SIMD row pass", kAllIsas},
+       {"mapuot", "MAP-UOT Alg. 1: column scale + row sum, row scale + next column sums, one pass", kAllIsas},
+       {"fused_uv", "scaling vectors u, v with K read-only: (K v)_i, u_i, K^T u in one pass", kAllIsas}});
   return f;
 }
 

@@ -219,8 +219,9 @@ std::unique_ptr<Instance> make(const Case& c) {
   const Params p = params_of(c);
   const std::string why = unavailable_reason();
   if (!why.empty()) throw Error(c.name() + ": " + why);
-  if (c.dtype == DType::f64) return std::make_unique<GpuInstance<double>>(p);
-  return std::make_unique<GpuInstance<float>>(p);
+  return with_element_type(c.dtype, [&]<class T>() -> std::unique_ptr<Instance> {
+    return std::make_unique<GpuInstance<T>>(p);
+  });
 }
 
 // ---- Profiles --------------------------------------------------------------------------
@@ -241,11 +242,7 @@ Spec with_part(const char* part) {
   return s;
 }
 Case make_case(const std::string& variant, DType dt, int64_t M, int64_t N, const Spec& s = {}) {
-  Case c;
-  c.family = "sinkhorn_cuda";
-  c.variant = variant;
-  c.dtype = dt;
-  c.dims = {M, N};
+  Case c{"sinkhorn_cuda", variant, Isa::none, dt, {M, N}, {}, 1};
   if (variant != "baseline") {
     for (auto [k, v] : {std::pair<const char*, int>{"ty", s.t2.ty}, {"tx", s.t2.tx}, {"ny", s.t2.ny},
                         {"rtx", s.t4.tx}, {"rny", s.t4.ny}})
@@ -253,7 +250,6 @@ Case make_case(const std::string& variant, DType dt, int64_t M, int64_t N, const
   }
   if (!s.fi.empty()) c.params.emplace_back("fi", s.fi);
   if (variant == "mapuot") c.params.emplace_back("part", s.part);
-  c.threads = 1;
   return c;
 }
 
@@ -291,32 +287,15 @@ std::vector<Case> cases(std::string_view profile) {
   return out;
 }
 
-Variant variant_row(std::string name, std::string description) {
-  Variant v;
-  v.name = std::move(name);
-  v.description = std::move(description);
-  v.dtypes = {DType::f64, DType::f32};
-  v.accepts = accepts;
-  v.model = model;
-  v.make = make;
-  return v;
-}
 }  // namespace
 
 const Family& sinkhorn_cuda_family() {
-  static const Family f = [] {
-    Family fam;
-    fam.name = "sinkhorn_cuda";
-    fam.description = "Sinkhorn / unbalanced OT on a CUDA device, one iteration (MAP-UOT Sec. 4.2)";
-    fam.variants = {
-        variant_row("mapuot", "MAP-UOT GPU parts 1-4: 2-D tiles + smem column sums, 1-D tiles + shuffle row sums"),
-        variant_row("fused_uv", "scaling vectors u, v with K read-only: K v and K^T u with the same tiled kernels"),
-        variant_row("baseline", "four separate passes as CuPy runs them: row sums, row scale, column sums, column scale"),
-    };
-    fam.cases = cases;
-    fam.memory_bytes = memory_bytes;
-    return fam;
-  }();
+  static const Family f = make_family(
+      "sinkhorn_cuda", "Sinkhorn / unbalanced OT on a CUDA device, one iteration (MAP-UOT Sec. 4.2)",
+      {accepts, model, make, cases, memory_bytes},
+      {{"mapuot", "MAP-UOT GPU parts 1-4: 2-D tiles + smem column sums, 1-D tiles + shuffle row sums"},
+       {"fused_uv", "scaling vectors u, v with K read-only: K v and K^T u with the same tiled kernels"},
+       {"baseline", "four separate passes as CuPy runs them: row sums, row scale, column sums, column scale"}});
   return f;
 }
 
