@@ -218,6 +218,8 @@ void check_case(const Family& fam, const Case& c) {
   if (fam.memory_bytes) require_memory(fam.memory_bytes(c), n.c_str());
 }
 
+std::vector<Isa> all_isas() { return {Isa::scalar, Isa::avx2, Isa::avx512}; }
+
 Family make_family(std::string name, std::string description, const FamilyHooks& h,
                    const std::vector<VariantRow>& rows) {
   Family f;

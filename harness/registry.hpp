@@ -118,8 +118,10 @@ struct FamilyHooks {
 };
 Family make_family(std::string name, std::string description, const FamilyHooks& hooks,
                    const std::vector<VariantRow>& rows);
-// ISA-specific rows declare these (the run-time dispatch picks among them).
-inline const std::vector<Isa> kAllIsas = {Isa::scalar, Isa::avx2, Isa::avx512};
+// What an ISA-specific row declares: scalar, avx2, avx512 (the run-time dispatch picks one).
+// A function, not an inline variable: the per-ISA translation units include this header, and
+// must not emit (linker-shared) vector code compiled with their ISA's flags.
+std::vector<Isa> all_isas();
 
 // A Variant::accepts from the family's parameter parser: acceptable when parsing (which
 // throws Error with the reason) succeeds.

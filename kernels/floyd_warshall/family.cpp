@@ -11,6 +11,7 @@
 
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
+#include "kernels/floyd_warshall/config.hpp"
 #include "kernels/floyd_warshall/floyd_warshall.hpp"
 
 namespace rooflab {
@@ -56,8 +57,6 @@ const Spec* spec_of(const std::string& variant) {
   return nullptr;
 }
 
-constexpr int64_t kDefaultBs = 64;  // the paper's choice
-constexpr int64_t kDefaultTaskMin = 256;
 // Above this N verification compares sampled rows and columns with Dijkstra: the full
 // O(N^3) double reference would take longer than the benchmark.
 constexpr int64_t kFullReferenceMax = 2048;
@@ -373,7 +372,7 @@ std::vector<Case> cases(std::string_view profile) {
 
 std::vector<VariantRow> rows() {
   std::vector<VariantRow> out;
-  for (const Spec& s : kSpecs) out.push_back({s.name, s.description, s.simd ? kAllIsas : std::vector<Isa>{}});
+  for (const Spec& s : kSpecs) out.push_back({s.name, s.description, s.simd ? all_isas() : std::vector<Isa>{}});
   return out;
 }
 }  // namespace

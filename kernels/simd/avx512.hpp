@@ -33,6 +33,8 @@ struct Avx512<double> {
   static R add(R a, R b) { return _mm512_add_pd(a, b); }
   static R mul(R a, R b) { return _mm512_mul_pd(a, b); }
   static R min(R a, R b) { return _mm512_min_pd(a, b); }
+  // min as compare-to-mask + blend (floyd_warshall's kernels: the paper's masked form).
+  static R blend_min(R a, R b) { return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, b, _CMP_LT_OQ), b, a); }
   static R fma(R a, R b, R c) { return _mm512_fmadd_pd(a, b, c); }  // a * b + c
   static T hsum(R x) {
     const __m256d h = _mm512_castpd512_pd256(_mm512_add_pd(x, _mm512_shuffle_f64x2(x, x, 0xEE)));
@@ -58,6 +60,7 @@ struct Avx512<float> {
   static R add(R a, R b) { return _mm512_add_ps(a, b); }
   static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
   static R min(R a, R b) { return _mm512_min_ps(a, b); }
+  static R blend_min(R a, R b) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), b, a); }
   static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
   static T hsum(R x) {
     const __m256 h = _mm512_castps512_ps256(_mm512_add_ps(x, _mm512_shuffle_f32x4(x, x, 0xEE)));

@@ -56,7 +56,7 @@ Params params_of(const Case& c) {
   }
   p.fi = parse_fi(c);
   if (is_blocked(c.variant)) {
-    const Blocking def = c.variant == "microkernel" ? microkernel_default_blocking(c.isa) : Blocking{8, 1024};
+    const Blocking def = c.variant == "microkernel" ? microkernel_default_blocking(c.isa) : kBlockedDefault;
     p.mc = c.param_int("mc", def.mc);
     p.nc = c.param_int("nc", def.nc);
     if (p.mc < 1 || p.nc < 1) throw Error(n + ": mc and nc must be >= 1");
@@ -73,13 +73,11 @@ Params params_of(const Case& c) {
 //   row pass:    the row is summed and scaled while it sits in L1/L2 -> one update of A
 //   column pass: a read pass (the sums) and an update pass (the scaling)
 // plus one read of the target vector r or c. The scratch work[N] is cache-resident.
-// mapuot and fused_uv stream rows from DRAM in groups of 4 (fused_simd.hpp's G), the
-// micro-kernel's column pass 4 rows at once (every ISA's MR): their matrix traffic names the
-// 4-stream ceilings ("read_s4", "update_s4"; roofline/predict.hpp): on the 2-core VM, read
-// 1.47x / 1.09x and update 1.10x / 1.01x the 1-stream ones at 1 / 2 threads. Row-at-a-time
-// passes and the vectors use the 1-stream ones.
-constexpr const char* kRead4 = "read_s4";
-constexpr const char* kUpdate4 = "update_s4";
+// mapuot and fused_uv stream kFusedRows rows from DRAM at once, the micro-kernel's column
+// pass its mr rows (config.hpp): their matrix traffic names the S-stream ceilings ("read_s4",
+// "update_s4" for S = 4; roofline/predict.hpp), which draw more bandwidth per thread than one
+// stream. Row-at-a-time passes and the vectors use the 1-stream ones.
+std::string streams(const char* kernel, int rows) { return std::string(kernel) + "_s" + std::to_string(rows); }
 
 Model model(const Case& c) {
   const Params p = params_of(c);
@@ -92,7 +90,7 @@ Model model(const Case& c) {
   if (c.variant == "mapuot") {
     // Per element: x = a * cf, s += x, a = x * rf, next += a: 4 ops, no FMA pairing.
     m.flops = 4 * MN;
-    m.traffic = {{double(p.M + p.N) * s, "read"}, {2 * MN * s, kUpdate4}};
+    m.traffic = {{double(p.M + p.N) * s, "read"}, {2 * MN * s, streams("update", kFusedRows)}};
     m.compute_ceiling = c.dtype == DType::f64 ? "add_f64" : "add_f32";
     m.note = "mapuot: one fused pass per iteration, A read and written once (1 update, 4 rows "
              "streamed at once; the row's second sweep hits L2) + r/c reads (MAP-UOT Sec. 4.1)" +
@@ -102,7 +100,7 @@ Model model(const Case& c) {
   if (c.variant == "fused_uv") {
     // Per element: (K v)_i and (K^T u)_j, one FMA each.
     m.flops = 4 * MN;
-    m.traffic = {{MN * s, kRead4}, {double(2 * p.M + 3 * p.N) * s, "read"}};
+    m.traffic = {{MN * s, streams("read", kFusedRows)}, {double(2 * p.M + 3 * p.N) * s, "read"}};
     m.compute_ceiling = c.dtype == DType::f64 ? "fma_f64" : "fma_f32";
     m.note = "fused_uv: K only read, once per iteration, 4 rows streamed at once (the row "
              "group's second sweep hits L2) + r, u, c, v vectors" + pow_note;
@@ -119,7 +117,8 @@ Model model(const Case& c) {
   const double vectors = (col ? double(p.N) * s : 0) + (row ? double(p.M) * s : 0);
   if (c.variant == "microkernel") {
     m.traffic = {{vectors, "read"}};
-    if (col) m.traffic.insert(m.traffic.end(), {{MN * s, kRead4}, {2 * MN * s, kUpdate4}});
+    const int mr = kMicrokernelShapes[c.isa].mr;
+    if (col) m.traffic.insert(m.traffic.end(), {{MN * s, streams("read", mr)}, {2 * MN * s, streams("update", mr)}});
     if (row) m.traffic.push_back({2 * MN * s, "update"});
   } else {
     m.traffic = {{(col ? MN * s : 0) + vectors, "read"}, {2 * MN * s * (int(row) + int(col)), "update"}};
@@ -127,7 +126,8 @@ Model model(const Case& c) {
   m.compute_ceiling = c.dtype == DType::f64 ? "add_f64" : "add_f32";
   m.note = "row pass: 1 update of A; column pass: 1 read + 1 update of A (COFFEE Alg. 2); "
            "+ r/c reads" + pow_note;
-  if (c.variant == "microkernel" && col) m.note += "; the column pass streams mr = 4 rows at once";
+  if (c.variant == "microkernel" && col)
+    m.note += "; the column pass streams mr = " + std::to_string(kMicrokernelShapes[c.isa].mr) + " rows at once";
   if (c.variant == "typical" && col)
     m.note += ". typical walks columns with stride lda: each element is its own cache line, so "
               "once a column walk's M x 64 B exceed the cache a line is fetched once per column "
@@ -323,7 +323,7 @@ const char* const kParts[] = {"iter", "row", "col"};
 // variants take no part. Parameter order: mc, nc, fi, part; threads last.
 struct CaseSpec {
   std::string part = "iter";
-  int64_t mc = 8, nc = 1024;
+  int64_t mc = kBlockedDefault.mc, nc = kBlockedDefault.nc;
   std::string fi = "";  // "" = balanced
   int threads = 1;
   bool best_isa = false;  // ISA variants: only the widest ISA the CPU has (keeps quick short)
@@ -405,9 +405,9 @@ const Family& sinkhorn_family() {
       {{"typical", "Algorithm 1 as written: the column pass walks down columns (stride lda)"},
        {"c2r", "COFFEE-C2R: column sums accumulated row by row, row-major scaling (Alg. 2)"},
        {"blocked", "C2R + mc x nc blocking, factors temp[nc] reused down each panel (Alg. 3)"},
-       {"microkernel", "COFFEE-CPU: blocked + mr x nr SIMD micro-kernel, SIMD row pass", kAllIsas},
-       {"mapuot", "MAP-UOT Alg. 1: column scale + row sum, row scale + next column sums, one pass", kAllIsas},
-       {"fused_uv", "scaling vectors u, v with K read-only: (K v)_i, u_i, K^T u in one pass", kAllIsas}});
+       {"microkernel", "COFFEE-CPU: blocked + mr x nr SIMD micro-kernel, SIMD row pass", all_isas()},
+       {"mapuot", "MAP-UOT Alg. 1: column scale + row sum, row scale + next column sums, one pass", all_isas()},
+       {"fused_uv", "scaling vectors u, v with K read-only: (K v)_i, u_i, K^T u in one pass", all_isas()}});
   return f;
 }
 

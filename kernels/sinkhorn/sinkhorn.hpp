@@ -24,6 +24,7 @@
 
 #include "harness/isa.hpp"
 #include "harness/registry.hpp"
+#include "kernels/sinkhorn/config.hpp"  // Blocking, microkernel_default_blocking
 
 namespace rooflab {
 
@@ -190,11 +191,6 @@ class FusedSolver {
   int threads_;
   bool pending_ = false;
 };
-
-// The blocking the microkernel uses when a case gives no mc:/nc: (one place per ISA, as BLIS
-// keeps its per-architecture parameters).
-struct Blocking { int64_t mc, nc; };
-Blocking microkernel_default_blocking(Isa isa);
 
 // ---- Reference -------------------------------------------------------------------------
 // Long-double Sinkhorn in scaling-vector form: A = diag(u) A0 diag(v), starting at u = v = 1.
