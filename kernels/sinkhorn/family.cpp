@@ -2,9 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -146,17 +144,6 @@ size_t memory_bytes(const Case& c) {
 }
 
 // ---- Instance --------------------------------------------------------------------------
-// Deterministic data from a counter-based hash: element (i, j) does not depend on the order
-// of generation, so a later threaded first touch produces the same matrix.
-uint64_t mix(uint64_t x) {  // splitmix64 finalizer
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-double unit(uint64_t stream, uint64_t k) { return double(mix(mix(stream) ^ k) >> 11) * 0x1.0p-53; }
-constexpr uint64_t kSeedA = 1, kSeedR = 2, kSeedC = 3;
-
 // The data every instance holds: A0 (pristine; fused_uv's K), A (the matrix the passes
 // scale; fused_uv's plan for verification), r, c, work, u, the private column sums.
 template <class T>
@@ -167,38 +154,19 @@ struct SkData {
       : p(p_), A(size_t(p.M * p.N)), A0(size_t(p.M * p.N)), r(size_t(p.M)), c(size_t(p.N)),
         work(size_t(p.N)), u(size_t(p.M)),
         partial(size_t(std::max(1, p.threads)) * size_t(team_stride<T>(p.N))) {
-    // Entries uniform in [0.1, 1.1): positive, so every sum is positive and the SK factors
-    // are far from 1 on the first pass. Targets uniform in [0.5, 1.5), c rescaled so that
-    // sum(c) == sum(r) (a balanced problem has a solution; with fi < 1 it need not).
-    for (int64_t i = 0; i < p.M; ++i)
-      for (int64_t j = 0; j < p.N; ++j)
-        A0[size_t(i * p.N + j)] = T(0.1 + unit(kSeedA, uint64_t(i * p.N + j)));
+    // The problem (problem_entry, problem_targets); generated in any order, so a later
+    // threaded first touch would produce the same matrix.
+    for (int64_t k = 0; k < p.M * p.N; ++k) A0[size_t(k)] = T(problem_entry(uint64_t(k)));
     std::memcpy(A.data(), A0.data(), A0.size() * sizeof(T));  // first touch of A
-    long double sr = 0, sc = 0;
-    for (int64_t i = 0; i < p.M; ++i) sr += r[size_t(i)] = T(0.5 + unit(kSeedR, uint64_t(i)));
-    for (int64_t j = 0; j < p.N; ++j) sc += c[size_t(j)] = T(0.5 + unit(kSeedC, uint64_t(j)));
-    for (int64_t j = 0; j < p.N; ++j) c[size_t(j)] = T(c[size_t(j)] * (sr / sc));
+    problem_targets(r.data(), p.M, c.data(), p.N);
     std::fill_n(work.data(), p.N, T(0));
     std::fill_n(partial.data(), partial.size(), T(0));
   }
   void restore() { std::memcpy(A.data(), A0.data(), A0.size() * sizeof(T)); }
 
-  // Compares A with the reference after `lengths` passes (see sk_error_bound); `extra` more
-  // roundings per pass for fused products / pow.
-  Verification compare(const SkReference<T>& ref, std::vector<int64_t> lengths, int extra) const {
-    for (auto& k : lengths) k += extra;
-    const SkCompare w = compare_with_reference(A.data(), p.N, ref);
-    Verification v;
-    v.max_err = w.max_err;
-    v.tol = sk_error_bound(lengths, double(std::numeric_limits<T>::epsilon()));
-    v.ok = w.max_err <= v.tol;
-    std::ostringstream os;
-    os.precision(17);
-    os << "worst relative error " << w.max_err << " at (" << w.i << ", " << w.j << "): got "
-       << w.got << ", expected " << w.expected << "; tol " << v.tol << " after "
-       << lengths.size() << " passes";
-    v.detail = os.str();
-    return v;
+  // A against the reference after `lengths` passes, `extra` more roundings per pass.
+  Verification compare(const SkReference<T>& ref, const std::vector<int64_t>& lengths, int extra) const {
+    return verify_against(A.data(), p.N, ref, lengths, extra, std::to_string(lengths.size()) + " passes");
   }
   // pow adds a rounding per factor; the extra terms cover it (as the kernel tests do).
   int pow_extra() const { return p.fi != 1 ? 2 : 0; }

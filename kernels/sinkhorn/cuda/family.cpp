@@ -2,9 +2,6 @@
 // Always registered; without a usable device its profiles are empty and accepts() says why.
 #include <algorithm>
 #include <cmath>
-#include <limits>
-#include <random>
-#include <sstream>
 
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
@@ -128,21 +125,15 @@ size_t memory_bytes(const Case& c) {
 }
 
 // ---- Instance --------------------------------------------------------------------------
-// Entries uniform in [0.1, 1.1), targets in [0.5, 1.5) with sum(c) == sum(r), as the CPU
-// family uses (different generator, same distribution).
+// The CPU family's problem (sinkhorn::problem_entry / problem_targets).
 template <class T>
 class GpuInstance final : public Instance {
  public:
   explicit GpuInstance(const Params& p)
       : p_(p), A0_(size_t(p.M * p.N)), A_(size_t(p.M * p.N)), r_(size_t(p.M)), c_(size_t(p.N)),
         u_(size_t(p.M)), v_(size_t(p.N)) {
-    std::mt19937_64 gen(20240917);
-    std::uniform_real_distribution<double> a(0.1, 1.1), t(0.5, 1.5);
-    for (size_t k = 0; k < A0_.size(); ++k) A0_[k] = T(a(gen));
-    long double sr = 0, sc = 0;
-    for (int64_t i = 0; i < p.M; ++i) sr += r_[size_t(i)] = T(t(gen));
-    for (int64_t j = 0; j < p.N; ++j) sc += c_[size_t(j)] = T(t(gen));
-    for (int64_t j = 0; j < p.N; ++j) c_[size_t(j)] = T(c_[size_t(j)] * (sr / sc));
+    for (size_t k = 0; k < A0_.size(); ++k) A0_[k] = T(sinkhorn::problem_entry(k));
+    sinkhorn::problem_targets(r_.data(), p.M, c_.data(), p.N);
     const dev::Props d = dev::props();
     const double need = double(A0_.size() + 8 * size_t(p.M + p.N)) * sizeof(T);
     if (need > 0.9 * double(d.free_bytes))
@@ -193,19 +184,7 @@ class GpuInstance final : public Instance {
     // Any summation order (tiles, atomics) stays inside the (K-1)u bound of sk_error_bound;
     // +2 roundings for the products of the fused kernels / the plan, +2 for pow.
     const int extra = 2 + (p_.fi != 1 ? 2 : 0);
-    std::vector<int64_t> lengths = {p_.N, p_.M, p_.N, p_.M};
-    for (auto& k : lengths) k += extra;
-    const sinkhorn::SkCompare w = sinkhorn::compare_with_reference(A_.data(), p_.N, ref);
-    Verification v;
-    v.max_err = w.max_err;
-    v.tol = sinkhorn::sk_error_bound(lengths, double(std::numeric_limits<T>::epsilon()));
-    v.ok = w.max_err <= v.tol;
-    std::ostringstream os;
-    os.precision(17);
-    os << "worst relative error " << w.max_err << " at (" << w.i << ", " << w.j << "): got " << w.got
-       << ", expected " << w.expected << "; tol " << v.tol << " after 2 iterations";
-    v.detail = os.str();
-    return v;
+    return sinkhorn::verify_against(A_.data(), p_.N, ref, {p_.N, p_.M, p_.N, p_.M}, extra, "2 iterations");
   }
 
   Params p_;
