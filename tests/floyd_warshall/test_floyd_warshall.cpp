@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "harness/error.hpp"
-#include "harness/isa.hpp"
 #include "harness/families.hpp"
+#include "harness/isa.hpp"
 #include "kernels/floyd_warshall/floyd_warshall.hpp"
 
 namespace rooflab::fw {
