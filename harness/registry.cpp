@@ -95,6 +95,14 @@ int64_t Case::param_int(std::string_view key, int64_t fallback) const {
   return *i;
 }
 
+int64_t Case::param_int(std::string_view key, int64_t fallback, int64_t lo, int64_t hi) const {
+  const int64_t v = param_int(key, fallback);
+  if (v < lo || v > hi)
+    throw Error(name() + ": parameter " + std::string(key) + " must be in [" + std::to_string(lo) + ", " +
+                std::to_string(hi) + "], got " + std::to_string(v));
+  return v;
+}
+
 std::string Case::param_str(std::string_view key, std::string fallback) const {
   const std::string* v = param(key);
   return v ? *v : fallback;
@@ -212,8 +220,9 @@ void check_case(const Family& fam, const Case& c) {
                 std::to_string(c.threads) +
                 (max_case_threads() < 4096 ? " (this process may not create more: ulimit -u, kernel.threads-max)" : ""));
   if (v.accepts) {
-    std::string why = v.accepts(c);
-    if (!why.empty()) throw Error(n + ": " + why);
+    // The families' reasons usually name the case already.
+    const std::string why = v.accepts(c);
+    if (!why.empty()) throw Error(why.rfind(n, 0) == 0 ? why : n + ": " + why);
   }
   if (fam.memory_bytes) require_memory(fam.memory_bytes(c), n.c_str());
 }

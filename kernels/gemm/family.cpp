@@ -141,9 +141,10 @@ Params params_of(const Case& c) {
     // The blocking follows this machine's caches (sysfs); mc:/kc:/nc: override it.
     const HostCacheSizes& hc = host_cache_sizes();
     p.bp = default_blocked_plan(s, uk, nr, hc.l1, hc.l2, hc.l3);
-    p.bp.mc = c.param_int("mc", p.bp.mc);
-    p.bp.kc = c.param_int("kc", p.bp.kc);
-    p.bp.nc = c.param_int("nc", p.bp.nc);
+    // Bounded first, so the panel sizes below cannot overflow.
+    p.bp.mc = c.param_int("mc", p.bp.mc, 1, int64_t(1) << 28);
+    p.bp.kc = c.param_int("kc", p.bp.kc, 1, int64_t(1) << 28);
+    p.bp.nc = c.param_int("nc", p.bp.nc, 1, int64_t(1) << 28);
     if (p.bp.mc < 1 || p.bp.kc < 1 || p.bp.nc < 1 || p.bp.mc * p.bp.kc > (int64_t(1) << 26) ||
         p.bp.kc * p.bp.nc > (int64_t(1) << 28))
       throw Error(name + ": mc, kc, nc must be >= 1 (and the packed panels below 2^26 / 2^28 elements)");
