@@ -95,14 +95,6 @@ int64_t Case::param_int(std::string_view key, int64_t fallback) const {
   return *i;
 }
 
-int64_t Case::param_int(std::string_view key, int64_t fallback, int64_t lo, int64_t hi) const {
-  const int64_t v = param_int(key, fallback);
-  if (v < lo || v > hi)
-    throw Error(name() + ": parameter " + std::string(key) + " must be in [" + std::to_string(lo) + ", " +
-                std::to_string(hi) + "], got " + std::to_string(v));
-  return v;
-}
-
 std::string Case::param_str(std::string_view key, std::string fallback) const {
   const std::string* v = param(key);
   return v ? *v : fallback;

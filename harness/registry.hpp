@@ -49,8 +49,6 @@ struct Case {
   std::string dims_string() const;                           // "4096x4096"
   const std::string* param(std::string_view key) const;      // nullptr if absent
   int64_t param_int(std::string_view key, int64_t fallback) const;  // throws Error if not int
-  // The same, and an Error naming the bounds outside [lo, hi] (knobs whose products are sizes).
-  int64_t param_int(std::string_view key, int64_t fallback, int64_t lo, int64_t hi) const;
   std::string param_str(std::string_view key, std::string fallback) const;
 };
 

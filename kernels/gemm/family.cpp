@@ -141,12 +141,12 @@ Params params_of(const Case& c) {
     // The blocking follows this machine's caches (sysfs); mc:/kc:/nc: override it.
     const HostCacheSizes& hc = host_cache_sizes();
     p.bp = default_blocked_plan(s, uk, nr, hc.l1, hc.l2, hc.l3);
-    // Bounded first, so the panel sizes below cannot overflow.
-    p.bp.mc = c.param_int("mc", p.bp.mc, 1, int64_t(1) << 28);
-    p.bp.kc = c.param_int("kc", p.bp.kc, 1, int64_t(1) << 28);
-    p.bp.nc = c.param_int("nc", p.bp.nc, 1, int64_t(1) << 28);
-    if (p.bp.mc < 1 || p.bp.kc < 1 || p.bp.nc < 1 || p.bp.mc * p.bp.kc > (int64_t(1) << 26) ||
-        p.bp.kc * p.bp.nc > (int64_t(1) << 28))
+    p.bp.mc = c.param_int("mc", p.bp.mc);
+    p.bp.kc = c.param_int("kc", p.bp.kc);
+    p.bp.nc = c.param_int("nc", p.bp.nc);
+    constexpr int64_t kMax = int64_t(1) << 28;  // each factor first: the products cannot overflow
+    if (p.bp.mc < 1 || p.bp.kc < 1 || p.bp.nc < 1 || p.bp.mc > kMax || p.bp.kc > kMax || p.bp.nc > kMax ||
+        p.bp.mc * p.bp.kc > (int64_t(1) << 26) || p.bp.kc * p.bp.nc > kMax)
       throw Error(name + ": mc, kc, nc must be >= 1 (and the packed panels below 2^26 / 2^28 elements)");
   }
   if (is_sfc(kind)) {

@@ -61,9 +61,9 @@ Params params_of(const Case& c) {
   p.plan = static_plan(default_pool(c.dtype));
   if (order) {
     p.plan.order = *order;
-    p.plan.b.mcg = c.param_int("mcg", p.plan.b.mcg, 1, int64_t(1) << 26);
-    p.plan.b.ncg = c.param_int("ncg", p.plan.b.ncg, 1, int64_t(1) << 26);
-    p.plan.b.kcg = c.param_int("kcg", p.plan.b.kcg, 1, int64_t(1) << 26);
+    p.plan.b.mcg = c.param_int("mcg", p.plan.b.mcg);
+    p.plan.b.ncg = c.param_int("ncg", p.plan.b.ncg);
+    p.plan.b.kcg = c.param_int("kcg", p.plan.b.kcg);
     const std::string a = c.param_str("ahead", "ab");
     const auto ah = parse_ahead(a);
     if (!ah) throw Error(name + ": ahead must be none, ab or abc, got '" + a + "'");

@@ -249,10 +249,12 @@ TEST(Registry, ThreadCountsThatWrapOrCannotBeCreatedAreRefused) {
 // multiplied: no overflow into a crash, a hang or a wrong result.
 TEST(Registry, KnobsWhoseProductsOverflowAreRefused) {
   const std::string isa(to_string(best_isa()));
-  expect_refused("gemm/blocked/" + isa + "/f64/64x64x64/mc:4611686018427387904/kc:4/threads:1", "parameter mc must be in");
-  expect_refused("gemm/blocked/" + isa + "/f64/64x64x64/nc:4611686018427387904/kc:4/threads:1", "parameter nc must be in");
+  expect_refused("gemm/blocked/" + isa + "/f64/64x64x64/mc:4611686018427387904/kc:4/threads:1", "packed panels below");
+  expect_refused("gemm/blocked/" + isa + "/f64/64x64x64/nc:4611686018427387904/kc:4/threads:1", "packed panels below");
+  expect_refused("gemm/blocked/" + isa + "/f64/64x64x64/kc:9223372036854775807/threads:1", "packed panels below");
   expect_refused("gemm/sfc_ca/" + isa + "/f64/64x64x64/bm:4611686018427387904/threads:1", "must be <= 2^20");
   expect_refused("gemm/sfc_ca/" + isa + "/f64/64x64x64/bk:4611686018427387904/threads:1", "must be <= 2^20");
-  expect_refused("rtamm/mnk/f64/64x64x64/ncg:3458764513820540928/threads:1", "parameter ncg must be in");
-  expect_refused("rtamm/mnk/f64/64x64x64/mcg:3458764513820540928/threads:1", "parameter mcg must be in");
+  expect_refused("rtamm/mnk/f64/64x64x64/ncg:3458764513820540928/threads:1", "a block above 2^26 elements");
+  expect_refused("rtamm/mnk/f64/64x64x64/mcg:3458764513820540928/threads:1", "a block above 2^26 elements");
+  expect_refused("rtamm/mnk/f64/64x64x64/kcg:4611686018427387904/threads:1", "a block above 2^26 elements");
 }
