@@ -104,7 +104,7 @@ mkdir -p "$out/logs" 2>/dev/null && [ -w "$out" ] || die "output directory '$out
 out=$(cd "$out" && pwd)
 BUILD=${ROOFLAB_BUILD_DIR:-build/release}
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-RL="$BUILD/harness/cli/rooflab"
+RL="$BUILD/rooflab"
 PY=${ROOFLAB_PYTHON:-$ROOT/.venv/bin/python}; [ -x "$PY" ] || PY=python3
 LOCK=/tmp/rooflab-timing.lock   # the machine-wide timing lock (scripts/cpu_lock.sh, mpi_sweep.sh)
 STARTED=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -190,8 +190,8 @@ if ! "${configure[@]}" >>"$out/$CUR_LOG" 2>&1; then
   end failed "$(why 1 "configure (${configure[*]})")"
 else
   grep -A20 "rooflab dependencies" "$out/$CUR_LOG" | sed -n '1,16p'
-  # The MPI launcher is a separate binary, configured (kernels/sinkhorn/mpi) only when MPI was found.
-  targets=(rooflab); [ -d "$BUILD/kernels/sinkhorn/mpi" ] && targets+=(rooflab_mpi)
+  # The MPI program is a separate binary, configured (apps/mpi) only when MPI was found.
+  targets=(rooflab); [ -d "$BUILD/apps/mpi" ] && targets+=(rooflab_mpi)
   "${compile[@]}" --target "${targets[@]}" >>"$out/$CUR_LOG" 2>&1; rc=$?
   grep -E 'error|warning: unused|Error' "$out/$CUR_LOG" | head -40
   if [ $rc = 0 ] && [ -x "$RL" ]; then end ok; else end failed "$(why $rc "build (${targets[*]})")"; fi
@@ -316,11 +316,11 @@ elif [ ! -f "$out/model.json" ]; then
 else
   begin gemm "GEMM summary and knobs" "gemm_summary.json$([ "$profile" = paper ] && echo ", gemm_l2/, gemm_knobs.json")"
   failed=(); gnote=""
-  # the tight (per-BRGEMM model) roofline per timed shape: no timing, read by gemm_data.py
+  # the tight (per-BRGEMM model) roofline per timed shape: no timing, read by plots/gemm_summary.py
   if [ $have_machine = 1 ]; then
     q "$RL" gemm-knobs roofline --run "$out" || failed+=("$(why $? "rooflab gemm-knobs roofline")")
   else gnote="no tight roofline: $no_machine"; fi
-  q "$PY" plots/gemm_data.py --run "$out" || failed+=("$(why $? plots/gemm_data.py)")
+  q "$PY" plots/gemm_summary.py "$out" || failed+=("$(why $? plots/gemm_summary.py)")
   if [ "$profile" = paper ]; then
     v scripts/gemm_paper.sh --out "$out" --rooflab "$RL" --skip-bench || failed+=("$(why $? scripts/gemm_paper.sh)")
     if [ $have_machine = 1 ]; then
@@ -332,7 +332,7 @@ else
 fi
 
 # RTAMM: units (into machine.json), calibration, adaptive vs static vs oracle. Each takes the
-# profile (shapes, pool size and the bounded wait for a quiet machine; paper = full).
+# profile (shapes, pool size and the bounded wait for a quiet machine).
 rtitle="RTAMM: unit costs, calibration, adaptive vs static vs oracle"
 if ! ok build; then
   skip rtamm "$rtitle" "$NEEDS_BUILD"
@@ -345,7 +345,7 @@ else
   rm=(--machine "$out/machine.json" --profile "$profile" --threads "$(nproc)")
   # calibrate: per-term scales fitted on training shapes disjoint from the evaluation set
   q timed "$RL" rtamm units "${rm[@]}"; rc=$?; what="rooflab rtamm units"
-  if [ $rc = 0 ]; then q timed "$RL" rtamm calibrate "${rm[@]}" --out "$out/rtamm_training.json"; rc=$?; what="rooflab rtamm calibrate"; fi
+  if [ $rc = 0 ]; then q timed "$RL" rtamm calibrate "${rm[@]}" --out "$out"; rc=$?; what="rooflab rtamm calibrate"; fi
   if [ $rc = 0 ]; then v timed "$RL" rtamm evaluate "${rm[@]}" --out "$out"; rc=$?; what="rooflab rtamm evaluate"; fi
   if [ $rc = 0 ]; then end ok; else end failed "$(why $rc "$what")"; fi
 fi
@@ -353,7 +353,7 @@ fi
 mtitle="Sinkhorn on MPI: alpha/beta calibration and the design sweep"
 if ! ok build; then
   skip mpi "$mtitle" "$NEEDS_BUILD"
-elif [ ! -x "$BUILD/kernels/sinkhorn/mpi/rooflab_mpi" ]; then
+elif [ ! -x "$BUILD/rooflab_mpi" ]; then
   skip mpi "$mtitle" "rooflab_mpi not built (MPI not found; install mpich libmpich-dev)"
 elif [ -n "$filter" ] && ! echo "sinkhorn_mpi" | grep -qE "$filter" 2>/dev/null; then
   skip mpi "$mtitle" "--filter does not select sinkhorn_mpi"
@@ -383,13 +383,13 @@ fi
 
 # --- what the run shows: plots/ only reads the files above, so these need no build.
 begin claims "claims ledger" "$out/claims.md"
-if q "$PY" plots/claims.py --run "$out"; then
+if q "$PY" plots/claims.py "$out"; then
   tail -n 1 "$out/claims.md"; end ok
 else end failed "$(why $? "rooflab claims")"; fi
 
 begin report "plots and report" "$out/report/index.html"
 # --keep-going: a malformed file or a failing part becomes a warning at the top, the rest is written.
-v "$PY" plots/report.py --run "$out" --keep-going; rc=$?
+v "$PY" plots/report.py "$out" --keep-going; rc=$?
 if [ $rc = 0 ]; then end ok
 elif [ -s "$out/report/index.html" ]; then end failed "$(why $rc "rooflab report") (written, with that part missing)"
 else

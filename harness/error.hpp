@@ -8,9 +8,4 @@ namespace rooflab {
 struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-// An Error in what the user typed (e.g. a --filter that is not a regex): a usage error, which
-// the command line reports with exit code 2.
-struct UsageError : Error {
-  using Error::Error;
-};
 }  // namespace rooflab

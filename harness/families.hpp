@@ -25,7 +25,7 @@ std::string known_profiles_string();         // "smoke, quick, paper" (for messa
 std::vector<Case> expand_cases(std::string_view profile);
 // The cases whose name contains a match of `regex` (RE2 syntax, searched as --benchmark_filter
 // does; linear time in the name, so no pattern can hang). An empty regex keeps every case.
-// Throws UsageError naming the pattern when it does not compile.
+// Throws args::UsageError (a usage error, exit 2) naming the pattern when it does not compile.
 std::vector<Case> filter_cases(const std::vector<Case>& cases, const std::string& regex);
 // filter_cases(expand_cases(profile), regex), but a filter that matches nothing is an Error
 // (as Google Benchmark's "Failed to match any benchmarks").

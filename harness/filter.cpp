@@ -1,6 +1,7 @@
 // --filter over case names with RE2 (its own file: the only one that needs RE2's headers).
 #include <re2/re2.h>
 
+#include "harness/args.hpp"  // args::UsageError
 #include "harness/error.hpp"
 #include "harness/families.hpp"
 
@@ -13,7 +14,7 @@ std::vector<Case> filter_cases(const std::vector<Case>& cases, const std::string
   RE2::Options opt;
   opt.set_log_errors(false);
   const RE2 re(regex, opt);
-  if (!re.ok()) throw UsageError("bad filter regex '" + regex + "': " + re.error());
+  if (!re.ok()) throw args::UsageError("bad filter regex '" + regex + "': " + re.error());
   std::vector<Case> out;
   for (const auto& c : cases)
     if (RE2::PartialMatch(c.name(), re)) out.push_back(c);

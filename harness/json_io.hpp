@@ -16,12 +16,19 @@ json read_json_file(const std::filesystem::path& path);
 // Checks `"schema": "<kind>/<major>"`; throws Error naming the file otherwise.
 void require_schema(const json& j, const std::string& kind, int major,
                     const std::filesystem::path& path);
-// Sets machine.json's top-level `section` (e.g. "mpi", "gpu", "rtamm") to `value`, keeping
-// everything else, atomically. Sections measured by other commands than `rooflab
-// characterize` live there. Throws Error naming the file when it is missing or not a
-// rooflab.machine/1 file (run `rooflab characterize` first).
-void merge_machine_section(const std::filesystem::path& machine_json, const std::string& section,
+// machine.json is written once, by `rooflab characterize`. What other commands measure about
+// the machine (the "rtamm" unit costs, the "mpi" ping-pong, the "gpu" ceilings) is written
+// beside it as machine.<section>.json and joined when read, so no command edits another's file
+// and the order they run in does not matter.
+std::filesystem::path machine_section_path(const std::filesystem::path& machine_json, const std::string& section);
+// Writes `value` as the section (replacing an earlier one), atomically. Throws Error naming the
+// file when machine.json is missing or not a rooflab.machine/1 file (run `rooflab characterize`).
+void write_machine_section(const std::filesystem::path& machine_json, const std::string& section,
                            const json& value);
+// machine.json with every machine.<section>.json beside it joined as its top-level `section`.
+// A section measured for an earlier machine.json (another "created") is not joined; it is named
+// under "stale_sections" with the reason. Throws Error naming a malformed file.
+json read_machine_json(const std::filesystem::path& machine_json);
 // Creates the directory (and parents) and checks it is writable; throws Error otherwise.
 void ensure_writable_dir(const std::filesystem::path& dir);
 std::string utc_timestamp();  // 2026-11-22T07:00:00Z

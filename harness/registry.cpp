@@ -8,6 +8,7 @@
 #include <limits>
 #include <sstream>
 
+#include "harness/args.hpp"
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
 
@@ -163,7 +164,7 @@ const Variant& Family::at(std::string_view v) const {
 
 int max_case_threads() {
   static const int cap = [] {
-    int64_t n = 4096;
+    int64_t n = args::kMaxThreads;  // the one bound every command's --threads has
     // Threads count against the user's process limit and the kernel's thread limit.
     if (rlimit rl{}; getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
       n = std::min<int64_t>(n, int64_t(rl.rlim_cur));
@@ -210,7 +211,8 @@ void check_case(const Family& fam, const Case& c) {
   if (c.threads < 1 || c.threads > max_case_threads())
     throw Error(n + ": threads must be in 1.." + std::to_string(max_case_threads()) + ", got " +
                 std::to_string(c.threads) +
-                (max_case_threads() < 4096 ? " (this process may not create more: ulimit -u, kernel.threads-max)" : ""));
+                (max_case_threads() < args::kMaxThreads ? " (this process may not create more: ulimit -u, kernel.threads-max)"
+                                                        : ""));
   if (v.accepts) {
     // The families' reasons usually name the case already.
     const std::string why = v.accepts(c);

@@ -149,8 +149,9 @@ auto with_element_type(DType dtype, F&& f) {
 }
 
 // ---- Checks that need no family list -------------------------------------------------------
-// The largest thread count a case may ask for: 4096, or less where this process may not create
-// that many threads (RLIMIT_NPROC, kernel.threads-max).
+// The largest thread count a case may ask for: args::kMaxThreads (the bound of every command's
+// --threads), or less where this process may not create that many (RLIMIT_NPROC,
+// kernel.threads-max).
 int max_case_threads();
 // Validates a case against its family table: variant, dtype, ISA (declared and supported by
 // this CPU), sizes (positive, each <= 2^31, their product within 64 bits and <= 1e13 elements),

@@ -14,11 +14,13 @@ namespace rooflab::roofline {
 using json = nlohmann::json;
 
 namespace {
-double to_seconds(double v, const std::string& unit) {
+// Google Benchmark's time units. Another unit is an error, never taken as seconds.
+double to_seconds(double v, const std::string& unit, const std::string& where) {
   if (unit == "ns") return v * 1e-9;
   if (unit == "us") return v * 1e-6;
   if (unit == "ms") return v * 1e-3;
-  return v;
+  if (unit == "s") return v;
+  throw Error(where + ": unknown time_unit '" + unit + "' (Google Benchmark writes ns, us, ms or s)");
 }
 
 double median(std::vector<double> v) {
@@ -27,14 +29,47 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-Model model_from_fields(const json& f) {
+// Typed reads of bench.json that name the file, the benchmark and the key on a wrong shape.
+struct Reader {
+  std::string where;
+  [[noreturn]] void fail(const std::string& what) const { throw Error(where + ": " + what); }
+  const json& object(const json& j, const char* key) const {
+    if (!j.contains(key) || !j[key].is_object()) fail(std::string("\"") + key + "\" must be an object");
+    return j[key];
+  }
+  double number(const json& j, const char* key, double fallback) const {
+    if (!j.contains(key) || j[key].is_null()) return fallback;
+    if (!j[key].is_number() || !std::isfinite(j[key].get<double>()) || j[key].get<double>() < 0)
+      fail(std::string("\"") + key + "\" must be a finite number >= 0, got " + j[key].dump());
+    return j[key].get<double>();
+  }
+  std::string string(const json& j, const char* key, const std::string& fallback) const {
+    if (!j.contains(key) || j[key].is_null()) return fallback;
+    if (!j[key].is_string()) fail(std::string("\"") + key + "\" must be a string, got " + j[key].dump());
+    return j[key].get<std::string>();
+  }
+};
+
+Model model_from_fields(const json& f, const Reader& rd) {
   Model m;
-  m.flops = f.value("flops", 0.0);
-  m.working_set = f.value("working_set", 0.0);
-  m.compute_ceiling = f.value("compute_ceiling", "");
-  for (const auto& t : f.value("traffic", json::array()))
-    m.traffic.push_back({t.value("bytes", 0.0), t.value("kernel", "")});
+  m.flops = rd.number(f, "flops", 0.0);
+  m.working_set = rd.number(f, "working_set", 0.0);
+  m.compute_ceiling = rd.string(f, "compute_ceiling", "");
+  if (f.contains("traffic") && !f["traffic"].is_null()) {
+    if (!f["traffic"].is_array()) rd.fail("\"traffic\" must be a list, got " + f["traffic"].dump());
+    for (const auto& t : f["traffic"]) {
+      if (!t.is_object()) rd.fail("a \"traffic\" entry must be an object, got " + t.dump());
+      m.traffic.push_back({rd.number(t, "bytes", 0.0), rd.string(t, "kernel", "")});
+    }
+  }
   return m;
+}
+
+int threads_of(const json& f, const Reader& rd) {
+  if (!f.contains("threads") || f["threads"].is_null()) return 1;
+  if (!f["threads"].is_number_integer() || f["threads"].get<int64_t>() < 1 || f["threads"].get<int64_t>() > 1 << 20)
+    rd.fail("\"threads\" must be an integer in [1, 1048576], got " + f["threads"].dump());
+  return f["threads"].get<int>();
 }
 }  // namespace
 
@@ -48,21 +83,38 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
   struct Acc { json fields; std::vector<double> times; std::string error; };
   std::vector<std::string> order;
   std::map<std::string, Acc> acc;
-  for (const auto& b : bench.value("benchmarks", json::array())) {
+  const std::string file = bench_path.empty() ? std::string("bench.json") : bench_path.string();
+  if (!bench.contains("benchmarks") || !bench["benchmarks"].is_array())
+    throw Error(file + ": \"benchmarks\" must be a list (is this a `rooflab bench` output?)");
+  for (const auto& b : bench["benchmarks"]) {
+    if (!b.is_object()) throw Error(file + ": a \"benchmarks\" entry must be an object, got " + b.dump());
     if (!b.contains("rooflab")) continue;
-    const std::string name = b["rooflab"].value("name", b.value("run_name", ""));
+    const Reader rd{file + ": benchmark " + (b.contains("name") ? b["name"].dump() : std::string("?"))};
+    const json& f = rd.object(b, "rooflab");
+    const std::string name = rd.string(f, "name", rd.string(b, "run_name", ""));
+    if (name.empty()) rd.fail("no case name (rooflab.name)");
     if (!acc.count(name)) order.push_back(name);
     Acc& a = acc[name];
-    a.fields = b["rooflab"];
-    if (b.value("error_occurred", false)) a.error = b.value("error_message", "error");
-    else if (b.value("run_type", "") == "iteration")
-      a.times.push_back(to_seconds(b.value("real_time", 0.0), b.value("time_unit", "ns")));
+    a.fields = f;
+    if (b.contains("error_occurred") && !b["error_occurred"].is_boolean())
+      rd.fail("\"error_occurred\" must be true or false, got " + b["error_occurred"].dump());
+    if (b.value("error_occurred", false)) {
+      a.error = rd.string(b, "error_message", "error");
+    } else if (rd.string(b, "run_type", "") == "iteration") {
+      if (!b.contains("real_time")) rd.fail("no \"real_time\"");
+      if (!b.contains("time_unit")) rd.fail("no \"time_unit\"");
+      a.times.push_back(to_seconds(rd.number(b, "real_time", 0.0), rd.string(b, "time_unit", ""), rd.where));
+    }
   }
 
   json rows = json::array();
   for (const auto& name : order) {
     const Acc& a = acc[name];
     const json& f = a.fields;
+    const Reader rd{file + ": benchmark \"" + name + "\""};
+    const Model model = model_from_fields(f, rd);
+    const int threads = threads_of(f, rd);
+    const double flops = rd.number(f, "flops", 0.0), bytes = rd.number(f, "bytes", 0.0);
     json r = {{"name", name}};
     for (const char* k : {"family", "variant", "isa", "dtype", "dims", "params", "threads",
                           "flops", "bytes", "intensity"})
@@ -83,21 +135,22 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
       r["median_s"] = med;
       r["cv"] = mean > 0 ? std::sqrt(var) / mean : 0.0;
       r["repetitions"] = a.times.size();
-      r["gflops"] = f.value("flops", 0.0) / med / 1e9;
-      r["gbps"] = f.value("bytes", 0.0) / med / 1e9;
+      r["gflops"] = med > 0 ? json(flops / med / 1e9) : json(nullptr);
+      r["gbps"] = med > 0 ? json(bytes / med / 1e9) : json(nullptr);
     }
     // Null until predicted (docs/json.md): a row without a prediction has the keys, not holes.
     for (const char* k : {"predicted_s", "bound", "level", "ceiling_gflops", "ceiling_gbps", "efficiency"})
       r[k] = nullptr;
     if (machine) {
       try {
-        const Prediction p = predict(model_from_fields(f), *machine, f.value("threads", 1));
+        const Prediction p = predict(model, *machine, threads);
         r["predicted_s"] = p.time_s;
         r["bound"] = p.bound;
         r["level"] = p.level;
         r["ceiling_gflops"] = p.compute_gflops;
         r["ceiling_gbps"] = p.bandwidth_gbps;
-        if (r["status"] == "ok") r["efficiency"] = p.time_s / r["median_s"].get<double>();
+        if (r["status"] == "ok" && r["median_s"].get<double>() > 0)
+          r["efficiency"] = p.time_s / r["median_s"].get<double>();
       } catch (const Error& e) {
         r["prediction_missing"] = e.what();
       }
@@ -121,7 +174,7 @@ int model_main(const std::filesystem::path& bench_path, const std::filesystem::p
   if (have_machine) {
     if (!std::filesystem::exists(machine_path))
       throw Error("machine model " + machine_path.string() + " not found; run `rooflab characterize` first");
-    machine = read_json_file(machine_path);
+    machine = read_machine_json(machine_path);
   }
   const json m = evaluate(bench, have_machine ? &machine : nullptr, bench_path, machine_path);
   write_json_atomic(out, m);

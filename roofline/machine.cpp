@@ -1,6 +1,7 @@
 #include "roofline/machine.hpp"
 
 #include <cmath>
+#include <cstdlib>
 
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
@@ -14,7 +15,7 @@ std::optional<double> find_threads(const nlohmann::json& table, int threads) {
   int best = -1;
   double value = 0;
   for (auto it = table.begin(); it != table.end(); ++it) {
-    int t = std::stoi(it.key());
+    const int t = std::atoi(it.key().c_str());  // keys checked by check_shape() on load
     if (t <= threads && t > best && it.value().is_number() && it.value().get<double>() > 0) {
       best = t;
       value = it.value();
@@ -39,6 +40,37 @@ const nlohmann::json& levels_for(const nlohmann::json& raw, const std::string& k
   if (!bw.contains("streams") || !bw["streams"].contains("levels")) return empty;
   return bw["streams"]["levels"];
 }
+// The shapes predict() relies on, checked once on load so that a malformed file is one clear
+// error naming the file and the key, never a crash or a silently missing ceiling.
+struct ShapeCheck {
+  std::string file;
+  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+    throw Error(file + ": " + where + " " + what + " (re-run `rooflab characterize`)");
+  }
+  void object(const nlohmann::json& j, const std::string& where) const {
+    if (!j.is_object()) fail(where, "must be an object, got " + j.dump().substr(0, 60));
+  }
+  // {"<threads>": GB/s or GFLOP/s, ...}: positive integer keys, finite numbers (or null).
+  void threads_table(const nlohmann::json& j, const std::string& where) const {
+    object(j, where);
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const std::string& k = it.key();
+      const bool digits = !k.empty() && k.size() <= 7 && k.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || std::atoi(k.c_str()) < 1) fail(where, "has key \"" + k + "\": thread counts must be integers >= 1");
+      const auto& v = it.value();
+      if (!v.is_null() && (!v.is_number() || !std::isfinite(v.get<double>())))
+        fail(where + "." + k, "must be a finite number, got " + v.dump().substr(0, 60));
+    }
+  }
+  void levels(const nlohmann::json& lv, const std::string& where) const {
+    object(lv, where);
+    for (auto l = lv.begin(); l != lv.end(); ++l) {
+      object(l.value(), where + "." + l.key());
+      for (auto k = l.value().begin(); k != l.value().end(); ++k)
+        threads_table(k.value(), where + "." + l.key() + "." + k.key());
+    }
+  }
+};
 }  // namespace
 
 StreamKernel split_streams(const std::string& kernel) {
@@ -55,6 +87,30 @@ StreamKernel split_streams(const std::string& kernel) {
 
 Machine machine_from_json(const nlohmann::json& j, const std::filesystem::path& path) {
   require_schema(j, "rooflab.machine", 1, path.empty() ? "machine.json" : path);
+  const ShapeCheck sc{path.empty() ? std::string("machine.json") : path.string()};
+  if (j.contains("caches")) {
+    sc.object(j["caches"], "caches");
+    for (const char* src : {"measured", "reported"})
+      if (j["caches"].contains(src) && !j["caches"][src].is_null()) sc.object(j["caches"][src], std::string("caches.") + src);
+  }
+  if (j.contains("bandwidth")) {
+    sc.object(j["bandwidth"], "bandwidth");
+    if (j["bandwidth"].contains("levels")) sc.levels(j["bandwidth"]["levels"], "bandwidth.levels");
+    if (j["bandwidth"].contains("streams")) {
+      sc.object(j["bandwidth"]["streams"], "bandwidth.streams");
+      if (j["bandwidth"]["streams"].contains("levels"))
+        sc.levels(j["bandwidth"]["streams"]["levels"], "bandwidth.streams.levels");
+    }
+  }
+  if (j.contains("compute")) {
+    sc.object(j["compute"], "compute");
+    if (j["compute"].contains("ceilings")) {
+      sc.object(j["compute"]["ceilings"], "compute.ceilings");
+      for (auto c = j["compute"]["ceilings"].begin(); c != j["compute"]["ceilings"].end(); ++c)
+        sc.threads_table(c.value(), "compute.ceilings." + c.key());
+    }
+  }
+  if (j.contains("gpu")) sc.object(j["gpu"], "gpu");
   Machine m;
   m.raw = j;
   m.path = path;
@@ -78,7 +134,7 @@ Machine load_machine(const std::filesystem::path& path) {
   if (!std::filesystem::exists(path))
     throw Error("machine model " + path.string() +
                 " not found; run `rooflab characterize --out DIR` first");
-  return machine_from_json(read_json_file(path), path);
+  return machine_from_json(read_machine_json(path), path);
 }
 
 double Machine::compute(const std::string& key, int threads) const {

@@ -20,7 +20,7 @@ usage: scripts/gemm_paper.sh [options]
 
   --out DIR          run directory (default results/<host>/gemm-paper-<UTC timestamp>)
   --machine FILE     copy this machine.json instead of characterizing (when DIR has none)
-  --rooflab PATH     rooflab binary (default build/release/harness/cli/rooflab)
+  --rooflab PATH     rooflab binary (default build/release/rooflab)
   --dtype D          f64, f32 or all (default all)
   --max-size N       only shapes with M, N, K <= N (256..4096; default 4096 = the whole grid)
   --filter REGEX     benchmark filter instead of --dtype / --max-size (e.g. a subset of shapes)
@@ -45,7 +45,7 @@ natively into DIR/gemm_l2/), figures (DIR/gemm_*.png), report (DIR/report/index.
 TXT
 }
 
-out=""; machine=""; RL="$ROOT/build/release/harness/cli/rooflab"; dtype=all; max_size=4096
+out=""; machine=""; RL="$ROOT/build/release/rooflab"; dtype=all; max_size=4096
 filter=""; reps=""; min_time=""; interleave=0; l2_shape=512x512x512; l2_dtype=f64; l2_threads=1; skip_bench=0; skip_counters=0; lock=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -125,7 +125,7 @@ step "tight roofline (per-BRGEMM model, no timing) -> $out/gemm_roofline.json"
 "$RL" gemm-knobs roofline --run "$out" >/dev/null || echo "warning: no tight roofline (see above)"
 
 step "WHM summary and targets -> $out/gemm_summary.json"
-"$PY" "$ROOT/plots/gemm_data.py" --run "$out" || die "summary failed"
+"$PY" "$ROOT/plots/gemm_summary.py" "$out" || die "summary failed"
 
 step "simulated L2 misses ($l2_dtype $l2_shape, cachegrind LL = L2) -> $out/gemm_l2/counters.json"
 if [ "$skip_counters" = 1 ]; then echo "(skipped)"
@@ -161,10 +161,10 @@ fi
 
 step "figures -> $out/gemm_*.png"
 for fig in gemm_performance gemm_whm gemm_l2_misses; do
-  MPLBACKEND=Agg "$PY" "$ROOT/plots/$fig.py" --run "$out" --out "$out/$fig.png" || echo "warning: $fig not drawn"
+  MPLBACKEND=Agg "$PY" "$ROOT/plots/figure.py" "$fig" "$out" --out "$out/$fig.png" || echo "warning: $fig not drawn"
 done
 
 step "report -> $out/report/index.html"
-"$RL" report --run "$out" || echo "warning: report failed"
+"$RL" report "$out" || echo "warning: report failed"
 echo "total $(fmt $(( $(date +%s) - T0 ))); summary: $out/gemm_summary.json"
 exit $bench_rc

@@ -11,7 +11,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-rooflab=$here/build/release/harness/cli/rooflab
+rooflab=$here/build/release/rooflab
 out=$here/results/gpu-sweep-$(date -u +%Y%m%dT%H%M%SZ)
 n=10240
 dtype=f32
@@ -81,7 +81,7 @@ set -e
 [[ $bench_rc -eq 0 || $bench_rc -eq 3 ]] || exit $bench_rc
 "$rooflab" model --run "$out"
 for fig in gpu_roofline gpu_sweep; do
-  MPLBACKEND=Agg "$python" "$here/plots/$fig.py" --run "$out" --out "$out/$fig.png"
+  MPLBACKEND=Agg "$python" "$here/plots/figure.py" "$fig" "$out" --out "$out/$fig.png"
 done
 echo "[gpu_sweep] results in $out" >&2
 exit $bench_rc

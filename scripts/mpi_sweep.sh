@@ -10,8 +10,8 @@
 # 1-minute load was at or above the CPU count) with P <= CPUs are measured again at the end,
 # after waiting up to --quiet-wait seconds for the load to drop; the faster measurement is kept
 # (contention only adds time) and both are recorded. Output: RUN/mpi/*.json (one per run) and
-# RUN/mpi_sweep.json (everything, read by plots/mpi_*.py and the report), with the model's
-# predicted-vs-measured table and the one-node claim rows (plots/mpi_predict.py).
+# RUN/mpi_sweep.json (everything, read by the MPI figures and the report), with the model's
+# predicted-vs-measured table and the one-node claim rows (plots/rooflab/mpi_predict.py).
 #
 #   scripts/mpi_sweep.sh --run DIR [--build DIR] [--size MxN] [--dtype f64|f32] [--iters K]
 #                        [--max-np P] [--rpn "1 2 4"] [--chunks C] [--noise X] [--quiet-wait S] [--quick|--smoke]
@@ -57,7 +57,7 @@ done
 [[ -n $run ]] || { echo "mpi_sweep.sh: --run DIR is required" >&2; usage; }
 [[ $maxnp =~ ^[1-9][0-9]*$ ]] || { echo "mpi_sweep.sh: --max-np takes a positive integer, got '$maxnp'" >&2; exit 2; }
 [[ $claim_reps =~ ^[0-9]+$ ]] || { echo "mpi_sweep.sh: --claim-reps takes a count, got '$claim_reps'" >&2; exit 2; }
-bin="$build/kernels/sinkhorn/mpi/rooflab_mpi"
+bin="$build/rooflab_mpi"
 if [[ ! -x $bin ]]; then
   echo "mpi_sweep.sh: $bin not found: build it (cmake --build $build --target rooflab_mpi; needs mpich libmpich-dev)" >&2
   exit 1
@@ -223,11 +223,11 @@ if ((!collect && claim_reps > 0)); then
   done
 fi
 
-# Everything in one file for the figures, with the model's table (plots/mpi_predict.py).
+# Everything in one file for the figures, with the model's table (plots/rooflab/mpi_predict.py).
 "$py" - "$run" "$out" "$cpus" "$size" "$dtype" "$iters" "$chunks" "$noise" "$cmdline" "$here/plots" <<'EOF'
 import datetime, json, os, pathlib, sys
 sys.path.insert(0, sys.argv[10])
-import mpi_predict
+from rooflab import mpi_predict
 run, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 cpus, size, dtype, iters, chunks, noise = int(sys.argv[3]), sys.argv[4], sys.argv[5], int(sys.argv[6]), int(sys.argv[7]), float(sys.argv[8])
 runs, claim_runs = [], []

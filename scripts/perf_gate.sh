@@ -20,7 +20,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-rl="$ROOT/build/release/harness/cli/rooflab"; out=""; base="$ROOT/results/baselines/gate"; threshold=0.25; update=0
+rl="$ROOT/build/release/rooflab"; out=""; base="$ROOT/results/baselines/gate"; threshold=0.25; update=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rooflab) rl=${2:?}; shift 2 ;;

@@ -10,49 +10,89 @@ exp(-C/reg), Kp = K / a, allocations) cancels, while its marginal check every 10
 iteration (one more pass over K) stays in, as it is part of POT's iteration. rooflab runs
 `sinkhorn --tol 0 --max-iter K` and reports its own iteration time (no K setup, no checks).
 
-Each row also records the DRAM bytes one iteration must move (the variant's traffic floor:
-POT 2 mat-vecs + 1/10 of a check pass over K; fused_uv 1 read of K; mapuot 1 read + 1 write;
-c2r / microkernel row pass 1 read + 1 write, column pass 1 read + 1 read + 1 write) and the
-bandwidth that implies, so a speedup can be checked against what the memory system allows.
+Each row also records the DRAM bytes one iteration must move and the bandwidth that implies,
+so a speedup can be checked against what the memory system allows: POT 2 mat-vecs + 1/10 of a
+check pass over K; a rooflab variant's traffic floor as its solve reports it
+(bytes_per_iteration), or, while `rooflab sinkhorn` does not report it, VARIANT_PASSES below.
 Run timings under the machine's timing lock:
 
   flock /tmp/rooflab-timing.lock scripts/pot_compare.py --rooflab "build/release/rooflab sinkhorn" \
       --sizes 1024,4096 --threads 2 --out results/pot_compare.json
 """
 import argparse
-import json
 import os
 import shlex
 import subprocess
 import sys
 import time
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plots"))
+from rooflab import cli  # noqa: E402
+from rooflab.data.jsonfile import RooflabDataError, parse_text, write_json_atomic  # noqa: E402
 
-# DRAM passes over the M x N matrix per iteration (reads + writes, f64 elements): the traffic
-# floor of each rooflab variant, as in its roofline model.
+PROG = "scripts/pot_compare.py"
+# DRAM passes over the M x N f64 matrix per iteration (reads + writes) of each rooflab variant:
+# its roofline model's traffic floor, restated until `rooflab sinkhorn` reports
+# bytes_per_iteration itself (issue 15: Python derives no byte count).
 VARIANT_PASSES = {"fused_uv": 1, "mapuot": 2, "c2r": 5, "microkernel": 5, "blocked": 5}
 
 
-def parse_args():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+class Failure(Exception):
+    """One line for stderr, exit 1."""
+
+
+def positive_float(text: str) -> float:
+    v = cli.finite_float(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    return v
+
+
+def sizes(text: str) -> list[int]:
+    return [cli.positive_int(s) for s in text.split(",")]
+
+
+def parse_args(argv=None):
+    p = cli.Parser("scripts/pot_compare.py", "--rooflab CMD [--sizes N,N] [--iters K] [--reps R] [--reg X] "
+                   "[--reg-m X] [--threads T] [--variants V,V] [--out FILE]", description=__doc__,
+                   formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rooflab", required=True,
                    help="command prefix running the solve, e.g. 'build/release/rooflab sinkhorn'")
-    p.add_argument("--sizes", default="1024,2048,4096", help="square sizes N (comma separated)")
-    p.add_argument("--iters", type=int, default=20,
+    p.add_argument("--sizes", type=sizes, default=[1024, 2048, 4096], help="square sizes N (comma separated)")
+    p.add_argument("--iters", type=cli.positive_int, default=20,
                    help="iterations per solve, a multiple of 10 (default 20; POT also runs 2x this)")
-    p.add_argument("--reps", type=int, default=3, help="repetitions; the minimum is reported")
-    p.add_argument("--reg", type=float, default=0.05)
-    p.add_argument("--reg-m", type=float, default=None, help="unbalanced: POT's reg_m")
-    p.add_argument("--threads", type=int, default=1, help="threads for both (BLAS threads for POT)")
+    p.add_argument("--reps", type=cli.positive_int, default=3, help="repetitions; the minimum is reported")
+    p.add_argument("--reg", type=positive_float, default=0.05)
+    p.add_argument("--reg-m", type=positive_float, default=None, help="unbalanced: POT's reg_m")
+    p.add_argument("--threads", type=cli.positive_int, default=1, help="threads for both (BLAS threads for POT)")
     p.add_argument("--variants", default="fused_uv,mapuot,microkernel,c2r")
     p.add_argument("--out", default=None, help="write the results as JSON here")
-    return p.parse_args()
+    a = p.parse_args(argv)
+    if a.iters % 10:
+        p.error(f"--iters must be a multiple of 10 (POT checks every 10th iteration), got {a.iters}")
+    return a
 
 
-def main():
-    args = parse_args()
-    if args.iters < 10 or args.iters % 10:
-        sys.exit(f"pot_compare: --iters must be a positive multiple of 10 (POT checks every 10th iteration), got {args.iters}")
+def solve(cmd: list[str]) -> dict:
+    """One `rooflab sinkhorn` run's JSON (rooflab.sinkhorn_solve/1), checked."""
+    what = shlex.join(cmd)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise Failure(f"cannot run {what}: {e.strerror or e}") from None
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+        raise Failure(f"{what} failed (exit {p.returncode}): {last}")
+    doc = parse_text(p.stdout, f"the output of {what}")
+    t = doc.get("seconds_per_iteration") if isinstance(doc, dict) else None
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0:
+        raise Failure(f"the output of {what}: seconds_per_iteration is {t!r}, expected a positive number")
+    return doc
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
     # BLAS threads must be fixed before numpy loads.
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(args.threads)
@@ -60,10 +100,10 @@ def main():
         import numpy as np
         import ot
     except ImportError as e:
-        sys.exit(f"pot_compare: POT is not importable ({e}); install python3-pot")
+        raise Failure(f"POT is not importable ({e}); install python3-pot") from None
 
     rows = []
-    for n in (int(s) for s in args.sizes.split(",")):
+    for n in args.sizes:
         i = np.arange(n) / n
         j = (np.arange(n) + 0.5) / n
         C = (i[:, None] - j[None, :]) ** 2
@@ -81,9 +121,12 @@ def main():
         import warnings
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            pot_solve(args.iters)  # untimed: the first call's one-time costs would land in `short` only
             short = min(pot_solve(args.iters) for _ in range(args.reps))
             long_ = min(pot_solve(2 * args.iters) for _ in range(args.reps))
         pot_s = (long_ - short) / args.iters
+        if not pot_s > 0:
+            raise Failure(f"{n}x{n}: POT's {2 * args.iters} iterations took no longer than {args.iters}: raise --iters")
         mn = 8.0 * n * n  # bytes of K (f64)
         pot_bytes = 2 * mn + mn / 10  # K^T u and K v, plus the every-10th marginal check
         rows.append({"impl": "pot", "variant": "sinkhorn_knopp" if args.reg_m is None else "sinkhorn_knopp_unbalanced",
@@ -101,28 +144,41 @@ def main():
                 cmd += ["--reg-m", repr(args.reg_m)]
             best = None
             for _ in range(args.reps):
-                out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+                out = solve(cmd)
                 if best is None or out["seconds_per_iteration"] < best["seconds_per_iteration"]:
                     best = out
             s = best["seconds_per_iteration"]
-            nbytes = VARIANT_PASSES.get(variant, 0) * mn
-            row = {"impl": "rooflab", "variant": variant, "isa": best["isa"], "N": n, "threads": args.threads,
+            nbytes = best.get("bytes_per_iteration") or VARIANT_PASSES.get(variant, 0) * mn
+            row = {"impl": "rooflab", "variant": variant, "isa": best.get("isa"), "N": n, "threads": args.threads,
                    "seconds_per_iteration": s, "speedup_vs_pot": pot_s / s}
             if nbytes:
                 row.update({"bytes_per_iteration": nbytes, "gbps": nbytes / s / 1e9,
                             "traffic_ratio_pot": pot_bytes / nbytes})
             rows.append(row)
-            print(f"{n}x{n} rooflab {variant}/{best['isa'] or '-'}: {s * 1e3:.2f} ms/iteration "
+            print(f"{n}x{n} rooflab {variant}/{best.get('isa') or '-'}: {s * 1e3:.2f} ms/iteration "
                   f"({pot_s / s:.1f}x POT" + (f"; {nbytes / s / 1e9:.1f} GB/s, POT moves "
                                               f"{pot_bytes / nbytes:.1f}x its bytes)" if nbytes else ")"), flush=True)
     result = {"schema": "rooflab.pot_compare/1", "reg": args.reg, "reg_m": args.reg_m, "iters": args.iters,
               "reps": args.reps, "pot_version": ot.__version__, "rows": rows}
     if args.out:
-        tmp = args.out + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(result, f, indent=1)
-        os.replace(tmp, args.out)
+        write_json_atomic(args.out, result)
+    return 0
+
+
+def run(argv=None) -> int:
+    """main() with its errors as one line on stderr (exit 1), never a traceback."""
+    try:
+        return main(argv)
+    except (Failure, RooflabDataError) as e:
+        print(f"{PROG}: error: {' '.join(str(e).split())}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"{PROG}: error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - the last guard: one line, never a traceback
+        print(f"{PROG}: error: internal error, please report it: {type(e).__name__}: {' '.join(str(e).split())}",
+              file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run())

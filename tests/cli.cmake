@@ -11,10 +11,11 @@ rooflab_cli_test(no_args 2 "usage: rooflab" ${RL})
 rooflab_cli_test(help 0 "commands:" ${RL} help)
 rooflab_cli_test(unknown_command 2 "unknown command 'frobnicate'" ${RL} frobnicate)
 rooflab_cli_test(unknown_option 2 "unknown option '--bogus'" ${RL} list --bogus)
-rooflab_cli_test(unknown_profile 2 "unknown profile 'huge'" ${RL} list --profile huge)
+rooflab_cli_test(unknown_profile 2 "--profile must be smoke, quick or paper, got 'huge'" ${RL} list --profile huge)
 rooflab_cli_test(list_filter_nomatch 1 "0 benchmarks" ${RL} list --filter no-such-thing)
 rooflab_cli_test(list_ok 0 "sinkhorn/c2r/f64/4096x4096/part:col/threads:1" ${RL} list)
-rooflab_cli_test(bad_regex 1 "bad filter regex" ${RL} list --filter "(unclosed")
+# A filter that is not a regex is a usage error (exit 2) naming it.
+rooflab_cli_test(bad_regex 2 "bad filter regex .\\(unclosed.: missing \\)" ${RL} list --filter "(unclosed")
 rooflab_cli_test(bench_nomatch 1 "matches no benchmark" ${RL} bench --filter no-such-thing --out ${TMPD})
 # Bad input to the registry, end to end: a pattern that makes a backtracking regex engine
 # exponential (RE2 is linear: done at once), sizes whose product overflows 64 bits, thread
@@ -40,26 +41,104 @@ rooflab_cli_test(bench_too_big 1 "memory"
 rooflab_cli_test(model_missing_bench 1 "not found. run .rooflab bench" ${RL} model --bench ${TMPD}/none.json)
 rooflab_cli_test(model_missing_machine 1 "run `rooflab characterize`"
                  ${RL} model --bench ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/run_small/bench.json
-                 --machine ${TMPD}/none.json --out ${TMPD}/m.json)
+                 --machine ${TMPD}/none.json --out ${TMPD}/m)
 rooflab_cli_test(threads_not_int 2 "must be an integer" ${RL} characterize --threads two --out ${TMPD})
-rooflab_cli_test(report_missing_dir 1 "does not exist" ${RL} report --run ${TMPD}/nope)
+rooflab_cli_test(report_missing_dir 1 "does not exist" ${RL} report ${TMPD}/nope)
 # compare runs plots/compare.py (its own tests are tests/plots/test_compare.py).
 rooflab_cli_test(compare_missing 1 "not found .produce it with `rooflab bench"
                  ${RL} compare ${TMPD}/none.json ${TMPD}/none.json)
-rooflab_cli_test(claims_missing_run 1 "does not exist" ${RL} claims --run ${TMPD}/nope)
+rooflab_cli_test(claims_missing_run 1 "does not exist" ${RL} claims ${TMPD}/nope)
 
 # End to end on a tiny case: bench (verified, timed) -> model against the fixture machine.
 add_test(NAME cli_bench_model_small COMMAND sh -c
-  "${RL} bench --case sinkhorn/c2r/f64/37x53/part:iter/threads:1 --out ${TMPD}/e2e --benchmark_repetitions=2 --benchmark_min_time=0.01 && ${RL} model --bench ${TMPD}/e2e/bench.json --machine ${CMAKE_CURRENT_SOURCE_DIR}/core/fixture_machine.json --out ${TMPD}/e2e/model.json && grep -q '\"status\": \"ok\"' ${TMPD}/e2e/model.json && grep -q '\"efficiency\"' ${TMPD}/e2e/model.json")
+  "${RL} bench --case sinkhorn/c2r/f64/37x53/part:iter/threads:1 --out ${TMPD}/e2e --benchmark_repetitions=2 --benchmark_min_time=0.01 && ${RL} model --bench ${TMPD}/e2e/bench.json --machine ${CMAKE_CURRENT_SOURCE_DIR}/core/fixture_machine.json --out ${TMPD}/e2e && grep -q '\"status\": \"ok\"' ${TMPD}/e2e/model.json && grep -q '\"efficiency\"' ${TMPD}/e2e/model.json")
 set_tests_properties(cli_bench_model_small PROPERTIES LABELS integration)
 
 # The smoke profile: listed like the others, and the rtamm commands take it (bad values are
 # usage errors before any timing).
 rooflab_cli_test(list_smoke 0 "sinkhorn/c2r/f64/131x77/part:iter/threads:1" ${RL} list --profile smoke)
 rooflab_cli_test(list_smoke_gemm 0 "gemm/blocked/[a-z0-9]+/f64/131x97x67/threads:1" ${RL} list --profile smoke --filter ^gemm/)
-rooflab_cli_test(unknown_profile_lists_smoke 2 "known: smoke, quick, paper" ${RL} list --profile huge)
-rooflab_cli_test(rtamm_units_bad_profile 2 "--profile must be quick or full \\(or smoke"
+rooflab_cli_test(unknown_profile_lists_smoke 2 "must be smoke, quick or paper" ${RL} list --profile huge)
+rooflab_cli_test(rtamm_units_bad_profile 2 "--profile must be smoke, quick or paper"
                  ${RL} rtamm units --machine ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/rtamm/machine.json --profile huge)
-rooflab_cli_test(rtamm_bad_quiet_budget 2 "--quiet-budget must be seconds"
+rooflab_cli_test(rtamm_bad_quiet_budget 2 "--quiet-budget must be a finite number in \\[0, 86400\\], got '-1'"
                  ${RL} rtamm evaluate --machine ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/rtamm/machine.json
                  --profile smoke --quiet-budget -1)
+
+# The one parser (harness/args) on every command: each class of bad input gives exit 2 (usage)
+# or 1 (a path), one message naming the option and the value, and nothing is run.
+# Numbers: junk, overflow, negative, zero, 2^31, 2^63, a fraction, out of range.
+foreach(bad two 4x 1.5 -1 0 2147483648 4294967297 9223372036854775808 99999999999999999999 1025 "")
+  string(MAKE_C_IDENTIFIER "threads_${bad}" _id)
+  rooflab_cli_test(${_id} 2 "--threads must be an integer in \\[1, 1024\\], got '${bad}'"
+                   ${RL} characterize --threads=${bad} --out ${TMPD})
+endforeach()
+# Unknown options and commands, missing values, stray arguments.
+foreach(cmd list characterize bench model info)
+  rooflab_cli_test(${cmd}_unknown_option 2 "rooflab ${cmd}: unknown option '--bogus'" ${RL} ${cmd} --bogus)
+  rooflab_cli_test(${cmd}_help 0 "usage: rooflab ${cmd}" ${RL} ${cmd} --help)
+endforeach()
+rooflab_cli_test(missing_value 2 "--out needs a value \\(DIR\\)" ${RL} bench --out)
+rooflab_cli_test(missing_value_option 2 "--filter needs a value \\(REGEX\\), got option '--verbose'"
+                 ${RL} list --filter --verbose)
+rooflab_cli_test(stray_argument 2 "unexpected argument 'extra'" ${RL} info extra)
+rooflab_cli_test(flag_with_value 2 "--verbose is a flag" ${RL} list --verbose=yes)
+rooflab_cli_test(model_needs_input 2 "needs --run DIR or --bench FILE" ${RL} model)
+rooflab_cli_test(help_lists_table 0 "gpu-characterize +CUDA device" ${RL} --help)
+# Output paths: under a regular file, a regular file, unwritable; a missing parent is created.
+rooflab_cli_test(out_under_file 1 "--out .*expect.sh/sub: cannot create output directory.*is not a directory"
+                 ${RL} bench --case sinkhorn/c2r/f64/8x8/part:iter/threads:1 --out ${EXPECT}/sub)
+rooflab_cli_test(out_is_file 1 "--out .*expect.sh is a file, not a directory" ${RL} characterize --out ${EXPECT})
+rooflab_cli_test(out_unwritable 1 "cannot create output directory|not writable"
+                 ${RL} characterize --out /proc/rooflab-no/x)
+rooflab_cli_test(model_out_is_file 1 "--out .*expect.sh is a file, not a directory"
+                 ${RL} model --bench ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/run_small/bench.json --out ${EXPECT})
+rooflab_cli_test(bench_machine_missing 1 "--machine .*none.json not found. run `rooflab characterize`"
+                 ${RL} bench --case sinkhorn/c2r/f64/8x8/part:iter/threads:1 --machine ${TMPD}/none.json --out ${TMPD})
+add_test(NAME cli_out_parent_created COMMAND sh -c
+  "rm -rf ${TMPD}/created && ${RL} bench --case sinkhorn/c2r/f64/8x8/part:iter/threads:1 --out ${TMPD}/created/a/b --benchmark_repetitions=1 --benchmark_min_time=0.001 >/dev/null 2>&1 && test -s ${TMPD}/created/a/b/bench.json")
+set_tests_properties(cli_out_parent_created PROPERTIES LABELS integration)
+# `list --json`: every case with the facts a figure needs, no prediction (no machine).
+rooflab_cli_test(list_json 0 "\"traffic\": \\[" ${RL} list --json --profile smoke --filter ^sinkhorn/c2r/)
+add_test(NAME cli_list_json_fields COMMAND sh -c
+  "${RL} list --json --profile smoke 2>/dev/null | python3 -c \"import json,sys; d=json.load(sys.stdin); assert d['schema']=='rooflab.list/1' and d['cases']; need={'name','family','variant','isa','dtype','dims','params','threads','flops','bytes','traffic','working_set','compute_ceiling','model_note'}; bad=[c['name'] for c in d['cases'] if not need <= set(c) or c['flops'] < 0 or c['bytes'] <= 0]; assert not bad, bad; print(len(d['cases']), 'cases')\"")
+set_tests_properties(cli_list_json_fields PROPERTIES LABELS integration)
+rooflab_cli_test(list_json_nomatch 1 "0 benchmarks" ${RL} list --json --filter no-such-thing)
+# `rooflab sinkhorn`: inf / NaN are refused before any iteration (`--tol inf` must not
+# "converge"), sizes that overflow or exceed the memory are refused before allocating.
+foreach(bad inf -inf nan NaN 1e999 -1 x "")
+  string(MAKE_C_IDENTIFIER "sinkhorn_tol_${bad}" _id)
+  rooflab_cli_test(${_id} 2 "--tol must be a finite number >= 0, got '${bad}'" ${RL} sinkhorn --grid 4x4 --reg 1 --tol=${bad})
+endforeach()
+rooflab_cli_test(sinkhorn_reg_nan 2 "--reg must be a finite number, got 'nan'" ${RL} sinkhorn --grid 4x4 --reg nan)
+rooflab_cli_test(sinkhorn_reg_m_zero 2 "--reg-m must be a finite number > 0, got '0'" ${RL} sinkhorn --grid 4x4 --reg 1 --reg-m 0)
+rooflab_cli_test(sinkhorn_max_iter_overflow 2 "--max-iter must be an integer in .*got '99999999999999999999'"
+                 ${RL} sinkhorn --grid 4x4 --reg 1 --max-iter 99999999999999999999)
+rooflab_cli_test(sinkhorn_grid_overflow 1 "--grid 9223372036854775807x3 needs .* GB of memory, this machine has"
+                 ${RL} sinkhorn --grid 9223372036854775807x3 --reg 1)
+rooflab_cli_test(sinkhorn_grid_too_big 1 "--grid 3000000x3000000 needs .* GB of memory" ${RL} sinkhorn --grid 3000000x3000000 --reg 1)
+rooflab_cli_test(sinkhorn_grid_junk 2 "--grid N must be an integer in .*got '4y'" ${RL} sinkhorn --grid 4x4y --reg 1)
+rooflab_cli_test(sinkhorn_grid_negative 2 "--grid M must be an integer in .*got '-4'" ${RL} sinkhorn --grid -4x4 --reg 1)
+rooflab_cli_test(sinkhorn_threads_wrap 2 "--threads must be an integer in \\[1, 1024\\], got '4294967297'"
+                 ${RL} sinkhorn --grid 4x4 --reg 1 --threads 4294967297)
+rooflab_cli_test(sinkhorn_missing_cost 1 "--cost .*none.txt not found" ${RL} sinkhorn --cost ${TMPD}/none.txt --reg 1)
+rooflab_cli_test(sinkhorn_plan_under_file 1 "--plan .*expect.sh/p.txt: .*expect.sh is not a directory"
+                 ${RL} sinkhorn --grid 4x4 --reg 1 --plan ${EXPECT}/p.txt)
+rooflab_cli_test(sinkhorn_help 0 "--reg-m R" ${RL} sinkhorn --help)
+rooflab_cli_test(sinkhorn_bad_variant 2 "--variant must be typical, c2r, blocked, microkernel, mapuot or fused_uv, got 'x'"
+                 ${RL} sinkhorn --grid 4x4 --reg 1 --variant x)
+# The Python commands' --help (argparse) through the table.
+foreach(cmd report claims compare)
+  rooflab_cli_test(${cmd}_help 0 "usage: rooflab ${cmd}" ${RL} ${cmd} --help)
+endforeach()
+rooflab_cli_test(version 0 "^rooflab [0-9]" ${RL} --version)
+# Every class of bad input on every command at once (tests/cli/bad_inputs.sh prints the count
+# of cases per class): each answers with exit 1 or 2 and one message, nothing else.
+if(TARGET rooflab_mpi)
+  set(_cli_mpi $<TARGET_FILE:rooflab_mpi>)
+else()
+  set(_cli_mpi none)
+endif()
+add_test(NAME cli_bad_inputs COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bad_inputs.sh ${RL} ${_cli_mpi}
+         ${PROJECT_SOURCE_DIR} ${TMPD}/bad_inputs ${MPIEXEC_EXECUTABLE})
+set_tests_properties(cli_bad_inputs PROPERTIES LABELS integration TIMEOUT 600)

@@ -3,6 +3,9 @@ rooflab_unit_test(test_json_io SOURCES core/test_json_io.cpp core/test_diagnosti
 rooflab_unit_test(test_roofline SOURCES core/test_roofline.cpp LIBS rooflab_core)
 target_compile_definitions(test_roofline PRIVATE ROOFLAB_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}")
 rooflab_unit_test(test_quiet_budget SOURCES core/test_quiet_budget.cpp LIBS rooflab_core)
+rooflab_unit_test(test_bad_json SOURCES core/test_bad_json.cpp LIBS rooflab_core)
+# The one argument parser (harness/args): every option kind and every error class.
+rooflab_unit_test(test_args SOURCES core/test_args.cpp LIBS rooflab_util)
 # Every family / variant / ISA / dtype of the registry verified at tiny odd sizes; links the
 # family list only (no benchmark driver).
 rooflab_unit_test(test_conformance SOURCES core/test_conformance.cpp LIBS rooflab_families)

@@ -47,3 +47,26 @@ if(TARGET rooflab)
     set_tests_properties(counters.cachegrind_e2e PROPERTIES LABELS integration)
   endif()
 endif()
+
+# The one parser (harness/args): --help, bad numbers and choices are usage errors (exit 2).
+if(TARGET rooflab)
+  set(_cnt_expect ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect.sh)
+  foreach(_cmd counters run-case)
+    add_test(NAME counters.${_cmd}_help COMMAND ${_cnt_expect} 0 "usage: rooflab ${_cmd}" -- $<TARGET_FILE:rooflab> ${_cmd} --help)
+    set_tests_properties(counters.${_cmd}_help PROPERTIES LABELS integration)
+  endforeach()
+  add_test(NAME counters.bad_runs COMMAND ${_cnt_expect} 2 "--runs must be an integer in \\[1, 10000\\], got '-1'"
+           -- $<TARGET_FILE:rooflab> counters --runs -1)
+  add_test(NAME counters.bad_timeout COMMAND ${_cnt_expect} 2 "--timeout must be an integer in \\[1, 86400\\], got '1e9'"
+           -- $<TARGET_FILE:rooflab> counters --timeout 1e9)
+  add_test(NAME counters.bad_ll_level COMMAND ${_cnt_expect} 2 "--ll-level must be L2 or L3, got 'L4'"
+           -- $<TARGET_FILE:rooflab> counters --ll-level L4)
+  add_test(NAME counters.run_case_needs_name COMMAND ${_cnt_expect} 2 "rooflab run-case: needs NAME"
+           -- $<TARGET_FILE:rooflab> run-case --runs 1)
+  add_test(NAME counters.run_case_runs_overflow COMMAND ${_cnt_expect} 2 "--runs must be an integer in \\[1, 1000000\\], got '4294967297'"
+           -- $<TARGET_FILE:rooflab> run-case sinkhorn/c2r/f64/8x8/part:col/threads:1 --runs 4294967297)
+  add_test(NAME counters.out_under_file COMMAND ${_cnt_expect} 1 "--out .*expect.sh/x: cannot create output directory"
+           -- $<TARGET_FILE:rooflab> counters --out ${_cnt_expect}/x)
+  set_tests_properties(counters.bad_runs counters.bad_timeout counters.bad_ll_level counters.run_case_needs_name
+                       counters.run_case_runs_overflow counters.out_under_file PROPERTIES LABELS integration)
+endif()

@@ -2,7 +2,7 @@
 # analytic model on hand-checkable cases, knobs:<method> cases, bad input; CLI errors.
 rooflab_unit_test(test_gemm_knobs
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/gemm/test_knobs.cpp
-  LIBS rooflab_core rooflab_gemm)
+  LIBS rooflab_apps)
 
 # `rooflab gemm-knobs`: bad input gives one clear message and the exit code; a tiny end to end
 # (build-nn over 2^3 shapes, evaluate 3 random shapes against it, scalar ISA, 1 repetition).
@@ -35,12 +35,12 @@ gemm_knobs_cli_test(predict_nn 0 "nn: +k_layers:[0-9]+/kbf:[0-9]+/bk:[0-9]+ +.ne
 gemm_knobs_cli_test(predict_nn_threads 0 "no ([a-z0-9]+ )?threads:3 entry"
                     ${_gk_rl} gemm-knobs predict --shape 1000x777x513 --threads 3 --machine ${_gk_machine})
 add_test(NAME cli_gemm_knobs_end_to_end COMMAND sh -c
-  "rm -rf ${_gk_tmp}/e2e && ${_gk_rl} gemm-knobs build-nn --sizes 64,160 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/e2e/nn.json && ${_gk_rl} gemm-knobs evaluate --shapes 3 --min 64 --max 200 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/e2e --machine ${_gk_machine} --nn ${_gk_tmp}/e2e/nn.json && grep -q within_3pct ${_gk_tmp}/e2e/gemm_knobs.json && grep -q rooflab.gemm_knobs/1 ${_gk_tmp}/e2e/nn.json")
+  "rm -rf ${_gk_tmp}/e2e && ${_gk_rl} gemm-knobs build-nn --sizes 64,160 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/e2e && ${_gk_rl} gemm-knobs evaluate --shapes 3 --min 64 --max 200 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/e2e --machine ${_gk_machine} --nn ${_gk_tmp}/e2e/knobs_nn.json && grep -q within_3pct ${_gk_tmp}/e2e/gemm_knobs.json && grep -q rooflab.gemm_knobs/1 ${_gk_tmp}/e2e/knobs_nn.json")
 set_tests_properties(cli_gemm_knobs_end_to_end PROPERTIES LABELS integration)
 
 # The tight roofline (`gemm-knobs roofline`): bad input, then the file and its use by the plots
 # (pytest, with the project's Python as the plots tests use).
-gemm_knobs_cli_test(roofline_needs_run 2 "roofline needs --run" ${_gk_rl} gemm-knobs roofline)
+gemm_knobs_cli_test(roofline_needs_run 2 "rooflab gemm-knobs roofline: needs --run DIR" ${_gk_rl} gemm-knobs roofline)
 gemm_knobs_cli_test(roofline_no_model 1 "model.json not found: run `rooflab model"
                     ${_gk_rl} gemm-knobs roofline --run ${CMAKE_CURRENT_SOURCE_DIR}/fixtures)
 # Deferred to the end of tests/: ROOFLAB_PYTHON is set by plots.cmake, which comes later.
@@ -60,5 +60,26 @@ cmake_language(DEFER CALL _gemm_roofline_pytest)
 # build-nn keeps exactly the --sizes grid: a smaller grid over an existing set drops the rest.
 # (Output to a file, not `| grep -q`: grep exiting early would SIGPIPE build-nn before it writes.)
 add_test(NAME cli_gemm_knobs_build_nn_drops_other_sizes COMMAND sh -c
-  "rm -rf ${_gk_tmp}/drop && ${_gk_rl} gemm-knobs build-nn --sizes 64,65 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/drop/nn.json && ${_gk_rl} gemm-knobs build-nn --sizes 64 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/drop/nn.json >${_gk_tmp}/drop/log 2>&1 && grep -q 'dropped 7 entries' ${_gk_tmp}/drop/log && test $(grep -c '\"timings\"' ${_gk_tmp}/drop/nn.json) -eq 1")
+  "rm -rf ${_gk_tmp}/drop && ${_gk_rl} gemm-knobs build-nn --sizes 64,65 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/drop && ${_gk_rl} gemm-knobs build-nn --sizes 64 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/drop >${_gk_tmp}/drop/log 2>&1 && grep -q 'dropped 7 entries' ${_gk_tmp}/drop/log && test $(grep -c '\"timings\"' ${_gk_tmp}/drop/knobs_nn.json) -eq 1")
 set_tests_properties(cli_gemm_knobs_build_nn_drops_other_sizes PROPERTIES LABELS integration)
+
+# The one parser (harness/args) on every gemm-knobs subcommand: --help, bad numbers (inf / NaN
+# reals, overflowing and negative integers), unknown options, output paths.
+foreach(sub tune predict build-nn evaluate roofline)
+  gemm_knobs_cli_test(${sub}_help 0 "usage: rooflab gemm-knobs ${sub}" ${_gk_rl} gemm-knobs ${sub} --help)
+endforeach()
+gemm_knobs_cli_test(wait_quiet_nan 2 "--wait-quiet must be a finite number in \\[0, 3600\\], got 'nan'"
+                    ${_gk_rl} gemm-knobs tune --shape 64x64x64 --wait-quiet nan)
+gemm_knobs_cli_test(quiet_budget_inf 2 "--quiet-budget must be a finite number in \\[0, 86400\\], got 'inf'"
+                    ${_gk_rl} gemm-knobs tune --shape 64x64x64 --quiet-budget inf)
+gemm_knobs_cli_test(reps_negative 2 "--reps must be an integer in \\[1, 1000\\], got '-3'"
+                    ${_gk_rl} gemm-knobs tune --shape 64x64x64 --reps -3)
+gemm_knobs_cli_test(threads_2_63 2 "--threads must be an integer in \\[1, 1024\\], got '9223372036854775808'"
+                    ${_gk_rl} gemm-knobs tune --shape 64x64x64 --threads 9223372036854775808)
+gemm_knobs_cli_test(shapes_junk 2 "--shapes must be an integer in \\[1, 100000\\], got '3x'"
+                    ${_gk_rl} gemm-knobs evaluate --shapes 3x --out ${_gk_tmp})
+gemm_knobs_cli_test(unknown_option 2 "rooflab gemm-knobs predict: unknown option '--bogus'"
+                    ${_gk_rl} gemm-knobs predict --shape 64x64x64 --bogus)
+gemm_knobs_cli_test(out_under_file 1 "--out .*expect.sh/x: cannot create output directory"
+                    ${_gk_rl} gemm-knobs build-nn --out ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect.sh/x)
+gemm_knobs_cli_test(evaluate_needs_out 2 "needs --out DIR" ${_gk_rl} gemm-knobs evaluate --shapes 3)

@@ -8,10 +8,10 @@ rooflab_unit_test(test_sinkhorn_fused
   LIBS rooflab_core rooflab_sinkhorn)
 rooflab_unit_test(test_sinkhorn_solve
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/sinkhorn/test_solve.cpp
-  LIBS rooflab_core rooflab_sinkhorn)
+  LIBS rooflab_apps)
 
 add_executable(sinkhorn_solve_cli ${CMAKE_CURRENT_LIST_DIR}/sinkhorn/solve_cli.cpp)
-target_link_libraries(sinkhorn_solve_cli PRIVATE rooflab_core rooflab_sinkhorn)
+target_link_libraries(sinkhorn_solve_cli PRIVATE rooflab_apps)
 # The plots venv (system site packages: Debian's python3-pot) if there is one, as plots.cmake.
 if(EXISTS "${PROJECT_SOURCE_DIR}/.venv/bin/python")
   set(_sk_python "${PROJECT_SOURCE_DIR}/.venv/bin/python")

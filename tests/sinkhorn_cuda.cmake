@@ -5,7 +5,7 @@
 # sm_80 / sm_90 code for the kernels.
 rooflab_unit_test(test_sinkhorn_cuda
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_cuda/test_sinkhorn_cuda.cpp
-  LIBS rooflab_core rooflab_sinkhorn_cuda)
+  LIBS rooflab_apps)
 target_include_directories(test_sinkhorn_cuda PRIVATE ${PROJECT_SOURCE_DIR})
 
 set(_skc_rl $<TARGET_FILE:rooflab>)
@@ -24,6 +24,11 @@ rooflab_skc_test(bad_row_tile 1 "rtx must be a multiple of 32"
 rooflab_skc_test(characterize_needs_machine 1 "not found. run .rooflab characterize"
   ${_skc_rl} gpu-characterize --out ${_skc_tmp}/nowhere)
 rooflab_skc_test(characterize_usage 2 "unknown option '--bogus'" ${_skc_rl} gpu-characterize --bogus)
+rooflab_skc_test(characterize_help 0 "usage: rooflab gpu-characterize" ${_skc_rl} gpu-characterize --help)
+rooflab_skc_test(characterize_reps_overflow 2 "--reps must be an integer in \\[1, 10000\\], got '18446744073709551617'"
+  ${_skc_rl} gpu-characterize --reps 18446744073709551617)
+rooflab_skc_test(characterize_out_is_file 1 "--out .*expect.sh is a file, not a directory"
+  ${_skc_rl} gpu-characterize --out ${_skc_expect})
 
 # The build produced device code for the targeted architectures and every kernel
 # instantiation (binutils only: the toolkit's cuobjdump is not always installed).
@@ -47,7 +52,7 @@ rooflab_skc_test(sweep_script_usage 2 "--size takes an integer" ${PROJECT_SOURCE
 # The kernels on a device against the reference and the emulation (odd shapes, unaligned rows,
 # tiles, > 65535 row tiles); exits 77 (skipped) without one. `--time` adds the timings.
 add_executable(sinkhorn_cuda_device_check ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_cuda/device_check.cpp)
-target_link_libraries(sinkhorn_cuda_device_check PRIVATE rooflab_core rooflab_sinkhorn_cuda)
+target_link_libraries(sinkhorn_cuda_device_check PRIVATE rooflab_apps)
 add_test(NAME sinkhorn_cuda_device_check COMMAND sinkhorn_cuda_device_check)
 # The registry path on a device (rooflab gpu-characterize + bench + model without Google
 # Benchmark; families_cuda_only.cpp's families() has this family only, so the other families'
@@ -55,5 +60,5 @@ add_test(NAME sinkhorn_cuda_device_check COMMAND sinkhorn_cuda_device_check)
 # machine through device_build.sh.
 add_executable(sinkhorn_cuda_family_check ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_cuda/family_check.cpp
                ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_cuda/families_cuda_only.cpp)
-target_link_libraries(sinkhorn_cuda_family_check PRIVATE rooflab_sinkhorn_cuda rooflab_core)
+target_link_libraries(sinkhorn_cuda_family_check PRIVATE rooflab_apps)
 set_tests_properties(sinkhorn_cuda_device_check PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 600)

@@ -9,8 +9,8 @@ endif()
 
 # The alpha-beta-gamma model's formulas (no MPI calls; links MPI for the header's types).
 rooflab_unit_test(test_sinkhorn_mpi_model
-  SOURCES ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_mpi/test_model.cpp ${PROJECT_SOURCE_DIR}/kernels/sinkhorn/mpi/allreduce.cpp
-  LIBS rooflab_core MPI::MPI_CXX)
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_mpi/test_model.cpp
+  LIBS rooflab_core rooflab_sinkhorn_mpi)
 
 set(_mpi_bin $<TARGET_FILE:rooflab_mpi>)
 set(_mpi_expect ${CMAKE_CURRENT_LIST_DIR}/cli/expect.sh)  # CODE REGEX -- command (exit code + output)
@@ -95,16 +95,29 @@ rooflab_mpi_test(fault_detected 4 3 "verification failed: worst relative error"
 rooflab_mpi_test(bad_ranks_gt_rows 4 2 "more ranks \\(4\\) than rows" --design mpich --size 3x8)
 rooflab_mpi_test(bad_chunks_gt_n 2 2 "--chunks 9 is larger than N = 8" --design salar --size 30x8 --chunks 9)
 rooflab_mpi_test(bad_rpn 3 2 "--ranks-per-node 2 does not divide the 3 ranks" --design coffee --size 30x8 --ranks-per-node 2)
-rooflab_mpi_test(bad_design 2 2 "unknown design 'foo'" --design foo --size 30x8)
-rooflab_mpi_test(bad_size 2 2 "--size takes MxN" --design ring --size 30)
+rooflab_mpi_test(bad_design 2 2 "--design must be mpich, ring, salar or coffee, got 'foo'" --design foo --size 30x8)
+rooflab_mpi_test(bad_size 2 2 "--size must be MxN, got '30'" --design ring --size 30)
 rooflab_mpi_test(bad_pingpong_one_rank 1 2 "--pingpong needs at least 2 ranks" --pingpong)
 rooflab_mpi_test(bad_overlap_switch 2 2 "--no-overlap and --node-reduce apply to coffee, not salar" --design salar --size 30x8 --no-overlap)
-rooflab_mpi_test(bad_node_reduce 2 2 "--node-reduce takes balanced or mpi, got 'tree'" --design coffee --size 30x8 --node-reduce tree)
-rooflab_mpi_test(bad_wait 2 2 "--wait takes spin or yield, got 'sleep'" --design ring --size 30x8 --wait sleep)
+rooflab_mpi_test(bad_node_reduce 2 2 "--node-reduce must be balanced or mpi, got 'tree'" --design coffee --size 30x8 --node-reduce tree)
+rooflab_mpi_test(bad_wait 2 2 "--wait must be spin or yield, got 'sleep'" --design ring --size 30x8 --wait sleep)
 rooflab_mpi_test(bad_timeslice_one_rank 1 2 "--timeslice needs more ranks than CPUs \\(1 ranks" --timeslice)
 rooflab_mpi_test(bad_timeslice_and_pingpong 2 2 "--pingpong and --timeslice are separate runs" --pingpong --timeslice)
 rooflab_mpi_test(bad_pingpong_machine 2 2 "cannot read .*no-such.json .*rooflab characterize" --pingpong --machine ${_mpi_tmp}/no-such.json)
 
+# The one parser (harness/args): inf / NaN, overflowing sizes, unknown options, --help (exit 0).
+rooflab_mpi_test(bad_fi_nan 2 2 "--fi must be a finite number in \\(0, 1\\], got 'nan'" --design ring --size 30x8 --fi nan)
+rooflab_mpi_test(bad_fi_inf 2 2 "--fi must be a finite number in \\(0, 1\\], got 'inf'" --design ring --size 30x8 --fi inf)
+rooflab_mpi_test(bad_size_overflow 2 2 "--size M must be an integer in \\[1, 2147483647\\], got '2147483648'"
+                 --design ring --size 2147483648x8)
+rooflab_mpi_test(bad_iters_negative 2 2 "--iters must be an integer in \\[1, 1000000\\], got '-1'" --design ring --size 30x8 --iters -1)
+rooflab_mpi_test(bad_chunks_junk 2 2 "--chunks must be an integer in .*got '2x'" --design salar --size 30x8 --chunks 2x)
+rooflab_mpi_test(bad_unknown_option 2 2 "rooflab_mpi: unknown option '--bogus'" --design ring --size 30x8 --bogus)
+rooflab_mpi_test(bad_missing_value 2 2 "--size needs a value" --design ring --size)
+rooflab_mpi_test(bad_out_under_file 2 2 "--out .*expect.sh/x.json: .*expect.sh is not a directory"
+                 --design ring --size 30x8 --out ${_mpi_expect}/x.json)
+rooflab_mpi_test(bad_model_missing 2 2 "--model .*none.json not found" --design ring --size 30x8 --model ${_mpi_tmp}/none.json)
+rooflab_mpi_test(help 2 0 "usage: rooflab_mpi" --help)
 # JSON output (written atomically by rank 0): the name grammar and the run's fields; then
 # the ping-pong fit feeding the communication model of a run.
 rooflab_mpi_test(json_out 4 0 "\"name\": \"sinkhorn_mpi/coffee/f32/37x53/ranks:4/rpn:2/chunks:3/threads:1\""
@@ -138,10 +151,22 @@ if(TARGET rooflab)
            -- ${_rl} mpi --np 3 --design coffee --size 19x11 --ranks-per-node 3 --chunks 2 --iters 1 --verify)
   add_test(NAME sinkhorn_mpi_cli_no_np COMMAND ${_mpi_expect} 2 "rooflab mpi: needs --np P"
            -- ${_rl} mpi --design ring --size 9x7)
-  add_test(NAME sinkhorn_mpi_cli_bad_np COMMAND ${_mpi_expect} 2 "--np takes a number of ranks in \\[1, 4096\\], got '0'"
+  add_test(NAME sinkhorn_mpi_cli_bad_np COMMAND ${_mpi_expect} 2 "--np must be an integer in \\[1, 4096\\], got '0'"
            -- ${_rl} mpi --np 0 --design ring)
   add_test(NAME sinkhorn_mpi_cli_missing_bin COMMAND ${CMAKE_COMMAND} -E env ROOFLAB_MPI_BIN=${_mpi_tmp}/nothing
            ${_mpi_expect} 1 "ROOFLAB_MPI_BIN=.*nothing is not an executable file" -- ${_rl} mpi --np 2 --design ring)
   set_tests_properties(sinkhorn_mpi_cli_dry_run sinkhorn_mpi_cli_run sinkhorn_mpi_cli_no_np sinkhorn_mpi_cli_bad_np
                        sinkhorn_mpi_cli_missing_bin PROPERTIES LABELS integration TIMEOUT 60)
+endif()
+
+# `rooflab mpi` on the one parser: its --help, an overflowing rank count, rooflab_mpi's own
+# --help reached after `--`.
+if(TARGET rooflab)
+  add_test(NAME sinkhorn_mpi_cli_help COMMAND ${_mpi_expect} 0 "usage: rooflab mpi" -- ${_rl} mpi --help)
+  add_test(NAME sinkhorn_mpi_cli_np_overflow COMMAND ${_mpi_expect} 2 "--np must be an integer in \\[1, 4096\\], got '9223372036854775808'"
+           -- ${_rl} mpi --np 9223372036854775808 --design ring)
+  add_test(NAME sinkhorn_mpi_cli_passes_help COMMAND ${_mpi_expect} 0 "usage: rooflab_mpi"
+           -- ${_rl} mpi --np 1 -- --help)
+  set_tests_properties(sinkhorn_mpi_cli_help sinkhorn_mpi_cli_np_overflow sinkhorn_mpi_cli_passes_help
+                       PROPERTIES LABELS integration TIMEOUT 60)
 endif()

@@ -47,15 +47,4 @@ std::unique_ptr<Backend> make_likwid_backend();
 void region_begin(const std::string& name);
 void region_end(const std::string& name);
 
-// `rooflab run-case NAME [--runs K] [--backend none|papi|likwid]`: verify, then count K runs.
-// Exit codes: 0 ok, 2 the back end is unavailable, 3 verification failed (message on stderr).
-// Bad arguments throw rooflab::Error.
-int run_case_main(const std::vector<std::string>& args);
-
-// `rooflab counters ...` (see counters_usage()). Exit codes: 0 every row ok, 2 the requested
-// back end (or, for "all", every back end) is unavailable, 3 some case failed (its row says
-// why). Bad arguments throw rooflab::Error (the CLI's exit code 1).
-int counters_main(const std::vector<std::string>& args);
-std::string counters_usage();
-
 }  // namespace rooflab::counters

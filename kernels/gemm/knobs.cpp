@@ -1,5 +1,5 @@
 // sfc_ca knobs: the grid, autotuning, the rooflab.gemm_knobs/1 file, nearest neighbour and
-// `knobs:<method>` resolution (the analytic model is knobs_model.cpp, the CLI knobs_cli.cpp).
+// `knobs:<method>` resolution (the analytic model is knobs_model.cpp, the CLI apps/gemm_knobs.cpp).
 #include "kernels/gemm/knobs.hpp"
 
 #include <omp.h>

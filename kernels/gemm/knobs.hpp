@@ -9,7 +9,7 @@
 //              the machine model's ceilings (machine.json); the knob of least predicted time;
 //   nn         the best knob of the nearest autotuned shape (log2 M, N, K distance) of a set
 //              stored as data (results/gemm/knobs_nn.json, made by `rooflab gemm-knobs build-nn`).
-// `rooflab gemm-knobs` (knobs_cli.cpp) tunes, builds the NN set and evaluates the two models
+// `rooflab gemm-knobs` (apps/gemm_knobs.cpp) tunes, builds the NN set and evaluates the two models
 // against the autotuned best over random shapes (docs/json.md#gemm-knobs).
 #include <cstdint>
 #include <filesystem>
@@ -164,8 +164,5 @@ NnChoice nn_choice(const std::vector<Tuned>& set, const Shape& s, const Grid& g)
 // takes another ISA's entry, `note` (if given) gets NnChoice::note and a warning goes to
 // stderr (once per set and dtype / ISA / threads), so the substitution is never silent.
 Knob resolve_method(const std::string& method, const Shape& s, std::string* note = nullptr);
-
-// `rooflab gemm-knobs ...`; returns the exit code (0 ok, 2 usage); throws Error.
-int knobs_main(const std::vector<std::string>& args);
 
 }  // namespace rooflab::gemm::knobs

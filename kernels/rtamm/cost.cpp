@@ -303,8 +303,7 @@ Units units_from_json(const json& j) {
 }
 
 Units load_units(const std::filesystem::path& path, const std::string& dtype, int threads) {
-  const json m = read_json_file(path);
-  require_schema(m, "rooflab.machine", 1, path);
+  const json m = read_machine_json(path);
   const std::string how = "run `rooflab rtamm units --machine " + path.string() + " --threads " +
                           std::to_string(threads) + (dtype == "f64" ? "" : " --dtype " + dtype) + "` first";
   if (!m.contains("rtamm") || !m["rtamm"].contains("units"))

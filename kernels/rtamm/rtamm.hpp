@@ -200,10 +200,6 @@ Units units_from_json(const json& j);  // throws Error on a malformed entry
 // `rooflab rtamm units --machine FILE --threads T` when the section or that entry is missing.
 Units load_units(const std::filesystem::path& machine_json, const std::string& dtype, int threads);
 
-// Measures the unit costs of every pool triple with the executor's own phase code (the
-// paper's MicroBenchmark). Progress lines on stderr.
-Units measure_units(const std::vector<Block>& pool, const Caches& caches, DType dt, int threads);
-
 // ---- Cost formulas and the adaptive engine -----------------------------------------------------
 struct Cost {
   double load_a = 0, load_b = 0, load_c = 0, store_c = 0, kernel = 0, sync = 0;  // ns
@@ -245,9 +241,6 @@ class Engine {
   std::vector<Block> blocks_;     // the distinct triples
   std::vector<size_t> block_of_;  // plan -> its triple in blocks_
 };
-
-// ---- `rooflab rtamm` -------------------------------------------------------------------------
-int rtamm_main(const std::vector<std::string>& args);
 
 }  // namespace rtamm
 }  // namespace rooflab

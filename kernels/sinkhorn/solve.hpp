@@ -54,8 +54,4 @@ struct SolveResult {
 template <class T>
 SolveResult<T> solve(const T* C, int64_t M, int64_t N, const T* a, const T* b, const SolveOptions& o);
 
-// `rooflab sinkhorn ...`: the solve as a subcommand (usage: `rooflab sinkhorn --help`).
-// Returns the process exit code (0 ok, 1 error, 2 usage).
-int solve_main(const std::vector<std::string>& args);
-
 }  // namespace rooflab::sinkhorn

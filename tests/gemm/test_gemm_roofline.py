@@ -17,9 +17,9 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "plots"))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-import gemm_data as gd  # noqa: E402
-import gemm_performance  # noqa: E402
-from rooflab_data import RooflabDataError  # noqa: E402
+from rooflab.data import gemm as gd  # noqa: E402
+from rooflab.figures import gemm_performance  # noqa: E402
+from rooflab.data.run import RooflabDataError  # noqa: E402
 
 GEMM_SMALL = REPO / "tests" / "fixtures" / "gemm_small"
 RL = os.environ.get("ROOFLAB_BIN", str(REPO / "build" / "release" / "harness" / "cli" / "rooflab"))

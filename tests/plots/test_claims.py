@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-import claims
+from rooflab import claims
 
 
 @pytest.fixture
@@ -58,14 +58,14 @@ def test_verdict_rules():
 
 
 def test_writes_json_and_markdown(run, capsys):
-    assert claims.main(["--run", str(run)]) == 0
+    assert claims.main([str(run)]) == 0
     doc = json.loads((run / "claims.json").read_text())
     assert doc["schema"] == "rooflab.claims/1"
     assert {r["id"] for r in doc["claims"]} == {c.id for c in claims.CLAIMS}
     md = (run / "claims.md").read_text()
     assert md.count("\n| ") == len(claims.CLAIMS) + 1  # header + one row per claim
     assert "**holds**" in md
-    assert claims.main(["--run", str(run / "nope")]) == 1
+    assert claims.main([str(run / "nope")]) == 1
     assert "does not exist" in capsys.readouterr().err
 
 
@@ -148,7 +148,7 @@ def test_mpi_one_node_claim_prefers_typical_kernel_runs(run):
 
 def test_write_draws_each_claims_headline_figure(run):
     mpi_run(run)
-    assert claims.main(["--run", str(run)]) == 0
+    assert claims.main([str(run)]) == 0
     rows = by_id(json.loads((run / "claims.json").read_text())["claims"])
     assert all(r["figure"] for r in rows.values())  # every claim names its headline figure
     for cid in ("coffee.col_vs_row", "fw.peak", "coffee.mpi_node"):

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-import compare
+from rooflab import gate as compare
 
 NAME = "gemm/blocked/avx2/f64/512x512x512/threads:1"
 

@@ -6,7 +6,6 @@ crash; the report puts ./run_all.sh's failed and skipped steps (steps.json) at t
 from __future__ import annotations
 
 import html
-import importlib
 import json
 import math
 import os
@@ -16,11 +15,11 @@ import subprocess
 import pytest
 from conftest import REPO, load, run_script, save
 
-import claims
-import compare
-import report
-import report_data as rd
-from rooflab_data import RooflabDataError, load_run
+from rooflab import claims, figures
+from rooflab import gate as compare
+from rooflab.report import build as report
+from rooflab.report import tables as rd
+from rooflab.data.run import RooflabDataError, load_run
 
 FIXTURE = REPO / "tests" / "fixtures" / "run_failed"
 ISSUE_ROW = "sinkhorn/microkernel/avx512/f32/4096x4096/part:col/threads:1"  # failed, no "events"
@@ -120,7 +119,7 @@ def test_claims_accept_failed_rows_and_name_the_simulated_sibling(failed_run):
     assert l1["measured"] and SIBLING_ROW in l1["benchmarks"], l1
     assert "simulated as" in l1["note"] and "avx2" in l1["note"], l1
     assert not any("could not evaluate" in r["note"] for r in rows.values()), rows
-    p = run_script("claims.py", "--run", str(failed_run))
+    p = run_script("claims.py", str(failed_run))
     assert p.returncode == 0, p.stderr
     assert (failed_run / "claims.json").is_file()
 
@@ -138,14 +137,11 @@ def test_claims_say_why_when_only_failed_counter_rows_remain(failed_run):
 
 # ----------------------------------------------------------------------------- figures
 
-PLOT_MODULES = sorted(set(claims.FIGURE_MODULES.values()) | {"roofline", "bandwidth", "gemm_performance", "gpu_sweep"})
-
-
-@pytest.mark.parametrize("module", PLOT_MODULES)
+@pytest.mark.parametrize("module", figures.NAMES)
 def test_every_figure_draws_or_says_why(failed_run, tmp_path, module):
     """A figure either draws the ok rows or raises RooflabDataError (a note in the report);
     any other exception is a crash on failed / skipped rows."""
-    mod = importlib.import_module(module)
+    mod = figures.module(module)
     try:
         mod.plot(failed_run, tmp_path / f"{module}.png")
     except RooflabDataError:
@@ -154,7 +150,7 @@ def test_every_figure_draws_or_says_why(failed_run, tmp_path, module):
 
 
 def test_cache_misses_lists_failed_rows_instead_of_bars(failed_run, tmp_path):
-    import cache_misses
+    from rooflab.figures import cache_misses
     res = cache_misses.plot(failed_run, tmp_path / "c.png")
     assert res.has_data
     assert ISSUE_ROW not in set(res.data.name)
@@ -164,7 +160,7 @@ def test_cache_misses_lists_failed_rows_instead_of_bars(failed_run, tmp_path):
 
 
 def test_attained_vs_predicted_omits_failed_and_skipped(failed_run, tmp_path):
-    import attained_vs_predicted
+    from rooflab.figures import attained_vs_predicted
     res = attained_vs_predicted.plot(failed_run, tmp_path / "a.png")
     text = " ".join(res.omitted)
     for name in (NULL_ROW, "sinkhorn/mapuot/f64/256x256/threads:1", "floyd_warshall/naive/f32/128x128/graph:negcycle/threads:1"):
@@ -288,7 +284,7 @@ def test_compare_reports_failed_rows(failed_run, tmp_path):
 
 
 def test_gemm_summary_ignores_failed_rows(failed_run):
-    import gemm_data
+    from rooflab.data import gemm as gemm_data
     path = gemm_data.write_summary(failed_run)
     doc = json.loads(path.read_text())
     assert any(NULL_ROW in x and "failed" in x and "OpenBLAS" in x for x in doc["not_used"]), doc["not_used"]
@@ -301,7 +297,7 @@ def test_rooflab_model_reads_failed_bench_entries(failed_run):
     the failed one as failed, and the Python reader accepts the result."""
     (failed_run / "machine.json").unlink()
     p = subprocess.run([os.environ["ROOFLAB_BIN"], "model", "--bench", str(failed_run / "bench.json"),
-                        "--out", str(failed_run / "model.json")], capture_output=True, text=True, timeout=60)
+                        "--out", str(failed_run)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     m = load_run(failed_run).model_df
     neg = m[m.name == "floyd_warshall/naive/f32/128x128/graph:negcycle/threads:1"].iloc[0]
@@ -327,12 +323,12 @@ def _sweep_with_failures(run, drop_model: bool):
 
 @pytest.mark.parametrize("drop_model", [False, True])
 def test_mpi_sweep_with_failed_runs(failed_run, tmp_path, drop_model):
-    import mpi_breakdown
-    import mpi_model
-    import mpi_report
-    import mpi_scaling
+    from rooflab.figures import mpi_breakdown
+    from rooflab.figures import mpi_model
+    from rooflab.report import sections as mpi_report
+    from rooflab.figures import mpi_scaling
     gone = _sweep_with_failures(failed_run, drop_model)
-    html_ = mpi_report.section(failed_run, tmp_path)
+    html_ = mpi_report.mpi_section(failed_run, tmp_path)
     assert "2 run(s) failed and are missing below" in html_ and all(g in html_ for g in gone)
     assert ("not computed (2 runs failed)" in html_) == drop_model
     for mod in (mpi_scaling, mpi_breakdown, mpi_model):
@@ -342,7 +338,7 @@ def test_mpi_sweep_with_failed_runs(failed_run, tmp_path, drop_model):
 
 
 def test_mpi_sweep_where_every_run_failed(failed_run):
-    import mpi_data
+    from rooflab.data import mpi as mpi_data
     (failed_run / "mpi_sweep.json").write_text(json.dumps({
         "schema": "rooflab.mpi_sweep/1", "runs": [], "pingpong": {},
         "failed_runs": [{"id": "mpich_p1", "args": "1 --design mpich", "message": "exit 1: --design mpich | no mpiexec"}]}))
@@ -351,3 +347,16 @@ def test_mpi_sweep_where_every_run_failed(failed_run):
     p = run_script("report.py", str(failed_run))
     assert p.returncode == 0, p.stderr
     assert "every run failed" in (failed_run / "report" / "mpi.html").read_text(encoding="utf-8")
+
+
+def test_keep_going_names_an_unusable_family_file_at_the_top(failed_run, tmp_path):
+    (failed_run / "rtamm.json").write_text('{"schema": "rooflab.rtamm/1", "shapes": [')
+    p = run_script("report.py", str(failed_run), "--out", str(tmp_path / "strict"))
+    assert p.returncode == 1 and "rtamm.json: not valid JSON" in p.stderr and "truncated" in p.stderr
+    assert not (tmp_path / "strict" / "index.html").exists()
+    p = run_script("report.py", str(failed_run), "--out", str(tmp_path / "r"), "--keep-going")
+    assert p.returncode == 0, p.stderr  # like a malformed core file: a warning, not a failed part
+    index = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    top = index[:index.index("<h2>Self-diagnosis</h2>")]
+    assert 'class="warn">' in top and "rtamm.json: not valid JSON" in top
+    assert "rtamm.json: not valid JSON" in (tmp_path / "r" / "report.md").read_text(encoding="utf-8")

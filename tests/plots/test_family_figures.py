@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import assert_png, load, run_script, save
 
-import fw_performance
-import sinkhorn_breakdown
-import sinkhorn_iteration
+from rooflab.figures import fw_performance
+from rooflab.figures import sinkhorn_breakdown
+from rooflab.figures import sinkhorn_iteration
 
 
 def rows(run, family=None, status="ok"):
@@ -193,11 +193,11 @@ def test_family_with_only_failed_rows_lists_them(families_copy, tmp_path):
     assert not res.has_data and len(res.omitted) == len(rows(families_copy, "floyd_warshall", status=None))
 
 
-@pytest.mark.parametrize("script", ["sinkhorn_breakdown.py", "sinkhorn_iteration.py", "fw_performance.py"])
-def test_family_script_command_line(run_families, tmp_path, script):
-    out = tmp_path / script.replace(".py", ".png")
-    p = run_script(script, "--run", str(run_families), "--out", str(out))
+@pytest.mark.parametrize("name", ["sinkhorn_breakdown", "sinkhorn_iteration", "fw_performance"])
+def test_family_script_command_line(run_families, tmp_path, name):
+    out = tmp_path / f"{name}.png"
+    p = run_script("figure.py", name, str(run_families), "--out", str(out))
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip().splitlines()[-1] == str(out)
-    p = run_script(script, "--run", str(tmp_path / "nope"), "--out", str(tmp_path / "y.png"))
-    assert p.returncode == 2 and "does not exist" in p.stderr and "Traceback" not in p.stderr
+    p = run_script("figure.py", name, str(tmp_path / "nope"), "--out", str(tmp_path / "y.png"))
+    assert p.returncode == 1 and "does not exist" in p.stderr and "Traceback" not in p.stderr

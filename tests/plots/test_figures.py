@@ -6,11 +6,12 @@ import copy
 import pytest
 from conftest import assert_png, load, run_script, save
 
-import attained_vs_predicted
-import bandwidth
-import cache_misses
-import roofline
-from rooflab_data import RooflabDataError
+from rooflab.figures import attained_vs_predicted
+from rooflab.figures import bandwidth
+from rooflab.figures import common as fc
+from rooflab.figures import cache_misses
+from rooflab.figures import roofline
+from rooflab.data.run import RooflabDataError
 
 
 def ok_rows(run):
@@ -106,9 +107,9 @@ def test_bandwidth_curves_and_capacities(run_small, tmp_path):
 
 
 def test_human_bytes():
-    assert bandwidth.human_bytes(32768) == "32 KiB"
-    assert bandwidth.human_bytes(1.5 * 2**20) == "1.5 MiB"
-    assert bandwidth.human_bytes(100) == "100 B"
+    assert fc.human_bytes(32768) == "32 KiB"
+    assert fc.human_bytes(1.5 * 2**20) == "1.5 MiB"
+    assert fc.human_bytes(100) == "100 B"
 
 
 # --------------------------------------------------------------------------- cache misses
@@ -142,23 +143,23 @@ def test_cache_misses_without_any_backend_says_why(run_copy, tmp_path):
 
 # -------------------------------------------------------------------------- command line
 
-@pytest.mark.parametrize("script", ["roofline.py", "attained_vs_predicted.py", "bandwidth.py", "cache_misses.py"])
-def test_script_command_line(run_small, tmp_path, script):
-    out = tmp_path / "sub" / script.replace(".py", ".png")
-    p = run_script(script, "--run", str(run_small), "--out", str(out))
+@pytest.mark.parametrize("name", ["roofline", "attained_vs_predicted", "bandwidth", "cache_misses"])
+def test_script_command_line(run_small, tmp_path, name):
+    out = tmp_path / "sub" / f"{name}.png"
+    p = run_script("figure.py", name, str(run_small), "--out", str(out))
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip().splitlines()[-1] == str(out)
     assert_png(out)
 
 
-@pytest.mark.parametrize("script", ["roofline.py", "attained_vs_predicted.py", "bandwidth.py", "cache_misses.py"])
-def test_script_bad_inputs(run_copy, tmp_path, script):
-    p = run_script(script, "--run", str(tmp_path / "missing"), "--out", str(tmp_path / "x.png"))
-    assert p.returncode == 2 and "does not exist" in p.stderr and "Traceback" not in p.stderr
-    for name in ("machine.json", "model.json", "counters.json"):
-        doc = load(run_copy, name)
+@pytest.mark.parametrize("name", ["roofline", "attained_vs_predicted", "bandwidth", "cache_misses"])
+def test_script_bad_inputs(run_copy, tmp_path, name):
+    p = run_script("figure.py", name, str(tmp_path / "missing"), "--out", str(tmp_path / "x.png"))
+    assert p.returncode == 1 and "does not exist" in p.stderr and "Traceback" not in p.stderr
+    for fname in ("machine.json", "model.json", "counters.json"):
+        doc = load(run_copy, fname)
         doc["schema"] = doc["schema"].replace("/1", "/9")
-        save(run_copy, name, doc)
-    p = run_script(script, "--run", str(run_copy), "--out", str(tmp_path / "x.png"))
-    assert p.returncode == 2 and "unsupported schema version" in p.stderr and "Traceback" not in p.stderr
+        save(run_copy, fname, doc)
+    p = run_script("figure.py", name, "--run", str(run_copy), "--out", str(tmp_path / "x.png"))  # --run: the old form
+    assert p.returncode == 1 and "unsupported schema version" in p.stderr and "Traceback" not in p.stderr
     assert not (tmp_path / "x.png").exists()

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import REPO, assert_png, load, run_script, save
 
-import gemm_data as gd
-import gemm_l2_misses
-import gemm_performance
-import gemm_whm
-import report
-from rooflab_data import RooflabDataError
+from rooflab.data import gemm as gd
+from rooflab.figures import gemm_l2_misses
+from rooflab.figures import gemm_performance
+from rooflab.figures import gemm_whm
+from rooflab.report import build as report
+from rooflab.data.run import RooflabDataError
 
 GEMM_SMALL = REPO / "tests" / "fixtures" / "gemm_small"
 
@@ -165,15 +165,15 @@ def test_targets_not_evaluated_say_why(gemm_run):
 
 
 def test_summary_file_and_command_line(gemm_run, tmp_path):
-    p = run_script("gemm_data.py", "--run", str(gemm_run))
+    p = run_script("gemm_summary.py", str(gemm_run))
     assert p.returncode == 0, p.stderr
     path = gemm_run / "gemm_summary.json"
     assert p.stdout.strip().splitlines()[-1] == str(path)
     doc = json.loads(path.read_text())
     assert doc["schema"] == "rooflab.gemm_summary/1" and len(doc["targets"]) == 3
     assert "f64_whm_vs_best_baseline" in p.stdout and "WHM GFLOP/s" in p.stdout
-    p = run_script("gemm_data.py", "--run", str(tmp_path / "nope"))
-    assert p.returncode == 2 and "does not exist" in p.stderr and "Traceback" not in p.stderr
+    p = run_script("gemm_summary.py", str(tmp_path / "nope"))
+    assert p.returncode == 1 and "does not exist" in p.stderr and "Traceback" not in p.stderr
 
 
 # ---------------------------------------------------------------------------- figures
@@ -270,10 +270,10 @@ def test_report_has_the_gemm_section(gemm_run, tmp_path):
     assert "not drawn" not in sec[sec.index("<h2>Figures</h2>"):sec.index("<h2>GEMM knob selection")]
 
 
-@pytest.mark.parametrize("script", ["gemm_performance.py", "gemm_whm.py", "gemm_l2_misses.py"])
-def test_gemm_script_command_line(gemm_run, tmp_path, script):
-    out = tmp_path / script.replace(".py", ".png")
-    p = run_script(script, "--run", str(gemm_run), "--out", str(out))
+@pytest.mark.parametrize("name", ["gemm_performance", "gemm_whm", "gemm_l2_misses"])
+def test_gemm_script_command_line(gemm_run, tmp_path, name):
+    out = tmp_path / f"{name}.png"
+    p = run_script("figure.py", name, str(gemm_run), "--out", str(out))
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip().splitlines()[-1] == str(out)
 

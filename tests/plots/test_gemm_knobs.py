@@ -7,8 +7,9 @@ import json
 import pytest
 from conftest import assert_png, run_script
 
-import gemm_knobs
-from rooflab_data import RooflabDataError
+from rooflab.figures import gemm_knobs
+from rooflab.report import sections
+from rooflab.data.run import RooflabDataError
 
 
 def knob(l, f):
@@ -53,7 +54,7 @@ def test_losses_are_the_files(tmp_path):
 
 def test_report_section_lists_the_summary(tmp_path):
     write_eval(tmp_path)
-    sec = gemm_knobs.report_section(tmp_path, tmp_path / "report")
+    sec = sections.gemm_knobs_section(tmp_path, tmp_path / "report")
     assert (tmp_path / "report" / "gemm_knobs.png").exists()
     assert "nearest neighbour" in sec and "analytic model" in sec
     assert "5.50%" in sec  # the analytic mean loss, 0..11% -> 5.5%
@@ -63,7 +64,7 @@ def test_report_section_lists_the_summary(tmp_path):
 def test_missing_and_malformed(tmp_path):
     with pytest.raises(RooflabDataError, match="gemm-knobs evaluate"):
         gemm_knobs.plot(tmp_path, tmp_path / "k.png")
-    assert "not drawn" in gemm_knobs.report_section(tmp_path, tmp_path / "r")
+    assert "not drawn" in sections.gemm_knobs_section(tmp_path, tmp_path / "r")
     (tmp_path / "gemm_knobs.json").write_text(json.dumps({"schema": "rooflab.bench/1"}))
     with pytest.raises(RooflabDataError, match="schema"):
         gemm_knobs.plot(tmp_path, tmp_path / "k.png")
@@ -81,8 +82,8 @@ def test_missing_and_malformed(tmp_path):
 
 def test_command_line(tmp_path):
     write_eval(tmp_path)
-    r = run_script("gemm_knobs.py", "--run", str(tmp_path), "--out", str(tmp_path / "c.png"))
+    r = run_script("figure.py", "gemm_knobs", str(tmp_path), "--out", str(tmp_path / "c.png"))
     assert r.returncode == 0, r.stderr
     assert_png(tmp_path / "c.png")
-    r = run_script("gemm_knobs.py", "--run", str(tmp_path / "none"), "--out", str(tmp_path / "d.png"))
-    assert r.returncode == 2 and "missing" in r.stderr
+    r = run_script("figure.py", "gemm_knobs", str(tmp_path / "none"), "--out", str(tmp_path / "d.png"))
+    assert r.returncode == 1 and "missing" in r.stderr

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO, assert_png
 
-import gpu_roofline
-import gpu_sweep
-from rooflab_data import RooflabDataError
+from rooflab.figures import gpu_roofline
+from rooflab.figures import gpu_sweep
+from rooflab.data.run import RooflabDataError
 
 GPU_RUN = REPO / "tests" / "fixtures" / "gpu_run"
 

@@ -11,13 +11,13 @@ import math
 import pytest
 from conftest import REPO, assert_png
 
-import mpi_breakdown
-import mpi_data
-import mpi_model
-import mpi_predict
-import mpi_report
-import mpi_scaling
-from rooflab_data import RooflabDataError
+from rooflab.figures import mpi_breakdown
+from rooflab.data import mpi as mpi_data
+from rooflab.figures import mpi_model
+from rooflab import mpi_predict
+from rooflab.report import sections as mpi_report
+from rooflab.figures import mpi_scaling
+from rooflab.data.run import RooflabDataError
 
 MPI_RUN = REPO / "tests" / "fixtures" / "mpi_run"
 
@@ -161,7 +161,7 @@ def test_claims_prefer_the_interleaved_repetitions():
 
 
 def test_report_section_lists_model_and_figures(tmp_path):
-    html = mpi_report.section(MPI_RUN, tmp_path)
+    html = mpi_report.mpi_section(MPI_RUN, tmp_path)
     for f, _, _ in mpi_report.FIGURES:
         assert f'src="{f}"' in html and (tmp_path / f).exists()
     assert "alpha (latency)" in html and "measured / predicted" in html
@@ -173,7 +173,7 @@ def test_missing_or_wrong_file_is_a_clear_error(tmp_path):
     run.mkdir()
     with pytest.raises(RooflabDataError, match="mpi_sweep.sh"):
         mpi_scaling.plot(run, tmp_path / "x.png")
-    assert "mpi_sweep.sh" in mpi_report.section(run, tmp_path)
+    assert "mpi_sweep.sh" in mpi_report.mpi_section(run, tmp_path)
     doc = json.loads((MPI_RUN / "mpi_sweep.json").read_text())
     doc["schema"] = "rooflab.mpi_sweep/9"
     (run / "mpi_sweep.json").write_text(json.dumps(doc))
@@ -194,3 +194,17 @@ def test_no_ablation_runs_draw_a_note(tmp_path):
     (run / "mpi_sweep.json").write_text(json.dumps(doc))
     res = mpi_breakdown.plot(run, tmp_path / "b.png")
     assert res.bars.empty and res.out_path.exists()
+
+
+def test_without_a_stored_model_table_nothing_is_recomputed(tmp_path):
+    """plots/ draws the model scripts/mpi_sweep.sh stored; a file without it says how to store it."""
+    run = tmp_path / "run"
+    run.mkdir()
+    doc = json.loads((MPI_RUN / "mpi_sweep.json").read_text())
+    del doc["model_table"]
+    (run / "mpi_sweep.json").write_text(json.dumps(doc))
+    with pytest.raises(RooflabDataError, match="no model_table.*--collect-only"):
+        mpi_model.plot(run, tmp_path / "m.png")
+    html = mpi_report.mpi_section(run, tmp_path)
+    assert "--collect-only" in html and 'src="mpi_scaling.png"' in html  # the other figures still drawn
+    assert "Predicted vs measured" not in html

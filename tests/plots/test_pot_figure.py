@@ -7,8 +7,8 @@ import json
 import pytest
 from conftest import assert_png
 
-import pot_compare
-from rooflab_data import RooflabDataError
+from rooflab.figures import pot_compare
+from rooflab.data.run import RooflabDataError
 
 
 def test_speedups_are_pot_time_over_variant_time(run_families, tmp_path):

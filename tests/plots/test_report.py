@@ -12,7 +12,7 @@ import shutil
 import pytest
 from conftest import REPO, assert_png, load, run_script, save
 
-import claims
+from rooflab import claims
 
 PAGES = ("sinkhorn", "floyd_warshall", "gemm", "rtamm", "mpi", "gpu")
 
@@ -112,6 +112,21 @@ def test_gpu_page_from_the_machine_gpu_section(tmp_path):
     page = make_report(run, out)
     assert 'href="gpu.html"' in page and 'href="sinkhorn.html"' not in page
     assert '<img src="gpu_roofline.png"' in read(out, "gpu.html")
+
+
+def test_gpu_page_from_the_machine_gpu_section_file(tmp_path):
+    """`rooflab gpu-characterize` writes machine.gpu.json beside machine.json (joined when read)."""
+    run = tmp_path / "gpu"
+    shutil.copytree(REPO / "tests/fixtures/gpu_run", run)
+    machine = load(run, "machine.json")
+    gpu = machine.pop("gpu")
+    save(run, "machine.json", machine)
+    save(run, "machine.gpu.json", {"schema": "rooflab.machine_section/1", "section": "gpu",
+                                   "machine_created": machine["created"], "created": "x", "value": gpu})
+    out = tmp_path / "r"
+    page = make_report(run, out)
+    assert 'href="gpu.html"' in page and '<img src="gpu_roofline.png"' in read(out, "gpu.html")
+    assert "<td>machine.gpu.json</td>" in read(out, "gpu.html")
 
 
 def test_claims_ledger_rows_and_thumbnails(full_report):

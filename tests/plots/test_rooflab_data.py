@@ -1,10 +1,12 @@
 """rooflab_data: loading the documented JSON files and refusing bad ones clearly."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import load, save
 
-from rooflab_data import FILES, RooflabDataError, load_run
+from rooflab.data.run import FILES, RooflabDataError, load_run
 
 
 def test_fixture_loads_into_frames(run_small):
@@ -120,3 +122,44 @@ def test_prediction_may_be_null(run_copy):
     model = load_run(run_copy).model_df
     assert model.predicted_s.isna().tolist() == [True] + [False] * (len(model) - 1)
     assert model.efficiency.isna()[0] and model.bound[0] is None
+
+
+def section_file(run, section: str, value, machine_created: str | None = None) -> None:
+    """machine.<section>.json as `write_machine_section` writes it (harness/json_io.cpp)."""
+    created = load(run, "machine.json")["created"] if machine_created is None else machine_created
+    save(run, f"machine.{section}.json", {"schema": "rooflab.machine_section/1", "section": section,
+                                          "machine_created": created, "created": "2026-11-24T00:00:00Z",
+                                          "value": value})
+
+
+def test_machine_sections_are_joined_as_rooflab_reads_them(run_copy):
+    """gpu-characterize, rtamm units and rooflab_mpi write machine.<section>.json beside machine.json;
+    the reader joins each as machine.json's key of that name."""
+    section_file(run_copy, "rtamm", {"units": []})
+    section_file(run_copy, "gpu", {"schema": "rooflab.gpu/1", "compute": {"fma_f32": 100.0}})
+    m = load_run(run_copy).machine
+    assert m["rtamm"] == {"units": []} and m["gpu"]["compute"] == {"fma_f32": 100.0}
+    assert "stale_sections" not in m
+
+
+def test_a_section_of_an_earlier_machine_json_is_named_not_joined(run_copy, tmp_path):
+    section_file(run_copy, "gpu", {"schema": "rooflab.gpu/1"}, machine_created="2020-01-01T00:00:00Z")
+    run = load_run(run_copy)
+    assert "gpu" not in run.machine
+    assert "machine.gpu.json was measured for the machine.json of 2020-01-01" in run.machine["stale_sections"]["gpu"]
+    from rooflab.report import tables
+    assert any("gpu section not used" in w and "rooflab gpu-characterize" in w for w in tables.warnings(run))
+
+
+@pytest.mark.parametrize("breakage,says", [
+    (lambda d: d.update(section="rtamm"), 'does not match the file name (expected "gpu"'),
+    (lambda d: d.pop("value"), 'does not match the file name'),
+    (lambda d: d.update(schema="rooflab.machine/1"), 'expected "rooflab.machine_section/1"'),
+    (lambda d: d.update(machine_created=7), "$.machine_created: expected string")])
+def test_a_malformed_section_file_is_an_error_naming_it(run_copy, breakage, says):
+    section_file(run_copy, "gpu", {"schema": "rooflab.gpu/1"})
+    doc = load(run_copy, "machine.gpu.json")
+    breakage(doc)
+    save(run_copy, "machine.gpu.json", doc)
+    with pytest.raises(RooflabDataError, match=re.escape(str(run_copy / "machine.gpu.json")) + ".*" + re.escape(says)):
+        load_run(run_copy)

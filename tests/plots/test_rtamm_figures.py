@@ -9,8 +9,12 @@ import numpy as np
 import pytest
 from conftest import REPO, assert_png
 
-import rtamm_figures
-from rooflab_data import RooflabDataError
+from rooflab.figures import rtamm as rtamm_figures
+
+from rooflab.data import rtamm as rtamm_data
+
+from rooflab.report import sections
+from rooflab.data.run import RooflabDataError
 
 RUN = REPO / "tests" / "fixtures" / "rtamm" / "run"
 
@@ -51,7 +55,7 @@ def test_accuracy_gain_loss_from_the_retimed_plans(tmp_path):
     assert all_row.accuracy == pytest.approx(d["summary"]["decision_accuracy"])
     assert all_row.mean_loss == pytest.approx(d["summary"]["mean_loss_vs_oracle"])
     # one row per category present, each with its own shapes
-    cats = [c for c in rtamm_figures.CATEGORIES if any(s["category"] == c for s in d["shapes"])]
+    cats = [c for c in rtamm_data.CATEGORIES if any(s["category"] == c for s in d["shapes"])]
     assert res.table.category.tolist() == cats + ["ALL"]
     assert res.table[res.table.category != "ALL"].shapes.sum() == len(d["shapes"])
 
@@ -78,7 +82,7 @@ def test_noise_aware_accuracy_uses_the_measured_repeatability(tmp_path):
 
 
 def test_report_section_has_the_table_and_the_figure(tmp_path):
-    html = rtamm_figures.report_section(RUN, tmp_path)
+    html = sections.rtamm_section(RUN, tmp_path)
     assert 'id="rtamm"' in html and "rtamm.png" in html
     assert "<td>ALL</td>" in html
     assert_png(tmp_path / "rtamm.png", min_bytes=20_000)
@@ -87,7 +91,7 @@ def test_report_section_has_the_table_and_the_figure(tmp_path):
 def test_missing_and_wrong_files_say_what_to_run(tmp_path):
     with pytest.raises(RooflabDataError, match="rooflab rtamm evaluate"):
         rtamm_figures.plot(tmp_path, tmp_path / "r.png")
-    assert "rooflab rtamm evaluate" in rtamm_figures.report_section(tmp_path, tmp_path)
+    assert "rooflab rtamm evaluate" in sections.rtamm_section(tmp_path, tmp_path)
     run = tmp_path / "run"
     shutil.copytree(RUN, run)
     d = doc()

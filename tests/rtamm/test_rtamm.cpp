@@ -12,7 +12,8 @@
 #include "harness/error.hpp"
 #include "harness/families.hpp"
 #include "harness/json_io.hpp"
-#include "kernels/rtamm/evaluate.hpp"
+#include "apps/rtamm/evaluate.hpp"
+#include "apps/rtamm/units.hpp"
 #include "kernels/rtamm/problem.hpp"
 #include "kernels/rtamm/rtamm.hpp"
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/commands.hpp"
 #include "kernels/sinkhorn/solve.hpp"
 
 int main(int argc, char** argv) {

@@ -11,6 +11,7 @@
 
 #include "harness/error.hpp"
 #include "harness/isa.hpp"
+#include "apps/commands.hpp"
 #include "kernels/sinkhorn/solve.hpp"
 
 namespace rooflab::sinkhorn {

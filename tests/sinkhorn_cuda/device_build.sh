@@ -23,7 +23,7 @@ for f in kernels device bench; do
 done
 common=(harness/registry.cpp harness/families.cpp harness/isa.cpp harness/buffer.cpp harness/json_io.cpp
         roofline/machine.cpp roofline/predict.cpp roofline/evaluate.cpp
-        kernels/sinkhorn/cuda/plan.cpp kernels/sinkhorn/cuda/solver.cpp kernels/sinkhorn/cuda/characterize.cpp
+        kernels/sinkhorn/cuda/plan.cpp kernels/sinkhorn/cuda/solver.cpp apps/gpu_characterize.cpp
         kernels/sinkhorn/cuda/family.cpp)
 for f in "${common[@]}" $(cd "$root" && ls kernels/sinkhorn/*.cpp | grep -v "_avx"); do cxx "$f" & pids+=($!); done
 cxx kernels/sinkhorn/microkernel_avx2.cpp -mavx2 -mfma & pids+=($!)

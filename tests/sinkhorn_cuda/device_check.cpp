@@ -1,6 +1,6 @@
 // sinkhorn_cuda_device_check: the sinkhorn_cuda kernels on a real device, with no dependency
 // beyond the kernels, the long-double reference and nlohmann/json, so it also builds on a
-// lent GPU machine that lacks the project's other libraries (see docs/families.md, sinkhorn_cuda):
+// lent GPU machine that lacks the project's other libraries (see docs/families/sinkhorn_cuda.md):
 //   1. correctness: every variant, f32/f64, odd shapes, unaligned rows, several tiles, fi < 1:
 //      two iterations on the device against the long-double reference (the family's bound)
 //      and against the host emulation of the same decomposition (informational);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/commands.hpp"
 #include "harness/error.hpp"
 #include "harness/families.hpp"
 #include "harness/json_io.hpp"

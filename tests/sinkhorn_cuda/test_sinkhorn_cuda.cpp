@@ -12,6 +12,7 @@
 #include <random>
 
 #include "harness/buffer.hpp"
+#include "apps/commands.hpp"
 #include "harness/error.hpp"
 #include "harness/families.hpp"
 #include "harness/json_io.hpp"
@@ -293,7 +294,7 @@ TEST(SinkhornCudaRoofline, GpuSectionRoundTripsThroughMachineJson) {
   const fs::path dir = fs::temp_directory_path() / ("rooflab_gpu_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   write_json_atomic(dir / "machine.json", cpu_machine());
-  merge_machine_section(dir / "machine.json", "gpu", sec);
+  write_machine_section(dir / "machine.json", "gpu", sec);
   const roofline::Machine m = roofline::load_machine(dir / "machine.json");
   EXPECT_TRUE(m.has_gpu());
   EXPECT_DOUBLE_EQ(m.gpu_compute("fma_f32"), 50000);
@@ -340,14 +341,14 @@ TEST(SinkhornCudaCharacterize, NoDeviceIsAClearErrorOrASkip) {
   write_json_atomic(dir / "machine.json", cpu_machine());
   if (have_device()) {
     ASSERT_EQ(gpu_characterize_main({"--out", dir.string(), "--reps", "2"}), 0);
-    const json g = read_json_file(dir / "machine.json")["gpu"];
+    const json g = read_machine_json(dir / "machine.json")["gpu"];
     for (const char* k : {"read", "copy", "update", "triad"}) EXPECT_GT(g["bandwidth"]["DRAM"][k].get<double>(), 0) << k;
     for (const char* k : {"fma_f32", "fma_f64", "add_f32", "add_f64"}) EXPECT_GT(g["compute"][k].get<double>(), 0) << k;
   } else {
     EXPECT_NE(error_of([&] { gpu_characterize_main({"--out", dir.string()}); }).find(unavailable_reason()),
               std::string::npos);
     EXPECT_EQ(gpu_characterize_main({"--out", dir.string(), "--optional"}), 0);
-    EXPECT_FALSE(read_json_file(dir / "machine.json").contains("gpu"));
+    EXPECT_FALSE(read_machine_json(dir / "machine.json").contains("gpu"));
   }
   fs::remove_all(dir);
 }

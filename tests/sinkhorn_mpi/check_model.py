@@ -1,5 +1,6 @@
 """Checks the files of the sinkhorn_mpi_model CTest (argument: its temporary directory):
-the calibration merged into machine.json's "mpi" section without losing the other sections,
+the calibration written beside machine.json (machine.mpi.json, joined as its "mpi" section when
+read) while machine.json itself stays as characterize wrote it,
 a usable fit, and runs that carry their prediction. Standard library only."""
 import json
 import math
@@ -9,11 +10,13 @@ from pathlib import Path
 tmp = Path(sys.argv[1])
 fixture = json.loads((Path(__file__).parent.parent / "fixtures/run_small/machine.json").read_text())
 machine = json.loads((tmp / "machine.json").read_text())
+section = json.loads((tmp / "machine.mpi.json").read_text())
 pp = json.loads((tmp / "pp.json").read_text())
 
-assert set(fixture) <= set(machine), "merge lost sections"
-assert all(machine[k] == fixture[k] for k in fixture if k != "mpi")
-mpi = machine["mpi"]
+assert machine == fixture, "the calibration edited machine.json"
+assert section["schema"] == "rooflab.machine_section/1" and section["section"] == "mpi"
+assert section["machine_created"] == fixture["created"], "the section does not name the machine.json it belongs to"
+mpi = section["value"]
 assert mpi["schema"] == "rooflab.mpi_pingpong/1" and mpi["pingpong_ranks"] == [0, 1]
 assert mpi["alpha_s"] >= 0 and mpi["beta_bytes_per_s"] > 0 and mpi["gamma_s_per_byte"] > 0
 assert 0 <= mpi["fit"]["rms_rel_err"] <= mpi["fit"]["max_rel_err"]

@@ -131,9 +131,5 @@ struct GpuMeasurement {
   int reps = 0;
 };
 nlohmann::json gpu_section(const GpuMeasurement& m);
-// `rooflab gpu-characterize [--out DIR] [--reps K] [--optional]`: measures and merges the
-// "gpu" section into DIR/machine.json. Returns the exit code.
-int gpu_characterize_main(const std::vector<std::string>& args);
-
 }  // namespace sinkhorn_cuda
 }  // namespace rooflab

@@ -1,0 +1,259 @@
+// The `rooflab` command line: one binary, subcommands. Exit codes: 0 success, 1 error
+// (message on stderr), 2 usage error, 3 a variant failed verification (reported, not timed),
+// 4 a performance regression found by `rooflab compare`.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "apps/commands.hpp"
+#include "harness/args.hpp"
+#include "harness/bench_driver.hpp"
+#include "harness/counters/counters.hpp"
+#include "harness/error.hpp"
+#include "harness/json_io.hpp"
+#include "microbench/characterize.hpp"
+#include "roofline/evaluate.hpp"
+
+namespace fs = std::filesystem;
+using namespace rooflab;
+
+namespace {
+
+const char* kFooter = R"(
+profiles: smoke (every family and variant once at tiny sizes, seconds), quick (small sizes, minutes),
+          paper (the papers' sizes, hours)
+benchmark names: <family>/<variant>[/<isa>]/<dtype>/<dims>[/<key>:<value>]*/threads:<T>
+exit codes: 0 ok, 1 error, 2 usage, 3 a variant failed verification, 4 a performance regression (compare)
+)";
+
+using args::PathKind;
+using args::Spec;
+using args::Values;
+
+void warn_if_unoptimized() {
+  if (std::string(ROOFLAB_BUILD_TYPE) != "Release" || std::string(ROOFLAB_SANITIZER) != "")
+    std::fprintf(stderr,
+                 "warning: this rooflab is a %s build%s%s: timings are not representative; "
+                 "use the release preset\n",
+                 ROOFLAB_BUILD_TYPE, ROOFLAB_SANITIZER[0] ? " with sanitizer " : "", ROOFLAB_SANITIZER);
+}
+
+// ---- list ----------------------------------------------------------------------------------
+Spec list_spec() {
+  return Spec("rooflab list", "the benchmarks of a profile, one name a line (stderr: how many)")
+      .profile("which sizes")
+      .string("--filter", "REGEX", "only names matching REGEX (searched, as --benchmark_filter)")
+      .flag("--verbose", "first every family and variant with its description and ISAs")
+      .flag("--json", "every selected case with its model (flops, bytes, traffic, ...) as JSON on stdout");
+}
+
+// `list --json`: the facts a figure needs per case, from the variant rows (docs/json.md#list).
+void print_cases_json(const std::vector<Case>& cases, const std::string& profile, const std::string& filter) {
+  json out = {{"schema", "rooflab.list/1"}, {"profile", profile}, {"filter", filter}};
+  json rows = json::array();
+  for (const auto& c : cases) {
+    json f = case_fields(c, nullptr, nullptr);
+    f.erase("prediction");  // no machine here: predictions live in model.json
+    rows.push_back(std::move(f));
+  }
+  out["cases"] = rows;
+  std::printf("%s\n", out.dump(1).c_str());
+}
+
+int cmd_list(const Values& v) {
+  const std::string profile = v.str("--profile"), filter = v.str("--filter");
+  if (v.flag("--verbose") && !v.flag("--json")) {
+    for (const auto& f : families()) {
+      std::printf("%s: %s\n", f.name.c_str(), f.description.c_str());
+      for (const auto& var : f.variants) {
+        std::string isas;
+        for (Isa i : var.isas)
+          isas += std::string(isas.empty() ? " [" : ",") + std::string(to_string(i)) +
+                  (isa_supported(i) ? "" : " (not on this CPU)");
+        if (!isas.empty()) isas += "]";
+        std::printf("  %-14s %s%s\n", var.name.c_str(), var.description.c_str(), isas.c_str());
+      }
+    }
+  }
+  auto cases = filter_cases(expand_cases(profile), filter);
+  if (v.flag("--json")) {
+    if (!cases.empty()) print_cases_json(cases, profile, filter);
+  } else {
+    for (const auto& c : cases) std::printf("%s\n", c.name().c_str());
+  }
+  std::fprintf(stderr, "%zu benchmarks in profile %s%s\n", cases.size(), profile.c_str(),
+               filter.empty() ? "" : (" matching '" + filter + "'").c_str());
+  return cases.empty() ? 1 : 0;
+}
+
+// ---- characterize --------------------------------------------------------------------------
+Spec characterize_spec() {
+  return Spec("rooflab characterize", "measure the machine's ceilings -> DIR/machine.json")
+      .profile("how long to measure")
+      .path("--out", PathKind::output_dir, "DIR", "where machine.json goes", ".")
+      .threads("the most threads the bandwidth / compute curves use (default: every CPU)")
+      .flag("--no-likwid", "skip the cross-check against likwid-bench");
+}
+
+int cmd_characterize(const Values& v) {
+  microbench::CharacterizeOptions o;
+  o.profile = v.str("--profile");
+  if (v.has("--threads")) o.max_threads = int(v.integer("--threads"));
+  o.likwid = !v.flag("--no-likwid");
+  const std::string out = v.str("--out");
+  ensure_writable_dir(out);
+  warn_if_unoptimized();
+  o.progress = [](const std::string& line) { std::fprintf(stderr, "[characterize] %s\n", line.c_str()); };
+  json m = microbench::characterize(o);
+  const fs::path dest = fs::path(out) / "machine.json";
+  write_json_atomic(dest, m);
+  for (const auto& w : m["caches"].value("warnings", json::array()))
+    std::fprintf(stderr, "warning: %s\n", w.get<std::string>().c_str());
+  std::printf("%s\n", dest.c_str());
+  return 0;
+}
+
+// ---- bench ---------------------------------------------------------------------------------
+Spec bench_spec() {
+  return Spec("rooflab bench", "verify, then time benchmarks -> DIR/bench.json")
+      .profile("which sizes")
+      .string("--filter", "REGEX", "only names matching REGEX")
+      .string("--case", "NAME", "this benchmark (a name of the grammar below), added to the selection")
+      .repeated()
+      .path("--out", PathKind::output_dir, "DIR", "where bench.json goes", ".")
+      .path("--machine", PathKind::input_file, "FILE", "machine.json for the predictions (default: DIR/machine.json)")
+      .hint("; run `rooflab characterize` first (--out DIR)")
+      .passthrough("--benchmark_", "Google Benchmark's flags (repetitions, min_time, ...), passed on")
+      .epilog("benchmark names: <family>/<variant>[/<isa>]/<dtype>/<dims>[/<key>:<value>]*/threads:<T>\n"
+              "exit codes: 0 every case verified and timed, 3 some case failed (reported in bench.json)");
+}
+
+int cmd_bench(const Values& v) {
+  BenchOptions o;
+  o.profile = v.str("--profile");
+  o.filter = v.str("--filter");
+  o.cases = v.all("--case");
+  o.benchmark_args = v.passthrough();
+  o.out_dir = v.str("--out");
+  std::string machine = v.str("--machine");
+  if (machine.empty() && fs::exists(o.out_dir / "machine.json")) machine = (o.out_dir / "machine.json").string();
+  o.machine = machine;
+  warn_if_unoptimized();
+  return run_bench(o);
+}
+
+// ---- model ---------------------------------------------------------------------------------
+Spec model_spec() {
+  return Spec("rooflab model", "roofline prediction vs measurement -> DIR/model.json (and a table on stdout)")
+      .path("--run", PathKind::input_dir, "DIR", "a run directory: DIR/bench.json, DIR/machine.json -> DIR/model.json")
+      .hint("; make it with `rooflab bench --out DIR`")
+      .path("--bench", PathKind::input_file, "FILE", "bench.json (default: DIR/bench.json)")
+      .hint("; run `rooflab bench --out DIR` first")
+      .path("--machine", PathKind::input_file, "FILE", "machine.json (default: DIR/machine.json)")
+      .hint("; run `rooflab characterize` first (--out DIR)")
+      .path("--out", PathKind::output_dir, "DIR", "where model.json goes (default: --run DIR, else the directory of --bench)");
+}
+
+int cmd_model(const Values& v) {
+  std::string run = v.str("--run"), bench = v.str("--bench"), machine = v.str("--machine"), out = v.str("--out");
+  if (!run.empty()) {
+    if (bench.empty()) bench = (fs::path(run) / "bench.json").string();
+    if (machine.empty()) machine = (fs::path(run) / "machine.json").string();
+    if (out.empty()) out = run;
+  }
+  if (bench.empty()) throw args::UsageError("needs --run DIR or --bench FILE");
+  if (!fs::exists(bench)) throw Error(bench + " not found; run `rooflab bench --out DIR` first");
+  if (out.empty()) out = fs::path(bench).parent_path().string();
+  if (out.empty()) out = ".";
+  ensure_writable_dir(out);
+  return roofline::model_main(bench, machine, fs::path(out) / "model.json");
+}
+
+// ---- the Python side -----------------------------------------------------------------------
+std::string python_interpreter() {
+  if (const char* p = std::getenv("ROOFLAB_PYTHON")) return p;
+  const fs::path venv = fs::path(ROOFLAB_SOURCE_DIR) / ".venv/bin/python";
+  return fs::exists(venv) ? venv.string() : "python3";
+}
+
+// Replaces this process with `python plots/<script> args...`; the script parses its own
+// arguments (argparse: the same exit codes, --help).
+[[noreturn]] void exec_python(const char* script_name, const std::vector<std::string>& args) {
+  const fs::path script = fs::path(ROOFLAB_SOURCE_DIR) / "plots" / script_name;
+  const std::string py = python_interpreter();
+  std::vector<std::string> argv = {py, script.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (auto& s : argv) cargv.push_back(s.data());
+  cargv.push_back(nullptr);
+  std::fflush(nullptr);
+  execvp(py.c_str(), cargv.data());
+  throw Error("cannot run " + py + " (set ROOFLAB_PYTHON or run ./run_all.sh once to make .venv)");
+}
+
+// ---- info ----------------------------------------------------------------------------------
+Spec info_spec() { return Spec("rooflab info", "build and CPU facts"); }
+
+int cmd_info(const Values&) {
+  std::printf("rooflab %s (%s build%s%s)\n", ROOFLAB_VERSION, ROOFLAB_BUILD_TYPE,
+              ROOFLAB_SANITIZER[0] ? ", sanitizer " : "", ROOFLAB_SANITIZER);
+  std::printf("best ISA on this CPU: %s%s%s\n", std::string(to_string(best_isa())).c_str(),
+              isa_cap() ? " (capped by ROOFLAB_MAX_ISA=" : "",
+              isa_cap() ? (std::string(to_string(*isa_cap())) + ")").c_str() : "");
+  std::printf("families:");
+  for (const auto& f : families()) std::printf(" %s", f.name.c_str());
+  std::printf("\n");
+  return 0;
+}
+
+const char* g_argv0 = "rooflab";
+
+// The command table: `rooflab help` and every `--help` are generated from it.
+std::vector<args::Command> command_table() {
+  using Raw = std::function<int(const std::vector<std::string>&)>;
+  auto raw = [](std::string name, std::string summary, Raw run, bool hidden = false) {
+    return args::Command{std::move(name), std::move(summary), nullptr, nullptr, std::move(run), hidden};
+  };
+  auto python = [](const char* script) -> Raw {
+    return [script](const std::vector<std::string>& a) -> int { exec_python(script, a); };
+  };
+  return {
+      {"list", "list the benchmarks of a profile (--json: with their model)", list_spec, cmd_list, nullptr, false},
+      {"characterize", "measure the machine -> DIR/machine.json", characterize_spec, cmd_characterize, nullptr, false},
+      {"bench", "verify + time benchmarks -> DIR/bench.json", bench_spec, cmd_bench, nullptr, false},
+      {"model", "roofline prediction vs measurement -> DIR/model.json", model_spec, cmd_model, nullptr, false},
+      {"counters", "cache-miss counters -> DIR/counters.json", counters::counters_spec, counters::counters_run, nullptr,
+       false},
+      {"run-case", "verify and count one case (what `counters` runs under valgrind)", counters::run_case_spec,
+       counters::run_case_run, nullptr, true},
+      raw("report", "HTML report + Markdown summary of a run", python("report.py")),
+      raw("claims", "the papers' claims vs a run -> DIR/claims.{json,md}", python("claims.py")),
+      raw("compare", "regression gate: BASE vs NEW bench.json (exit 4 when significantly slower)", python("compare.py")),
+      {"sinkhorn", "solve (unbalanced) OT to a tolerance -> JSON", sinkhorn::solve_spec, sinkhorn::solve_run, nullptr,
+       false},
+      raw("rtamm", "RTAMM pool / unit costs / calibration / adaptive-vs-oracle evaluation", rtamm::rtamm_main),
+      raw("gemm-knobs", "sfc_ca's k_layers / kbf: autotune, analytic model, nearest neighbour", gemm::knobs::knobs_main),
+      raw("mpi", "distributed Sinkhorn: mpiexec -n P rooflab_mpi ...",
+          [](const std::vector<std::string>& a) { return cli::mpi_main(a, g_argv0); }),
+      {"gpu-characterize", "CUDA device bandwidth + peak FLOP/s -> DIR/machine.json \"gpu\" section",
+       sinkhorn_cuda::gpu_characterize_spec, sinkhorn_cuda::gpu_characterize_run, nullptr, false},
+      {"info", "build and CPU facts", info_spec, cmd_info, nullptr, false},
+  };
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  g_argv0 = argv[0];
+  const std::vector<std::string> a(argv + 1, argv + argc);
+  if (a.size() == 1 && a[0] == "--version") {
+    std::printf("rooflab %s\n", ROOFLAB_VERSION);
+    return 0;
+  }
+  return args::dispatch("rooflab", "benchmarks, machine ceilings and roofline models of the papers' kernels",
+                        command_table(), a, kFooter);
+}

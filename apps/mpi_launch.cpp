@@ -1,0 +1,87 @@
+// `rooflab mpi`: a thin launcher, so users need not know where the build put rooflab_mpi nor
+// which mpiexec CMake found. Every argument it does not declare goes to rooflab_mpi unchanged.
+#include "apps/commands.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "harness/args.hpp"
+#include "harness/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace rooflab::cli {
+namespace {
+bool executable(const fs::path& p) { return !p.empty() && fs::is_regular_file(p) && access(p.c_str(), X_OK) == 0; }
+
+// rooflab_mpi, searched where a build or an install puts it relative to this executable (so a
+// moved build tree still works), then at the path the build recorded.
+fs::path find_rooflab_mpi(const char* argv0) {
+  if (const char* env = std::getenv("ROOFLAB_MPI_BIN")) {
+    if (!executable(env)) throw Error(std::string("ROOFLAB_MPI_BIN=") + env + " is not an executable file");
+    return env;
+  }
+#ifndef ROOFLAB_MPI_EXE
+  (void)argv0;
+  throw Error("this rooflab was built without MPI (CMake found no MPI CXX): install mpich and libmpich-dev "
+              "(scripts/install_deps.sh), then reconfigure and build the rooflab_mpi target");
+#else
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) self = fs::absolute(argv0);
+  const fs::path dir = self.parent_path();
+  const std::vector<fs::path> tried = {(dir / ROOFLAB_MPI_EXE_REL).lexically_normal(), dir / "rooflab_mpi",
+                                       fs::path(ROOFLAB_MPI_EXE)};
+  for (const auto& p : tried)
+    if (executable(p)) return p;
+  std::string where;
+  for (const auto& p : tried) where += "\n  " + p.string();
+  throw Error("rooflab_mpi is not built; looked for:" + where +
+              "\nbuild it with `cmake --build <build dir> --target rooflab_mpi`");
+#endif
+}
+
+std::string mpiexec() {
+  if (const char* env = std::getenv("ROOFLAB_MPIEXEC")) return env;
+#ifdef ROOFLAB_MPIEXEC
+  if (executable(ROOFLAB_MPIEXEC)) return ROOFLAB_MPIEXEC;
+#endif
+  return "mpiexec";  // from PATH
+}
+
+args::Spec spec() {
+  return args::Spec("rooflab mpi", "runs `mpiexec -n P rooflab_mpi OPTIONS` with the rooflab_mpi built beside this rooflab")
+      .integer("--np", "P", "MPI ranks", 1, 4096)
+      .alias("-n")
+      .required()
+      .flag("--dry-run", "print the command instead of running it")
+      .rest("OPTIONS", "rooflab_mpi's options, passed on (`rooflab mpi --np 1 -- --help` lists them)")
+      .epilog("ROOFLAB_MPI_BIN and ROOFLAB_MPIEXEC override the paths of rooflab_mpi and mpiexec.");
+}
+
+int launch(const args::Values& v, const char* argv0) {
+  std::vector<std::string> cmd = {mpiexec(), "-n", std::to_string(v.integer("--np")), find_rooflab_mpi(argv0).string()};
+  cmd.insert(cmd.end(), v.passthrough().begin(), v.passthrough().end());
+  if (v.flag("--dry-run")) {
+    for (size_t i = 0; i < cmd.size(); ++i) std::printf("%s%s", i ? " " : "", cmd[i].c_str());
+    std::printf("\n");
+    return 0;
+  }
+  std::vector<char*> cargv;
+  for (auto& s : cmd) cargv.push_back(s.data());
+  cargv.push_back(nullptr);
+  std::fflush(nullptr);
+  execvp(cargv[0], cargv.data());
+  throw Error("cannot run " + cmd[0] + " (is MPICH's mpiexec installed? set ROOFLAB_MPIEXEC)");
+}
+}  // namespace
+
+int mpi_main(const std::vector<std::string>& argv, const char* argv0) {
+  return args::run_single(spec(), argv, [argv0](const args::Values& v) { return launch(v, argv0); });
+}
+}  // namespace rooflab::cli

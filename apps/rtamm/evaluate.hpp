@@ -1,0 +1,47 @@
+#pragma once
+// The evaluation behind `rooflab rtamm evaluate` (docs/json.md,
+// rooflab.rtamm/1).
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kernels/rtamm/rtamm.hpp"
+
+namespace rooflab::rtamm {
+
+// The paper's six categories SMA, SMNA, MMA, MMNA, BMA, BMNA (small / medium / big base size,
+// aligned / not aligned), round robin. Shape i of a category: ratio r = 1 + i % 10 applied to
+// one of M, N, K (rotating every 10 shapes), each dimension jittered by [0.8, 1.25). Aligned:
+// dimensions multiples of 16 and ld = the dimension (128-byte rows for f64); not aligned:
+// dimensions not multiples of 8 and every ld padded by 1..7 elements.
+struct ShapeConfig {
+  int64_t base[3] = {48, 128, 256};
+  uint64_t seed = 1;
+};
+struct Shape {
+  std::string category;
+  gemm::Dims d;
+};
+std::vector<Shape> make_shapes(size_t count, const ShapeConfig& cfg);
+
+struct EvalOptions {
+  int samples = 3;            // timed samples per plan, round robin (best taken)
+  double min_sample_s = 5e-4; // repetitions per sample so that it lasts at least this
+  size_t equiv_every = 25;    // time the equivalent orders on every n-th shape (0: never)
+  size_t progress_every = 10;
+  double wait_quiet_s = 0.5;  // before each sample: wait up to this for nothing else runnable
+                              // (all waits together: at most diag::quiet_budget(), set by the CLI)
+  std::filesystem::path out_file;  // partial results written every 25 shapes
+  json config;                // echoed into the output
+};
+// f64, omp_get_max_threads() threads. Returns the rooflab.rtamm/1 document.
+json evaluate(const Engine& engine, const Plan& static_plan, const std::vector<Shape>& shapes, const EvalOptions& opt);
+// Every plan timed on every shape (verified first; failures appended to `failures`), best of
+// opt.samples round-robin samples: t[shape][plan] in ns (the calibration's training data).
+std::vector<std::vector<double>> sweep(const std::vector<Plan>& plans, const std::vector<Shape>& shapes,
+                                       const EvalOptions& opt, json& failures);
+// The decisions of an evaluation recomputed with the engine's unit costs (same pool and plans),
+// scored against the evaluation's sweep times. No timing.
+json rescore(const Engine& engine, const json& evaluation);
+
+}  // namespace rooflab::rtamm
