@@ -1,4 +1,4 @@
-# Dependency discovery. Required: OpenMP, hwloc, Google Benchmark, nlohmann_json.
+# Dependency discovery. Required: OpenMP, hwloc, Google Benchmark, nlohmann_json, RE2.
 # Optional back ends: each has an option ROOFLAB_WITH_<NAME> (ON by default) and sets
 # ROOFLAB_HAVE_<NAME> (CMake var + compile definition on rooflab_deps) only when it was found
 # AND a test program using it compiles and links. A package that is missing, disabled, or
@@ -10,6 +10,8 @@ find_package(OpenMP REQUIRED)
 find_package(benchmark REQUIRED)
 find_package(nlohmann_json 3.9 REQUIRED)
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
+# RE2: the --filter regexes (linear time: no pattern can hang the registry).
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 
 add_library(rooflab_deps INTERFACE)
 target_link_libraries(rooflab_deps INTERFACE OpenMP::OpenMP_CXX PkgConfig::HWLOC

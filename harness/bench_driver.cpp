@@ -32,12 +32,8 @@ using json = nlohmann::json;
 std::vector<Case> select_cases(const std::string& profile, const std::string& filter,
                                const std::vector<std::string>& names) {
   std::vector<Case> cases;
-  if (names.empty() || !filter.empty()) {
-    cases = filter_cases(expand_cases(profile), filter);
-    if (cases.empty() && names.empty())
-      throw Error("filter '" + filter + "' matches no benchmark of profile " + profile +
-                  " (see `rooflab list --profile " + profile + "`)");
-  }
+  if (names.empty()) cases = match_cases(profile, filter);
+  else if (!filter.empty()) cases = filter_cases(expand_cases(profile), filter);
   for (const auto& n : names) {  // explicit names are checked up front: bad input, not a failure
     cases.push_back(parse_case_name(n));
     validate_case(cases.back());

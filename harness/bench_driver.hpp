@@ -9,14 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/registry.hpp"
+#include "harness/families.hpp"
 #include "roofline/machine.hpp"
 
 namespace rooflab {
 
 struct BenchOptions {
   std::string profile = "quick";
-  std::string filter;                       // ECMAScript regex on the case name
+  std::string filter;                       // RE2 regex searched in the case name
   std::vector<std::string> cases;           // explicit names (added to the profile's selection)
   std::filesystem::path out_dir = ".";      // bench.json goes here
   std::filesystem::path machine;            // machine.json for predictions (optional)

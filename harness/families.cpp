@@ -1,16 +1,64 @@
-// The list of kernel families, in registry order. A new family adds one line here and one
-// add_subdirectory in kernels/CMakeLists.txt.
-#include "harness/registry.hpp"
-#include "kernels/floyd_warshall/floyd_warshall.hpp"
-#include "kernels/gemm/gemm.hpp"
-#include "kernels/rtamm/rtamm.hpp"
-#include "kernels/sinkhorn/cuda/sinkhorn_cuda.hpp"
-#include "kernels/sinkhorn/sinkhorn.hpp"
+// The registry with its families: lookup, profiles, validation. families() itself is generated
+// by CMake (families_list.cpp.in) from the one list of families; the filters are filter.cpp.
+#include "harness/families.hpp"
+
+#include <algorithm>
+
+#include "harness/error.hpp"
 
 namespace rooflab {
-const std::vector<Family>& families() {
-  static const std::vector<Family> all = {sinkhorn_family(), floyd_warshall_family(), gemm_family(), rtamm_family(),
-                                           sinkhorn_cuda_family()};
-  return all;
+
+const Family* find_family(std::string_view name) {
+  for (const auto& f : families())
+    if (f.name == name) return &f;
+  return nullptr;
 }
+
+std::vector<std::string> known_profiles() { return {"smoke", "quick", "paper"}; }
+
+std::string known_profiles_string() {
+  std::string s;
+  for (const auto& p : known_profiles()) s += (s.empty() ? "" : ", ") + p;
+  return s;
+}
+
+std::vector<Case> expand_cases(std::string_view profile) {
+  const auto profiles = known_profiles();
+  if (std::find(profiles.begin(), profiles.end(), profile) == profiles.end())
+    throw Error("unknown profile '" + std::string(profile) + "' (known: " + known_profiles_string() + ")");
+  std::vector<Case> out;
+  for (const auto& fam : families()) {
+    for (Case c : fam.cases(profile)) {
+      c.family = fam.name;
+      const Variant* v = fam.find(c.variant);
+      if (!v) throw Error("family " + fam.name + " lists a case for unknown variant " + c.variant);
+      if (c.isa == Isa::none && !v->isas.empty()) {
+        // Each ISA the variant declares and this CPU runs; the others are not registered.
+        for (Isa isa : supported_isas(v->isas)) {
+          c.isa = isa;
+          out.push_back(c);
+        }
+      } else {
+        out.push_back(c);
+      }
+    }
+  }
+  return out;
+}
+
+const Variant& variant_of(const Case& c) {
+  const Family* fam = find_family(c.family);
+  if (!fam) {
+    std::string known;
+    for (const auto& f : families()) known += (known.empty() ? "" : ", ") + f.name;
+    throw Error("unknown family '" + c.family + "' (known: " + known + ")");
+  }
+  return fam->at(c.variant);
+}
+
+void validate_case(const Case& c) {
+  variant_of(c);  // an unknown family, with the known ones
+  check_case(*find_family(c.family), c);
+}
+
 }  // namespace rooflab

@@ -1,10 +1,14 @@
 #include "harness/registry.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <charconv>
-#include <regex>
+#include <fstream>
+#include <limits>
 #include <sstream>
 
+#include "harness/args.hpp"
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
 
@@ -40,6 +44,14 @@ std::optional<int64_t> to_int(std::string_view s) {
   return v;
 }
 
+// Why `s` is not an int64: out of range, or not an integer at all.
+std::string not_int64(std::string_view s) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc::result_out_of_range && p == s.data() + s.size() ? "does not fit in 64 bits"
+                                                                           : "is not an integer";
+}
+
 bool is_dims_token(std::string_view s) {
   // digits and 'x' (and '-', so a negative size is reported as such by validate_case):
   // 4096, 4096x4096, 1x4097x3
@@ -59,11 +71,14 @@ std::string Case::dims_string() const {
 }
 
 std::string Case::name() const {
-  std::string s = family + "/" + variant;
-  if (isa != Isa::none) s += "/" + std::string(to_string(isa));
-  s += "/" + std::string(to_string(dtype)) + "/" + dims_string();
-  for (const auto& [k, v] : params) s += "/" + k + ":" + v;
-  s += "/threads:" + std::to_string(threads);
+  // Appended piece by piece (GCC 12's -Wrestrict misfires on chains of string operator+ here).
+  std::string s = family;
+  (s += '/') += variant;
+  if (isa != Isa::none) (s += '/') += to_string(isa);
+  ((s += '/') += to_string(dtype)) += '/';
+  s += dims_string();
+  for (const auto& [k, v] : params) (((s += '/') += k) += ':') += v;
+  (s += "/threads:") += std::to_string(threads);
   return s;
 }
 
@@ -109,7 +124,7 @@ Case parse_case_name(std::string_view name) {
   if (i >= tok.size() || !is_dims_token(tok[i])) throw bad("missing sizes like 4096x4096");
   for (const auto& d : split(tok[i], 'x')) {
     auto v = to_int(d);
-    if (!v) throw bad("size '" + d + "' is not an integer");
+    if (!v) throw bad("size '" + d + "' " + not_int64(d));
     c.dims.push_back(*v);
   }
   ++i;
@@ -121,6 +136,9 @@ Case parse_case_name(std::string_view name) {
     if (k == "threads") {
       auto t = to_int(v);
       if (!t) throw bad("threads must be an integer");
+      // Out of int's range: refused here rather than wrapped to another count.
+      if (*t < std::numeric_limits<int>::min() || *t > std::numeric_limits<int>::max())
+        throw bad("threads:" + v + " is out of range (threads must be in 1.." + std::to_string(max_case_threads()) + ")");
       c.threads = int(*t);
       have_threads = true;
     } else {
@@ -137,77 +155,46 @@ const Variant* Family::find(std::string_view v) const {
   return nullptr;
 }
 
-const Family* find_family(std::string_view name) {
-  for (const auto& f : families())
-    if (f.name == name) return &f;
-  return nullptr;
+const Variant& Family::at(std::string_view v) const {
+  if (const Variant* found = find(v)) return *found;
+  std::string known;
+  for (const auto& x : variants) known += (known.empty() ? "" : ", ") + x.name;
+  throw Error("unknown variant '" + std::string(v) + "' of " + name + " (known: " + known + ")");
 }
 
-std::vector<std::string> known_profiles() { return {"smoke", "quick", "paper"}; }
-
-std::string known_profiles_string() {
-  std::string s;
-  for (const auto& p : known_profiles()) s += (s.empty() ? "" : ", ") + p;
-  return s;
+int max_case_threads() {
+  static const int cap = [] {
+    int64_t n = args::kMaxThreads;  // the one bound every command's --threads has
+    // Threads count against the user's process limit and the kernel's thread limit.
+    if (rlimit rl{}; getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+      n = std::min<int64_t>(n, int64_t(rl.rlim_cur));
+    std::ifstream tm("/proc/sys/kernel/threads-max");
+    if (int64_t m = 0; tm >> m && m > 0) n = std::min(n, m);
+    return int(std::max<int64_t>(n, 1));
+  }();
+  return cap;
 }
 
-std::vector<Case> expand_cases(std::string_view profile) {
-  const auto profiles = known_profiles();
-  if (std::find(profiles.begin(), profiles.end(), profile) == profiles.end())
-    throw Error("unknown profile '" + std::string(profile) + "' (known: " + known_profiles_string() + ")");
-  std::vector<Case> out;
-  for (const auto& fam : families()) {
-    for (Case c : fam.cases(profile)) {
-      c.family = fam.name;
-      const Variant* v = fam.find(c.variant);
-      if (!v) throw Error("family " + fam.name + " lists a case for unknown variant " + c.variant);
-      if (c.isa == Isa::none && !v->isas.empty()) {
-        // Each ISA the variant declares and this CPU runs; the others are not registered.
-        for (Isa isa : supported_isas(v->isas)) {
-          c.isa = isa;
-          out.push_back(c);
-        }
-      } else {
-        out.push_back(c);
-      }
-    }
-  }
-  return out;
+namespace {
+// The product of the sizes, or why it is refused (overflow of 64 bits, more than 1e13 elements).
+std::string check_dims(const Case& c) {
+  if (c.dims.empty()) return "no sizes";
+  for (int64_t d : c.dims)
+    if (d <= 0) return "sizes must be positive, got " + std::to_string(d);
+  int64_t elems = 1;
+  for (int64_t d : c.dims)
+    if (__builtin_mul_overflow(elems, d, &elems))
+      return "sizes " + c.dims_string() + " multiply to more than 2^63 elements (the product overflows 64 bits)";
+  for (int64_t d : c.dims)
+    if (d > (int64_t(1) << 31)) return "size " + std::to_string(d) + " is absurd (> 2^31)";
+  if (elems > int64_t(1e13)) return "problem of " + std::to_string(elems) + " elements is absurd (> 1e13)";
+  return "";
 }
+}  // namespace
 
-std::vector<Case> filter_cases(const std::vector<Case>& cases, const std::string& regex) {
-  if (regex.empty()) return cases;
-  std::regex re;
-  try {
-    re = std::regex(regex, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw Error("bad filter regex '" + regex + "': " + e.what());
-  }
-  std::vector<Case> out;
-  for (const auto& c : cases)
-    if (std::regex_search(c.name(), re)) out.push_back(c);
-  return out;
-}
-
-const Variant& variant_of(const Case& c) {
-  const Family* fam = find_family(c.family);
-  if (!fam) {
-    std::string known;
-    for (const auto& f : families()) known += (known.empty() ? "" : ", ") + f.name;
-    throw Error("unknown family '" + c.family + "' (known: " + known + ")");
-  }
-  const Variant* v = fam->find(c.variant);
-  if (!v) {
-    std::string known;
-    for (const auto& x : fam->variants) known += (known.empty() ? "" : ", ") + x.name;
-    throw Error("unknown variant '" + c.variant + "' of " + c.family + " (known: " + known + ")");
-  }
-  return *v;
-}
-
-void validate_case(const Case& c) {
-  const Variant& v = variant_of(c);
+void check_case(const Family& fam, const Case& c) {
   const std::string n = c.name();
+  const Variant& v = fam.at(c.variant);
   if (std::find(v.dtypes.begin(), v.dtypes.end(), c.dtype) == v.dtypes.end())
     throw Error(n + ": variant " + v.name + " has no " + std::string(to_string(c.dtype)) + " version");
   if (v.isas.empty() && c.isa != Isa::none)
@@ -220,22 +207,32 @@ void validate_case(const Case& c) {
     if (!isa_supported(c.isa))
       throw Error(n + ": this CPU does not support " + std::string(to_string(c.isa)));
   }
-  if (c.dims.empty()) throw Error(n + ": no sizes");
-  double elems = 1;
-  for (int64_t d : c.dims) {
-    if (d <= 0) throw Error(n + ": sizes must be positive, got " + std::to_string(d));
-    if (d > (int64_t(1) << 31)) throw Error(n + ": size " + std::to_string(d) + " is absurd (> 2^31)");
-    elems *= double(d);
-  }
-  if (elems > 1e13) throw Error(n + ": problem of " + std::to_string(elems) + " elements is absurd");
-  if (c.threads < 1 || c.threads > 4096)
-    throw Error(n + ": threads must be in 1..4096, got " + std::to_string(c.threads));
+  if (const std::string why = check_dims(c); !why.empty()) throw Error(n + ": " + why);
+  if (c.threads < 1 || c.threads > max_case_threads())
+    throw Error(n + ": threads must be in 1.." + std::to_string(max_case_threads()) + ", got " +
+                std::to_string(c.threads) +
+                (max_case_threads() < args::kMaxThreads ? " (this process may not create more: ulimit -u, kernel.threads-max)"
+                                                        : ""));
   if (v.accepts) {
-    std::string why = v.accepts(c);
-    if (!why.empty()) throw Error(n + ": " + why);
+    // The families' reasons usually name the case already.
+    const std::string why = v.accepts(c);
+    if (!why.empty()) throw Error(why.rfind(n, 0) == 0 ? why : n + ": " + why);
   }
-  const Family* fam = find_family(c.family);
-  if (fam->memory_bytes) require_memory(fam->memory_bytes(c), n.c_str());
+  if (fam.memory_bytes) require_memory(fam.memory_bytes(c), n.c_str());
+}
+
+std::vector<Isa> all_isas() { return {Isa::scalar, Isa::avx2, Isa::avx512}; }
+
+Family make_family(std::string name, std::string description, const FamilyHooks& h,
+                   const std::vector<VariantRow>& rows) {
+  Family f;
+  f.name = std::move(name);
+  f.description = std::move(description);
+  for (const VariantRow& r : rows)
+    f.variants.push_back({r.name, r.description, r.isas, r.dtypes, h.accepts, h.model, h.make});
+  f.cases = h.cases;
+  f.memory_bytes = h.memory_bytes;
+  return f;
 }
 
 }  // namespace rooflab

@@ -1,11 +1,14 @@
 #pragma once
 // The variant registry: one table per kernel family, one row per variant.
 //
-// A family (kernels/<family>/) provides a `Family` value: its variants (name, ISAs, dtypes,
-// the model, a factory for a ready-to-run Instance) and the list of cases per profile. The
-// harness owns everything around the kernel: naming, filtering, allocation (through the
-// factory), verification before timing, timing, counters, JSON. Adding a variant = one
-// source file + one row in the family's table.
+// A family (kernels/<family>/) provides a `Family` value (make_family below): its variants
+// (name, ISAs, dtypes, the model, a factory for a ready-to-run Instance) and the list of cases
+// per profile. The harness owns everything around the kernel: naming, filtering, allocation
+// (through the factory), verification before timing, timing, counters, JSON. Adding a
+// variant = one source file + one row in the family's table.
+//
+// This header is the registry's types only: family libraries build on it. The list of families
+// and what needs it (lookup, profiles, filters, validate_case) is harness/families.hpp.
 //
 // Naming grammar (Google Benchmark names, JSON keys, plot labels and CLI filters alike):
 //   <family>/<variant>[/<isa>]/<dtype>/<d0>x<d1>[x<d2>...][/<key>:<value>]*
@@ -23,6 +26,7 @@
 
 #include "harness/error.hpp"
 #include "harness/isa.hpp"
+#include "roofline/model.hpp"  // Model, Traffic: what a variant row declares
 
 namespace rooflab {
 
@@ -50,28 +54,6 @@ struct Case {
 
 // Parses a name written in the grammar above. Throws rooflab::Error with the reason.
 Case parse_case_name(std::string_view name);
-
-// Work and traffic of one timed unit (one Instance::run()), declared by the variant row.
-// The roofline predictor turns this into a time with the measured ceilings of machine.json:
-//   t = max(flops / compute ceiling, sum_i traffic[i].bytes / bandwidth(level, traffic[i].kernel))
-// Several traffic terms let a kernel with passes of different kinds (a read-only sum pass and
-// an in-place scaling pass) be predicted with the bandwidth each kind really gets.
-struct Traffic {
-  double bytes = 0;            // bytes moved from the level the working set lives in
-  std::string kernel;          // machine.json bandwidth kernel: "read", "update", "copy", "triad"
-};
-struct Model {
-  double flops = 0;            // operations as the family counts them (FW: 2 per update)
-  std::vector<Traffic> traffic;
-  double working_set = 0;      // bytes touched by one run(); selects the memory level
-  std::string compute_ceiling; // machine.json compute key, e.g. "fma_f64", "add_f64", "addmin_f32"
-  std::string note;            // where the traffic formula comes from
-  double bytes() const {
-    double b = 0;
-    for (const auto& t : traffic) b += t.bytes;
-    return b;
-  }
-};
 
 struct Verification {
   bool ok = false;
@@ -113,9 +95,34 @@ struct Family {
   // Bytes the harness will allocate for a case (data + reference), checked before allocating.
   std::function<size_t(const Case&)> memory_bytes;
   const Variant* find(std::string_view variant) const;
+  const Variant& at(std::string_view variant) const;  // throws Error naming the known variants
 };
 
-// Helpers for family tables.
+// ---- Building a family table ---------------------------------------------------------------
+// Every family has the same shape: one parameter parser for all its variants (its Error is the
+// reason a case is not accepted), one model, one factory, the profiles and the memory estimate.
+// A family fills FamilyHooks once and lists its variants as rows; make_family() builds the table.
+struct VariantRow {
+  std::string name;
+  std::string description;
+  std::vector<Isa> isas = {};                           // empty: not ISA-specific
+  std::vector<DType> dtypes = {DType::f64, DType::f32};
+};
+struct FamilyHooks {
+  std::function<std::string(const Case&)> accepts;      // "" or the reason (accepts_if_parses)
+  std::function<Model(const Case&)> model;
+  std::function<std::unique_ptr<Instance>(const Case&)> make;
+  std::function<std::vector<Case>(std::string_view profile)> cases;
+  // Called only for cases accepts() took: may assume the family's parser succeeds.
+  std::function<size_t(const Case&)> memory_bytes;
+};
+Family make_family(std::string name, std::string description, const FamilyHooks& hooks,
+                   const std::vector<VariantRow>& rows);
+// What an ISA-specific row declares: scalar, avx2, avx512 (the run-time dispatch picks one).
+// A function, not an inline variable: the per-ISA translation units include this header, and
+// must not emit (linker-shared) vector code compiled with their ISA's flags.
+std::vector<Isa> all_isas();
+
 // A Variant::accepts from the family's parameter parser: acceptable when parsing (which
 // throws Error with the reason) succeeds.
 template <class Parse>
@@ -135,26 +142,21 @@ void require_dtype(const Case& c) {
   if (c.dtype != (sizeof(T) == 8 ? DType::f64 : DType::f32))
     throw Error(c.name() + ": kernels of the wrong element type for this case");
 }
+// f.template operator()<T>() with T the element type of `dtype` (a family's typed factory).
+template <class F>
+auto with_element_type(DType dtype, F&& f) {
+  return dtype == DType::f64 ? f.template operator()<double>() : f.template operator()<float>();
+}
 
-// All families, in a fixed order (harness/families.cpp lists them).
-const std::vector<Family>& families();
-const Family* find_family(std::string_view name);
-
-// "smoke": every family and variant once at tiny sizes (odd ones where the family has them),
-// seconds per family: proves the whole pipeline on a new machine. "quick": small sizes, minutes.
-// "paper": the papers' sizes, hours.
-std::vector<std::string> known_profiles();   // {"smoke", "quick", "paper"}
-std::string known_profiles_string();         // "smoke, quick, paper" (for messages)
-// Every case of every family for `profile`, ISA-expanded, in registry order. Throws Error for
-// an unknown profile.
-std::vector<Case> expand_cases(std::string_view profile);
-// Filter with an ECMAScript regex searched in the name (as --benchmark_filter does).
-// Throws Error for a malformed regex.
-std::vector<Case> filter_cases(const std::vector<Case>& cases, const std::string& regex);
-
-// Validates a case against its family/variant (known names, dtype, ISA supported by the CPU,
-// positive and not absurd dims, variant.accepts, memory). Throws Error with a clear message.
-void validate_case(const Case& c);
-const Variant& variant_of(const Case& c);  // throws Error if unknown
+// ---- Checks that need no family list -------------------------------------------------------
+// The largest thread count a case may ask for: args::kMaxThreads (the bound of every command's
+// --threads), or less where this process may not create that many (RLIMIT_NPROC,
+// kernel.threads-max).
+int max_case_threads();
+// Validates a case against its family table: variant, dtype, ISA (declared and supported by
+// this CPU), sizes (positive, each <= 2^31, their product within 64 bits and <= 1e13 elements),
+// threads (1..max_case_threads()), variant.accepts, and the family's memory estimate against
+// the memory available, before anything is allocated. Throws Error naming the case.
+void check_case(const Family& family, const Case& c);
 
 }  // namespace rooflab

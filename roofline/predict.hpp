@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/registry.hpp"
 #include "roofline/machine.hpp"
+#include "roofline/model.hpp"
 
 namespace rooflab::roofline {
 

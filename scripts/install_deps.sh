@@ -19,7 +19,7 @@ for a in "$@"; do
 done
 
 required=(build-essential cmake pkg-config libbenchmark-dev libgtest-dev nlohmann-json3-dev
-          libhwloc-dev hwloc valgrind python3 python3-venv python3-pip
+          libre2-dev libhwloc-dev hwloc valgrind python3 python3-venv python3-pip
           python3-numpy python3-pandas python3-matplotlib python3-scipy python3-pytest)
 # POT: the peer the Sinkhorn family is compared with (tests skip without it).
 # Optional back ends: found at configure time when present (counters, baselines, MPI).

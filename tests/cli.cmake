@@ -14,8 +14,23 @@ rooflab_cli_test(unknown_option 2 "unknown option '--bogus'" ${RL} list --bogus)
 rooflab_cli_test(unknown_profile 2 "--profile must be smoke, quick or paper, got 'huge'" ${RL} list --profile huge)
 rooflab_cli_test(list_filter_nomatch 1 "0 benchmarks" ${RL} list --filter no-such-thing)
 rooflab_cli_test(list_ok 0 "sinkhorn/c2r/f64/4096x4096/part:col/threads:1" ${RL} list)
-rooflab_cli_test(bad_regex 1 "bad filter regex" ${RL} list --filter "(unclosed")
+# A filter that is not a regex is a usage error (exit 2) naming it.
+rooflab_cli_test(bad_regex 2 "bad filter regex .\\(unclosed.: missing \\)" ${RL} list --filter "(unclosed")
 rooflab_cli_test(bench_nomatch 1 "matches no benchmark" ${RL} bench --filter no-such-thing --out ${TMPD})
+# Bad input to the registry, end to end: a pattern that makes a backtracking regex engine
+# exponential (RE2 is linear: done at once), sizes whose product overflows 64 bits, thread
+# counts that would wrap, knobs whose products would overflow.
+rooflab_cli_test(catastrophic_filter 0 "benchmarks in profile quick matching" ${RL} list --filter "(.*)*(.*)*(.*)*x")
+set_tests_properties(cli_catastrophic_filter PROPERTIES TIMEOUT 30)
+rooflab_cli_test(bench_nomatch_google 1 "Failed to match any benchmarks" ${RL} bench --filter "(x+x+)+y" --out ${TMPD})
+rooflab_cli_test(bench_size_overflow 1 "overflows 64 bits"
+                 ${RL} bench --case gemm/ijk/f64/4294967296x4294967296x4294967296/threads:1 --out ${TMPD})
+rooflab_cli_test(bench_threads_wrap 1 "threads:4294967297 is out of range"
+                 ${RL} bench --case sinkhorn/c2r/f64/64x64/part:iter/threads:4294967297 --out ${TMPD})
+rooflab_cli_test(bench_threads_limit 1 "threads must be in 1..64, got 100 .this process may not create more"
+                 bash -c "ulimit -u 64 && exec ${RL} bench --case sinkhorn/c2r/f64/64x64/part:iter/threads:100 --out ${TMPD}")
+rooflab_cli_test(bench_knob_overflow 1 "packed panels below"
+                 ${RL} bench --case gemm/blocked/scalar/f64/64x64x64/mc:4611686018427387904/kc:4/threads:1 --out ${TMPD})
 rooflab_cli_test(bench_bad_name 1 "bad benchmark name" ${RL} bench --case sinkhorn/c2r --out ${TMPD})
 rooflab_cli_test(bench_unwritable_out 1 "cannot create output directory|not writable"
                  ${RL} bench --filter c2r --out /proc/rooflab-no)

@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/counters/counters.hpp"
-#include "harness/registry.hpp"
+#include "harness/families.hpp"
 
 namespace rooflab::counters {
 

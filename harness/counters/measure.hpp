@@ -6,7 +6,7 @@
 #include <string>
 
 #include "harness/counters/counters.hpp"
-#include "harness/registry.hpp"
+#include "harness/families.hpp"
 
 namespace rooflab::counters {
 

@@ -34,10 +34,4 @@ template <class T> void recursive_schedule(const Grid<T>& g, int64_t task_min_ti
 template <class T> void to_bdl(const T* D, int64_t np, int64_t ld, int64_t bs, T* S);
 template <class T> void from_bdl(const T* S, int64_t np, int64_t bs, T* D, int64_t ld);
 
-// The SIMD tables, each defined in its own translation unit (simd_avx2.cpp, simd_avx512.cpp)
-// compiled with that ISA's flags. Constant-initialized data, not functions: reading a table
-// runs no code from those TUs, so a CPU without the ISA can look at it (and skip) safely.
-extern const Kernels<double> simd_avx2_f64, simd_avx512_f64;
-extern const Kernels<float> simd_avx2_f32, simd_avx512_f32;
-
 }  // namespace rooflab::fw::detail

@@ -11,6 +11,7 @@
 
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
+#include "kernels/floyd_warshall/config.hpp"
 #include "kernels/floyd_warshall/floyd_warshall.hpp"
 
 namespace rooflab {
@@ -56,8 +57,6 @@ const Spec* spec_of(const std::string& variant) {
   return nullptr;
 }
 
-constexpr int64_t kDefaultBs = 64;  // the paper's choice
-constexpr int64_t kDefaultTaskMin = 256;
 // Above this N verification compares sampled rows and columns with Dijkstra: the full
 // O(N^3) double reference would take longer than the benchmark.
 constexpr int64_t kFullReferenceMax = 2048;
@@ -174,16 +173,12 @@ Model model(const Case& c) {
 }
 
 size_t memory_bytes(const Case& c) {
-  try {
-    const Params p = params_of(c);
-    const size_t s = dtype_size(c.dtype), np = size_t(padded_size(p.n, p.plan)), n = size_t(p.n);
-    size_t b = np * np * s;                                   // D
-    if (p.plan.layout == Layout::bdl) b += np * np * s;       // BDL scratch
-    if (p.n <= kFullReferenceMax) b += n * n * sizeof(double);  // the double reference
-    return b;
-  } catch (const Error&) {
-    return 0;  // Variant::accepts reports the reason
-  }
+  const Params p = params_of(c);
+  const size_t s = dtype_size(c.dtype), np = size_t(padded_size(p.n, p.plan)), n = size_t(p.n);
+  size_t b = np * np * s;                                     // D
+  if (p.plan.layout == Layout::bdl) b += np * np * s;         // BDL scratch
+  if (p.n <= kFullReferenceMax) b += n * n * sizeof(double);  // the double reference
+  return b;
 }
 
 // ---- Instance ----------------------------------------------------------------------------
@@ -311,7 +306,7 @@ std::unique_ptr<Instance> make_typed(const Case& c) {
 }
 
 std::unique_ptr<Instance> make(const Case& c) {
-  return c.dtype == DType::f64 ? make_typed<double>(c) : make_typed<float>(c);
+  return with_element_type(c.dtype, [&]<class T>() { return make_typed<T>(c); });
 }
 
 // ---- Profiles ----------------------------------------------------------------------------
@@ -320,12 +315,7 @@ std::unique_ptr<Instance> make(const Case& c) {
 Case make_case(const std::string& variant, DType dt, int64_t n, int threads, const char* sched = nullptr,
                const char* layout = nullptr) {
   const Spec& s = *spec_of(variant);
-  Case c;
-  c.family = "floyd_warshall";
-  c.variant = variant;
-  c.dtype = dt;
-  c.dims = {n, n};
-  c.threads = threads;
+  Case c{"floyd_warshall", variant, Isa::none, dt, {n, n}, {}, threads};
   const char* sc = sched ? sched : sched_name(s.sched);
   if (s.sched_param) c.params.emplace_back("sched", sc);
   if (s.layout_param) c.params.emplace_back("layout", layout ? layout : s.layout == Layout::bdl ? "bdl" : "std");
@@ -380,16 +370,10 @@ std::vector<Case> cases(std::string_view profile) {
   return out;
 }
 
-Variant variant_row(const Spec& s) {
-  Variant v;
-  v.name = s.name;
-  v.description = s.description;
-  if (s.simd) v.isas = {Isa::scalar, Isa::avx2, Isa::avx512};
-  v.dtypes = {DType::f32, DType::f64};
-  v.accepts = accepts_if_parses(params_of);
-  v.model = model;
-  v.make = make;
-  return v;
+std::vector<VariantRow> rows() {
+  std::vector<VariantRow> out;
+  for (const Spec& s : kSpecs) out.push_back({s.name, s.description, s.simd ? all_isas() : std::vector<Isa>{}});
+  return out;
 }
 }  // namespace
 
@@ -402,16 +386,9 @@ template std::unique_ptr<Instance> fw::make_instance<float>(const Case&, const K
 template std::unique_ptr<Instance> fw::make_instance<double>(const Case&, const Kernels<double>&);
 
 const Family& floyd_warshall_family() {
-  static const Family f = [] {
-    Family fam;
-    fam.name = "floyd_warshall";
-    fam.description = "Floyd-Warshall all-pairs shortest paths, cache-oblivious + SIMD + BDL + "
-                      "register blocking (Endo)";
-    for (const Spec& s : kSpecs) fam.variants.push_back(variant_row(s));
-    fam.cases = cases;
-    fam.memory_bytes = memory_bytes;
-    return fam;
-  }();
+  static const Family f = make_family(
+      "floyd_warshall", "Floyd-Warshall all-pairs shortest paths, cache-oblivious + SIMD + BDL + register blocking (Endo)",
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes}, rows());
   return f;
 }
 

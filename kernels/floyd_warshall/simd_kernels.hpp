@@ -1,17 +1,18 @@
 #pragma once
 // The `simd` base kernel and the `regblock` kernel, written once over a small vector-traits
 // type V and instantiated by each ISA translation unit (simd.cpp: scalar, simd_avx2.cpp,
-// simd_avx512.cpp).
+// simd_avx512.cpp) with that ISA's register block from config.hpp.
 //
-// Include this header ONLY from those files, and only instantiate it with a traits type from
-// an anonymous namespace: every instantiation then has internal linkage, so no function
-// compiled with AVX-512 flags can be shared with (and picked by the linker for) other TUs.
-// Nothing from the standard library is called here for the same reason.
+// Include this header ONLY from those files: everything here has internal linkage, so no
+// function compiled with AVX-512 flags can be shared with (and picked by the linker for) other
+// TUs. Nothing from the standard library is called here for the same reason.
 //
 // V provides: T (element), R (register), W (lanes), MR (rows of a register block), NRV
 // (vectors per register-block row; nr = NRV * W), set1(T), load(p), store(p, x), loadn(p, n)
 // / storen(p, x, n) (first n < W lanes, masked), add, min (min(a, b) = a < b ? a : b, which
-// with a = the candidate and b = C is exactly "if C > A + B then C = A + B").
+// with a = the candidate and b = C is exactly "if C > A + B then C = A + B"; traits that have
+// blend_min, AVX-512's compare-to-mask + blend, the paper's masked form, use that).
+#include "kernels/floyd_warshall/config.hpp"
 #include "kernels/floyd_warshall/floyd_warshall.hpp"
 
 namespace rooflab::fw::simd {
@@ -112,10 +113,27 @@ void regblock(typename V::T* C, const typename V::T* A, const typename V::T* B, 
   if (i < m) rows_remainder<V, V::MR - 1>(C + i * ld, A + i * ld, B, ld, n, kk, int(m - i));
 }
 
+// V's min as the kernels use it (see above).
 template <class V>
-constexpr Kernels<typename V::T> table() {
-  return {plain<V>, regblock<V>};
-}
+struct MinOf : V {
+  static typename V::R min(typename V::R a, typename V::R b) {
+    if constexpr (requires { V::blend_min(a, b); }) return V::blend_min(a, b);
+    else return V::min(a, b);
+  }
+};
+
+// The kernel body for simd::tables / simd::table_of.
+struct Body {
+  template <class V>
+  static constexpr Kernels<typename V::T> table() {
+    return {plain<MinOf<V>>, regblock<MinOf<V>>};
+  }
+};
 
 }  // namespace
 }  // namespace rooflab::fw::simd
+
+namespace rooflab::fw::detail {
+// Defined by simd_avx2.cpp / simd_avx512.cpp, each compiled with its ISA's flags.
+extern const ::rooflab::simd::Tables<Kernels> simd_avx2, simd_avx512;
+}  // namespace rooflab::fw::detail

@@ -144,8 +144,9 @@ Params params_of(const Case& c) {
     p.bp.mc = c.param_int("mc", p.bp.mc);
     p.bp.kc = c.param_int("kc", p.bp.kc);
     p.bp.nc = c.param_int("nc", p.bp.nc);
-    if (p.bp.mc < 1 || p.bp.kc < 1 || p.bp.nc < 1 || p.bp.mc * p.bp.kc > (int64_t(1) << 26) ||
-        p.bp.kc * p.bp.nc > (int64_t(1) << 28))
+    constexpr int64_t kMax = int64_t(1) << 28;  // each factor first: the products cannot overflow
+    if (p.bp.mc < 1 || p.bp.kc < 1 || p.bp.nc < 1 || p.bp.mc > kMax || p.bp.kc > kMax || p.bp.nc > kMax ||
+        p.bp.mc * p.bp.kc > (int64_t(1) << 26) || p.bp.kc * p.bp.nc > kMax)
       throw Error(name + ": mc, kc, nc must be >= 1 (and the packed panels below 2^26 / 2^28 elements)");
   }
   if (is_sfc(kind)) {
@@ -216,19 +217,14 @@ Model model(const Case& c) {
 }
 
 size_t memory_bytes(const Case& c) {
-  try {
-    const Params p = params_of(c);
-    const Dims& d = p.d;
-    const size_t s = dtype_size(c.dtype);
-    size_t b = s * size_t(d.m * d.lda + d.k * d.ldb + 2 * d.m * d.ldc);  // A, B, C, C0
-    if (p.spec->kind == Kind::blocked)
-      b += s * size_t(blocked_workspace(p.bp, 16, 32, std::max(1, c.threads)));
-    if (is_sfc(p.spec->kind)) b += s * size_t(sfc_workspace(p.sp, d, 16, 32));
-    if (d.m * d.n * d.k <= kFullReferenceMaxMnk) b += sizeof(double) * size_t(d.m * d.n);
-    return b;
-  } catch (const Error&) {
-    return 0;  // Variant::accepts reports the reason
-  }
+  const Params p = params_of(c);
+  const Dims& d = p.d;
+  const size_t s = dtype_size(c.dtype);
+  size_t b = s * size_t(d.m * d.lda + d.k * d.ldb + 2 * d.m * d.ldc);  // A, B, C, C0
+  if (p.spec->kind == Kind::blocked) b += s * size_t(blocked_workspace(p.bp, 16, 32, std::max(1, c.threads)));
+  if (is_sfc(p.spec->kind)) b += s * size_t(sfc_workspace(p.sp, d, 16, 32));
+  if (d.m * d.n * d.k <= kFullReferenceMaxMnk) b += sizeof(double) * size_t(d.m * d.n);
+  return b;
 }
 
 // ---- Instance ----------------------------------------------------------------------------
@@ -429,19 +425,18 @@ std::unique_ptr<Instance> make_typed(const Case& c, const Ukernel<T>* uk) {
 }
 
 std::unique_ptr<Instance> make(const Case& c) {
-  return c.dtype == DType::f64 ? make_typed<double>(c, nullptr) : make_typed<float>(c, nullptr);
+  return with_element_type(c.dtype, [&]<class T>() { return make_typed<T>(c, nullptr); });
 }
 
 // ---- Profiles ----------------------------------------------------------------------------
+std::vector<DType> dtypes_of(const Spec& s) {
+  return s.kind == Kind::baseline && !s.lib->f64 ? std::vector<DType>{DType::f32}
+                                                 : std::vector<DType>{DType::f64, DType::f32};
+}
+
 Case make_case(const Spec& s, DType dt, int64_t m, int64_t n, int64_t k, int threads, Isa isa = Isa::none,
                int64_t k_layers = 1) {
-  Case c;
-  c.family = "gemm";
-  c.variant = s.name;
-  c.dtype = dt;
-  c.dims = {m, n, k};
-  c.threads = threads;
-  c.isa = isa;
+  Case c{"gemm", s.name, isa, dt, {m, n, k}, {}, threads};
   if (is_sfc(s.kind)) {
     const int64_t kb = (k + kSfcBk - 1) / kSfcBk;
     c.params.emplace_back("k_layers", std::to_string(k_layers));
@@ -453,10 +448,6 @@ Case make_case(const Spec& s, DType dt, int64_t m, int64_t n, int64_t k, int thr
 std::vector<Case> cases(std::string_view profile) {
   std::vector<Case> out;
   auto fast = [](const Spec& s) { return s.kind != Kind::loops; };
-  auto dtypes_of = [](const Spec& s) {
-    return s.kind == Kind::baseline && !s.lib->f64 ? std::vector<DType>{DType::f32}
-                                                   : std::vector<DType>{DType::f64, DType::f32};
-  };
   if (profile == "smoke") {
     // Every variant (libraries included) once at prime M != N != K, so that no ISA's MR / NR
     // divides them (edges everywhere): the loop orders at 2 threads, ours on every ISA at 2
@@ -505,20 +496,16 @@ std::vector<Case> cases(std::string_view profile) {
   return out;
 }
 
-Variant variant_row(const Spec& s) {
-  Variant v;
-  v.name = s.name;
-  v.description = s.kind == Kind::baseline ? s.description + " (" + s.lib->info() + ")" : s.description;
+std::vector<VariantRow> rows() {
+  std::vector<VariantRow> out;
+  for (const Spec& s : specs()) {
+    std::string description = s.kind == Kind::baseline ? s.description + " (" + s.lib->info() + ")" : s.description;
 #ifdef ROOFLAB_HAVE_LIBXSMM
-  if (s.kind == Kind::sfc_xsmm) v.description += " (" + detail::libxsmm_info() + ")";
+    if (s.kind == Kind::sfc_xsmm) description += " (" + detail::libxsmm_info() + ")";
 #endif
-  if (s.kind == Kind::blocked || s.kind == Kind::sfc_ca) v.isas = {Isa::scalar, Isa::avx2, Isa::avx512};
-  v.dtypes = s.kind == Kind::baseline && !s.lib->f64 ? std::vector<DType>{DType::f32}
-                                                     : std::vector<DType>{DType::f64, DType::f32};
-  v.accepts = accepts_if_parses(params_of);
-  v.model = model;
-  v.make = make;
-  return v;
+    out.push_back({s.name, description, has_isa(s.kind) ? all_isas() : std::vector<Isa>{}, dtypes_of(s)});
+  }
+  return out;
 }
 }  // namespace
 
@@ -548,16 +535,9 @@ template std::unique_ptr<Instance> gemm::make_instance<float>(const Case&, const
 template std::unique_ptr<Instance> gemm::make_instance<double>(const Case&, const Ukernel<double>&);
 
 const Family& gemm_family() {
-  static const Family f = [] {
-    Family fam;
-    fam.name = "gemm";
-    fam.description = "C += A·B: loop orders, BLIS-style blocked, SFC-CA (Hilbert-curve tiles, "
-                      "k_layers, BRGEMM), library baselines";
-    for (const Spec& s : specs()) fam.variants.push_back(variant_row(s));
-    fam.cases = cases;
-    fam.memory_bytes = memory_bytes;
-    return fam;
-  }();
+  static const Family f = make_family(
+      "gemm", "C += A·B: loop orders, BLIS-style blocked, SFC-CA (Hilbert-curve tiles, k_layers, BRGEMM), library baselines",
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes}, rows());
   return f;
 }
 

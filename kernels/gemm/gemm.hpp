@@ -31,6 +31,7 @@
 
 #include "harness/isa.hpp"
 #include "harness/registry.hpp"
+#include "kernels/gemm/config.hpp"
 
 namespace rooflab {
 
@@ -94,15 +95,7 @@ template <class T>
 void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T* A, const T* B, T* C,
              T* work);
 
-struct SfcPlan {
-  int64_t bm = 0, bn = 0, bk = 0;  // tile of C and K-block
-  int64_t k_layers = 1;            // copies of C, each summing a contiguous range of K blocks
-  int64_t kbf = 1;                 // K blocks per BRGEMM call
-};
-// sfc_ca defaults: a 96 x 96 C tile (a multiple of every MR and NR here), K-blocks of 128 and
-// batches of 2 (256 of K per BRGEMM: the B sliver fills half of L1, as KC does for blocked);
-// measured best of a small sweep at 2048^3 on this machine (bk 64 / kbf 4: ~10% slower).
-inline constexpr SfcPlan kSfcDefault{96, 96, 128, 1, 2};
+// SfcPlan and its defaults kSfcDefault: config.hpp.
 // Throws Error for a bad combination (non-positive knobs, k_layers > K blocks, kbf > the K
 // blocks of a layer), naming the knob and its limit.
 void check_sfc_plan(const SfcPlan& p, const Dims& d);

@@ -161,12 +161,12 @@ const Timing* Tuned::best_among(const std::vector<Knob>& ks) const {
 Timing time_knob(const Shape& s, const Knob& k, int reps, double wait_s) {
   if (reps < 1) throw Error("gemm knobs: reps must be >= 1, got " + std::to_string(reps));
   const Case c = sfc_case(s, k);
-  validate_case(c);
+  check_case(gemm_family(), c);
   const int saved = omp_get_max_threads();
   omp_set_num_threads(s.threads);
   Timing t{k, std::numeric_limits<double>::infinity(), 0};
   try {
-    auto inst = variant_of(c).make(c);
+    auto inst = gemm_family().at(c.variant).make(c);
     const Verification v = inst->verify();
     if (!v.ok) throw Error(c.name() + " failed verification: " + v.detail);
     // A repetition is "quiet" when nothing else was runnable just before and just after it;

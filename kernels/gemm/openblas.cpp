@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <string>
+#include <type_traits>
 
 #include "harness/error.hpp"
 #include "kernels/gemm/detail.hpp"
@@ -32,23 +33,19 @@ std::string info() {
          ", openblas_set_num_threads(T) per call";
 }
 
-Compute<double> make_f64(const Dims&, int threads) {
-  auto fn = reinterpret_cast<DgemmFn>(openblas_symbol("cblas_dgemm"));
-  return [fn, threads](const Dims& d, const double* A, const double* B, double* C) {
+// cblas_dgemm / cblas_sgemm share one signature but for the element type.
+template <class T>
+Compute<T> make(const Dims&, int threads) {
+  constexpr bool f64 = std::is_same_v<T, double>;
+  using Fn = std::conditional_t<f64, DgemmFn, SgemmFn>;
+  auto fn = reinterpret_cast<Fn>(openblas_symbol(f64 ? "cblas_dgemm" : "cblas_sgemm"));
+  return [fn, threads](const Dims& d, const T* A, const T* B, T* C) {
     openblas_set_num_threads(threads);
-    fn(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(d.m), blasint(d.n), blasint(d.k), 1.0, A,
-       blasint(d.lda), B, blasint(d.ldb), 1.0, C, blasint(d.ldc));
-  };
-}
-Compute<float> make_f32(const Dims&, int threads) {
-  auto fn = reinterpret_cast<SgemmFn>(openblas_symbol("cblas_sgemm"));
-  return [fn, threads](const Dims& d, const float* A, const float* B, float* C) {
-    openblas_set_num_threads(threads);
-    fn(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(d.m), blasint(d.n), blasint(d.k), 1.0f, A,
-       blasint(d.lda), B, blasint(d.ldb), 1.0f, C, blasint(d.ldc));
+    fn(CblasRowMajor, CblasNoTrans, CblasNoTrans, blasint(d.m), blasint(d.n), blasint(d.k), T(1), A,
+       blasint(d.lda), B, blasint(d.ldb), T(1), C, blasint(d.ldc));
   };
 }
 }  // namespace
 
-const Baseline openblas = {"openblas", true, info, make_f64, make_f32};
+const Baseline openblas = {"openblas", true, info, make<double>, make<float>};
 }  // namespace rooflab::gemm::detail

@@ -26,6 +26,11 @@ void check_sfc_plan(const SfcPlan& p, const Dims& d) {
   if (p.bm < 1 || p.bn < 1 || p.bk < 1)
     throw Error("gemm/sfc_ca: bm, bn, bk must be >= 1, got bm:" + std::to_string(p.bm) + " bn:" +
                 std::to_string(p.bn) + " bk:" + std::to_string(p.bk));
+  // Tiles beyond 2^20 are no tiling; the bound keeps the workspace arithmetic within 64 bits.
+  constexpr int64_t kMaxTile = int64_t(1) << 20;
+  if (p.bm > kMaxTile || p.bn > kMaxTile || p.bk > kMaxTile)
+    throw Error("gemm/sfc_ca: bm, bn, bk must be <= 2^20, got bm:" + std::to_string(p.bm) + " bn:" +
+                std::to_string(p.bn) + " bk:" + std::to_string(p.bk));
   const int64_t kb = cdiv(d.k, p.bk);
   if (p.k_layers < 1 || p.k_layers > kb)
     throw Error("gemm/sfc_ca: k_layers must be in [1, K blocks = ceil(K / bk) = " + std::to_string(kb) +

@@ -1,32 +1,18 @@
-// Micro-kernel dispatch and the portable "scalar" micro-kernel (no intrinsics: one element per
-// "vector", a 4 x 4 register block; GCC may still vectorize it with the baseline SSE2), plus
-// the packing routines (memory-bound, baseline ISA).
+// Micro-kernel dispatch and the portable "scalar" micro-kernel (register block: config.hpp),
+// plus the packing routines (memory-bound, baseline ISA).
 #include <string>
 #include <type_traits>
 
 #include "harness/error.hpp"
 #include "kernels/gemm/ukernel_impl.hpp"
-#include "kernels/simd/dispatch.hpp"
 #include "kernels/simd/scalar.hpp"
 
 namespace rooflab::gemm {
-namespace detail {
-extern const Ukernel<double> ukernel_avx2_f64, ukernel_avx512_f64;
-extern const Ukernel<float> ukernel_avx2_f32, ukernel_avx512_f32;
-}  // namespace detail
-
-namespace {
-template <class E>
-struct ScalarUk : ::rooflab::simd::Scalar<E> {
-  static constexpr int MR = 4;
-  static constexpr int NRV = 4;
-};
-}  // namespace
 
 template <class T>
 Ukernel<T> ukernel(Isa isa) {
-  return simd::pick<T>(isa, uk::table<ScalarUk<T>>(), detail::ukernel_avx2_f64, detail::ukernel_avx2_f32,
-                       detail::ukernel_avx512_f64, detail::ukernel_avx512_f32, "gemm micro-kernel");
+  return simd::dispatch<T, uk::Body, simd::Scalar, kUkernelShapes.scalar>(isa, detail::ukernel_avx2,
+                                                                             detail::ukernel_avx512, "gemm micro-kernel");
 }
 template Ukernel<float> ukernel<float>(Isa);
 template Ukernel<double> ukernel<double>(Isa);

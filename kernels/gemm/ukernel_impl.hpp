@@ -1,8 +1,8 @@
 #pragma once
 // The register micro-kernel, written once over a vector-traits type V and instantiated by each
-// ISA translation unit (ukernel.cpp: scalar, ukernel_avx2.cpp, ukernel_avx512.cpp). Include
-// only from those files and instantiate only with traits from an anonymous namespace, so every
-// instantiation has internal linkage (no AVX-512 code can be picked by the linker elsewhere).
+// ISA translation unit (ukernel.cpp: scalar, ukernel_avx2.cpp, ukernel_avx512.cpp) with that
+// ISA's register block from config.hpp. Include only from those files: everything here has
+// internal linkage (no AVX-512 code can be picked by the linker elsewhere).
 //
 // V provides T, R, W, MR, NRV (vectors per row; NR = NRV * W), zero(), set1, load, store,
 // loadn / storen (first n lanes), add, fma(a, b, c) = a * b + c.
@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "kernels/gemm/config.hpp"
 #include "kernels/gemm/gemm.hpp"
 
 namespace rooflab::gemm::uk {
@@ -78,10 +79,18 @@ void kernel(int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const ty
   }
 }
 
-template <class V>
-constexpr Ukernel<typename V::T> table() {
-  return {V::MR, int(V::NRV * V::W), &kernel<V>};
-}
+// The kernel body for simd::tables / simd::table_of.
+struct Body {
+  template <class V>
+  static constexpr Ukernel<typename V::T> table() {
+    return {V::MR, int(V::NRV * V::W), &kernel<V>};
+  }
+};
 
 }  // namespace
 }  // namespace rooflab::gemm::uk
+
+namespace rooflab::gemm::detail {
+// Defined by ukernel_avx2.cpp / ukernel_avx512.cpp, each compiled with its ISA's flags.
+extern const simd::Tables<Ukernel> ukernel_avx2, ukernel_avx512;
+}  // namespace rooflab::gemm::detail

@@ -105,16 +105,12 @@ Model model(const Case& c) {
 }
 
 size_t memory_bytes(const Case& c) {
-  try {
-    const Params p = params_of(c);
-    const size_t s = dtype_size(c.dtype);
-    size_t b = s * size_t(p.d.m * p.d.lda + p.d.k * p.d.ldb + 2 * p.d.m * p.d.ldc);
-    b += s * size_t(workspace(p.plan, mr_of(c.dtype), nr_of(c.dtype)));
-    if (p.d.m * p.d.n * p.d.k <= kFullReferenceMaxMnk) b += sizeof(double) * size_t(p.d.m * p.d.n);
-    return b;
-  } catch (const Error&) {
-    return 0;
-  }
+  const Params p = params_of(c);
+  const size_t s = dtype_size(c.dtype);
+  size_t b = s * size_t(p.d.m * p.d.lda + p.d.k * p.d.ldb + 2 * p.d.m * p.d.ldc);
+  b += s * size_t(workspace(p.plan, mr_of(c.dtype), nr_of(c.dtype)));
+  if (p.d.m * p.d.n * p.d.k <= kFullReferenceMaxMnk) b += sizeof(double) * size_t(p.d.m * p.d.n);
+  return b;
 }
 
 template <class T>
@@ -155,20 +151,14 @@ class RtammInstance final : public Instance {
 
 std::unique_ptr<Instance> make(const Case& c) {
   const Params p = params_of(c);
-  if (c.dtype == DType::f64) return std::make_unique<RtammInstance<double>>(c, p);
-  return std::make_unique<RtammInstance<float>>(c, p);
+  return with_element_type(c.dtype, [&]<class T>() -> std::unique_ptr<Instance> {
+    return std::make_unique<RtammInstance<T>>(c, p);
+  });
 }
 
 Case make_case(const std::string& variant, DType dt, int64_t m, int64_t n, int64_t k, int threads,
                std::vector<std::pair<std::string, std::string>> params = {}) {
-  Case c;
-  c.family = "rtamm";
-  c.variant = variant;
-  c.dtype = dt;
-  c.dims = {m, n, k};
-  c.params = std::move(params);
-  c.threads = threads;
-  return c;
+  return Case{"rtamm", variant, Isa::none, dt, {m, n, k}, std::move(params), threads};
 }
 
 std::vector<Case> cases(std::string_view profile) {
@@ -196,34 +186,24 @@ std::vector<Case> cases(std::string_view profile) {
   return out;
 }
 
-Variant row(const std::string& name, const std::string& description) {
-  Variant v;
-  v.name = name;
-  v.description = description;
-  v.accepts = accepts_if_parses(params_of);
-  v.model = model;
-  v.make = make;
-  return v;
+std::vector<VariantRow> rows() {
+  std::vector<VariantRow> out;
+  for (Order o : all_orders()) {
+    const std::string n(to_string(o));
+    out.push_back({n, "plan: blocks in loop order " + n + " (cost class " + std::string(to_string(canonical(o))) +
+                          "), mcg/ncg/kcg, ahead none|ab|abc"});
+  }
+  out.push_back({"static", "the static baseline: mnk, ahead ab, the pool's static triple"});
+  out.push_back({"adaptive", "cost-formula choice of the plan at run time (units from $ROOFLAB_MACHINE)"});
+  return out;
 }
 }  // namespace
 
 const Family& rtamm_family() {
-  static const Family f = [] {
-    Family fam;
-    fam.name = "rtamm";
-    fam.description = "RTAMM: GEMM plans (loop order x blocking pool x packing ahead) chosen at run time by cost "
-                      "formulas with measured unit costs";
-    for (Order o : all_orders()) {
-      const std::string n(to_string(o));
-      fam.variants.push_back(row(n, "plan: blocks in loop order " + n + " (cost class " +
-                                        std::string(to_string(canonical(o))) + "), mcg/ncg/kcg, ahead none|ab|abc"));
-    }
-    fam.variants.push_back(row("static", "the static baseline: mnk, ahead ab, the pool's static triple"));
-    fam.variants.push_back(row("adaptive", "cost-formula choice of the plan at run time (units from $ROOFLAB_MACHINE)"));
-    fam.cases = cases;
-    fam.memory_bytes = memory_bytes;
-    return fam;
-  }();
+  static const Family f = make_family(
+      "rtamm", "RTAMM: GEMM plans (loop order x blocking pool x packing ahead) chosen at run time by cost formulas "
+               "with measured unit costs",
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes}, rows());
   return f;
 }
 

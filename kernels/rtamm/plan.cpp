@@ -148,8 +148,9 @@ void check_plan(const Plan& p, int mr, int nr) {
   if (p.b.mcg < 1 || p.b.ncg < 1 || p.b.kcg < 1 || p.b.mcg % mr != 0 || p.b.ncg % nr != 0)
     throw Error("rtamm plan " + plan_id(p) + ": Mcg, Ncg, Kcg must be >= 1, Mcg a multiple of MR = " +
                 std::to_string(mr) + " and Ncg of NR = " + std::to_string(nr));
-  if (p.b.mcg * p.b.kcg > (int64_t(1) << 26) || p.b.kcg * p.b.ncg > (int64_t(1) << 26) ||
-      p.b.mcg * p.b.ncg > (int64_t(1) << 26))
+  constexpr int64_t kMax = int64_t(1) << 26;  // each factor first: the products cannot overflow
+  if (p.b.mcg > kMax || p.b.ncg > kMax || p.b.kcg > kMax || p.b.mcg * p.b.kcg > kMax || p.b.kcg * p.b.ncg > kMax ||
+      p.b.mcg * p.b.ncg > kMax)
     throw Error("rtamm plan " + plan_id(p) + ": a block above 2^26 elements");
 }
 

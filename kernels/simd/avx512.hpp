@@ -12,60 +12,33 @@
 
 #include <cstdint>
 
+#include "kernels/simd/traits.hpp"
+
 namespace rooflab::simd {
 namespace {
+// Native mask registers: lanes [0, n) enabled.
+inline __m512d tail_load(const double* p, int n) { return _mm512_maskz_loadu_pd(__mmask8((1u << n) - 1u), p); }
+inline __m512 tail_load(const float* p, int n) { return _mm512_maskz_loadu_ps(__mmask16((1u << n) - 1u), p); }
+inline void tail_store(double* p, __m512d x, int n) { _mm512_mask_storeu_pd(p, __mmask8((1u << n) - 1u), x); }
+inline void tail_store(float* p, __m512 x, int n) { _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1u), x); }
+inline double reduce_add(__m512d x) {
+  const __m256d h = _mm512_castpd512_pd256(_mm512_add_pd(x, _mm512_shuffle_f64x2(x, x, 0xEE)));
+  const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+inline float reduce_add(__m512 x) {
+  const __m256 h = _mm512_castps512_ps256(_mm512_add_ps(x, _mm512_shuffle_f32x4(x, x, 0xEE)));
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
 template <class T>
 struct Avx512;
-
-template <>
-struct Avx512<double> {
-  using T = double;
-  using R = __m512d;
-  static constexpr int64_t W = 8;
-  static __mmask8 mask(int n) { return __mmask8((1u << n) - 1u); }
-  static R zero() { return _mm512_setzero_pd(); }
-  static R set1(T x) { return _mm512_set1_pd(x); }
-  static R load(const T* p) { return _mm512_loadu_pd(p); }
-  static void store(T* p, R x) { _mm512_storeu_pd(p, x); }
-  static R loadn(const T* p, int n) { return _mm512_maskz_loadu_pd(mask(n), p); }
-  static void storen(T* p, R x, int n) { _mm512_mask_storeu_pd(p, mask(n), x); }
-  static void stream(T* p, R x) { _mm512_stream_pd(p, x); }  // non-temporal; p 64-byte aligned
-  static R add(R a, R b) { return _mm512_add_pd(a, b); }
-  static R mul(R a, R b) { return _mm512_mul_pd(a, b); }
-  static R min(R a, R b) { return _mm512_min_pd(a, b); }
-  static R fma(R a, R b, R c) { return _mm512_fmadd_pd(a, b, c); }  // a * b + c
-  static T hsum(R x) {
-    const __m256d h = _mm512_castpd512_pd256(_mm512_add_pd(x, _mm512_shuffle_f64x2(x, x, 0xEE)));
-    const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
-  }
-  static void fence() { _mm_sfence(); }  // orders stream()s before later stores
-};
-
-template <>
-struct Avx512<float> {
-  using T = float;
-  using R = __m512;
-  static constexpr int64_t W = 16;
-  static __mmask16 mask(int n) { return __mmask16((1u << n) - 1u); }
-  static R zero() { return _mm512_setzero_ps(); }
-  static R set1(T x) { return _mm512_set1_ps(x); }
-  static R load(const T* p) { return _mm512_loadu_ps(p); }
-  static void store(T* p, R x) { _mm512_storeu_ps(p, x); }
-  static R loadn(const T* p, int n) { return _mm512_maskz_loadu_ps(mask(n), p); }
-  static void storen(T* p, R x, int n) { _mm512_mask_storeu_ps(p, mask(n), x); }
-  static void stream(T* p, R x) { _mm512_stream_ps(p, x); }
-  static R add(R a, R b) { return _mm512_add_ps(a, b); }
-  static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
-  static R min(R a, R b) { return _mm512_min_ps(a, b); }
-  static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
-  static T hsum(R x) {
-    const __m256 h = _mm512_castps512_ps256(_mm512_add_ps(x, _mm512_shuffle_f32x4(x, x, 0xEE)));
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-  }
-  static void fence() { _mm_sfence(); }
-};
+// blend_min: min as compare-to-mask + blend (floyd_warshall's kernels: the paper's masked form).
+ROOFLAB_SIMD_TRAITS(Avx512, double, __m512d, 8, _mm512, pd,
+                    static R blend_min(R a, R b) { return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, b, _CMP_LT_OQ), b, a); })
+ROOFLAB_SIMD_TRAITS(Avx512, float, __m512, 16, _mm512, ps,
+                    static R blend_min(R a, R b) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), b, a); })
 }  // namespace
 }  // namespace rooflab::simd

@@ -60,11 +60,6 @@ void col_rescale(const SkArgs<T>& a) {
 }
 }  // namespace
 
-template <class T>
-SkKernels<T> blocked_kernels() {
-  return {detail::portable_row_rescale<T>, col_rescale<T>, col_sums<T>, col_scale<T>};
-}
-template SkKernels<float> blocked_kernels<float>();
-template SkKernels<double> blocked_kernels<double>();
+ROOFLAB_SK_PORTABLE_KERNELS(blocked)
 
 }  // namespace rooflab::sinkhorn

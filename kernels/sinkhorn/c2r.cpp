@@ -35,11 +35,6 @@ void col_rescale(const SkArgs<T>& a) {
 }
 }  // namespace
 
-template <class T>
-SkKernels<T> c2r_kernels() {
-  return {detail::portable_row_rescale<T>, col_rescale<T>, col_sums<T>, col_scale<T>};
-}
-template SkKernels<float> c2r_kernels<float>();
-template SkKernels<double> c2r_kernels<double>();
+ROOFLAB_SK_PORTABLE_KERNELS(c2r)
 
 }  // namespace rooflab::sinkhorn

@@ -1,5 +1,7 @@
 // Pieces every variant shares: column factors, the portable row pass, lookup by name, the
 // error bound used by verification, the fi case parameter.
+#include <limits>
+#include <sstream>
 #include <string>
 
 #include "harness/error.hpp"
@@ -65,6 +67,50 @@ double parse_fi(const Case& c) {
     throw Error(c.name() + ": fi must be a number in (0, 1] (fi = reg_m / (reg_m + reg)), got '" + *v + "'");
   return fi;
 }
+
+template <class T>
+Verification verify_against(const T* A, int64_t lda, const SkReference<T>& ref, std::vector<int64_t> lengths,
+                            int extra, const std::string& after) {
+  for (auto& k : lengths) k += extra;
+  const SkCompare w = compare_with_reference(A, lda, ref);
+  Verification v;
+  v.max_err = w.max_err;
+  v.tol = sk_error_bound(lengths, double(std::numeric_limits<T>::epsilon()));
+  v.ok = w.max_err <= v.tol;
+  std::ostringstream os;
+  os.precision(17);
+  os << "worst relative error " << w.max_err << " at (" << w.i << ", " << w.j << "): got " << w.got
+     << ", expected " << w.expected << "; tol " << v.tol << " after " << after;
+  v.detail = os.str();
+  return v;
+}
+template Verification verify_against<float>(const float*, int64_t, const SkReference<float>&, std::vector<int64_t>,
+                                            int, const std::string&);
+template Verification verify_against<double>(const double*, int64_t, const SkReference<double>&,
+                                             std::vector<int64_t>, int, const std::string&);
+
+namespace {
+uint64_t mix(uint64_t x) {  // splitmix64 finalizer
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+double unit(uint64_t stream, uint64_t k) { return double(mix(mix(stream) ^ k) >> 11) * 0x1.0p-53; }
+constexpr uint64_t kSeedA = 1, kSeedR = 2, kSeedC = 3;
+}  // namespace
+
+double problem_entry(uint64_t k) { return 0.1 + unit(kSeedA, k); }
+
+template <class T>
+void problem_targets(T* r, int64_t M, T* c, int64_t N) {
+  long double sr = 0, sc = 0;
+  for (int64_t i = 0; i < M; ++i) sr += r[i] = T(0.5 + unit(kSeedR, uint64_t(i)));
+  for (int64_t j = 0; j < N; ++j) sc += c[j] = T(0.5 + unit(kSeedC, uint64_t(j)));
+  for (int64_t j = 0; j < N; ++j) c[j] = T(c[j] * (sr / sc));
+}
+template void problem_targets<float>(float*, int64_t, float*, int64_t);
+template void problem_targets<double>(double*, int64_t, double*, int64_t);
 
 double sk_error_bound(const std::vector<int64_t>& lengths, double eps) {
   const double u = eps / 2;

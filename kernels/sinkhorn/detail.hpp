@@ -9,14 +9,20 @@ namespace rooflab::sinkhorn::detail {
 // add latency and the compiler may vectorize it). Defined in common.cpp (baseline ISA).
 template <class T> void portable_row_rescale(const SkArgs<T>& a);
 
-// The microkernel's SIMD tables, each defined in its own translation unit
-// (microkernel_avx2.cpp, microkernel_avx512.cpp) compiled with that ISA's flags. They are
-// constant-initialized data, not functions: reading a table runs no code from those TUs, so
-// a CPU without the ISA can look at it (and skip) safely.
-extern const SkKernels<double> microkernel_avx2_f64, microkernel_avx512_f64;
-extern const SkKernels<float> microkernel_avx2_f32, microkernel_avx512_f32;
-// The fused kernels (fused_simd.hpp), tables of the same kind, from the same TUs.
-extern const FusedKernels<double> fused_avx2_f64, fused_avx512_f64;
-extern const FusedKernels<float> fused_avx2_f32, fused_avx512_f32;
+// <name>_kernels<T>() of a portable variant (typical, c2r, blocked) for float and double: the
+// shared row pass and the col_rescale / col_sums / col_scale templates of the file that
+// expands it (after its anonymous namespace, inside rooflab::sinkhorn).
+#define ROOFLAB_SK_PORTABLE_KERNELS(name)                                                     \
+  template <class T>                                                                         \
+  SkKernels<T> name##_kernels() {                                                            \
+    return {detail::portable_row_rescale<T>, col_rescale<T>, col_sums<T>, col_scale<T>};     \
+  }                                                                                          \
+  template SkKernels<float> name##_kernels<float>();                                         \
+  template SkKernels<double> name##_kernels<double>();
+
+// The microkernel's and the fused kernels' SIMD tables, defined by microkernel_avx2.cpp and
+// microkernel_avx512.cpp, each compiled with its ISA's flags.
+extern const simd::Tables<SkKernels> microkernel_avx2, microkernel_avx512;
+extern const simd::Tables<FusedKernels> fused_avx2, fused_avx512;
 
 }  // namespace rooflab::sinkhorn::detail

@@ -2,9 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -56,7 +54,7 @@ Params params_of(const Case& c) {
   }
   p.fi = parse_fi(c);
   if (is_blocked(c.variant)) {
-    const Blocking def = c.variant == "microkernel" ? microkernel_default_blocking(c.isa) : Blocking{8, 1024};
+    const Blocking def = c.variant == "microkernel" ? microkernel_default_blocking(c.isa) : kBlockedDefault;
     p.mc = c.param_int("mc", def.mc);
     p.nc = c.param_int("nc", def.nc);
     if (p.mc < 1 || p.nc < 1) throw Error(n + ": mc and nc must be >= 1");
@@ -73,13 +71,11 @@ Params params_of(const Case& c) {
 //   row pass:    the row is summed and scaled while it sits in L1/L2 -> one update of A
 //   column pass: a read pass (the sums) and an update pass (the scaling)
 // plus one read of the target vector r or c. The scratch work[N] is cache-resident.
-// mapuot and fused_uv stream rows from DRAM in groups of 4 (fused_simd.hpp's G), the
-// micro-kernel's column pass 4 rows at once (every ISA's MR): their matrix traffic names the
-// 4-stream ceilings ("read_s4", "update_s4"; roofline/predict.hpp): on the 2-core VM, read
-// 1.47x / 1.09x and update 1.10x / 1.01x the 1-stream ones at 1 / 2 threads. Row-at-a-time
-// passes and the vectors use the 1-stream ones.
-constexpr const char* kRead4 = "read_s4";
-constexpr const char* kUpdate4 = "update_s4";
+// mapuot and fused_uv stream kFusedRows rows from DRAM at once, the micro-kernel's column
+// pass its mr rows (config.hpp): their matrix traffic names the S-stream ceilings ("read_s4",
+// "update_s4" for S = 4; roofline/predict.hpp), which draw more bandwidth per thread than one
+// stream. Row-at-a-time passes and the vectors use the 1-stream ones.
+std::string streams(const char* kernel, int rows) { return std::string(kernel) + "_s" + std::to_string(rows); }
 
 Model model(const Case& c) {
   const Params p = params_of(c);
@@ -92,7 +88,7 @@ Model model(const Case& c) {
   if (c.variant == "mapuot") {
     // Per element: x = a * cf, s += x, a = x * rf, next += a: 4 ops, no FMA pairing.
     m.flops = 4 * MN;
-    m.traffic = {{double(p.M + p.N) * s, "read"}, {2 * MN * s, kUpdate4}};
+    m.traffic = {{double(p.M + p.N) * s, "read"}, {2 * MN * s, streams("update", kFusedRows)}};
     m.compute_ceiling = c.dtype == DType::f64 ? "add_f64" : "add_f32";
     m.note = "mapuot: one fused pass per iteration, A read and written once (1 update, 4 rows "
              "streamed at once; the row's second sweep hits L2) + r/c reads (MAP-UOT Sec. 4.1)" +
@@ -102,7 +98,7 @@ Model model(const Case& c) {
   if (c.variant == "fused_uv") {
     // Per element: (K v)_i and (K^T u)_j, one FMA each.
     m.flops = 4 * MN;
-    m.traffic = {{MN * s, kRead4}, {double(2 * p.M + 3 * p.N) * s, "read"}};
+    m.traffic = {{MN * s, streams("read", kFusedRows)}, {double(2 * p.M + 3 * p.N) * s, "read"}};
     m.compute_ceiling = c.dtype == DType::f64 ? "fma_f64" : "fma_f32";
     m.note = "fused_uv: K only read, once per iteration, 4 rows streamed at once (the row "
              "group's second sweep hits L2) + r, u, c, v vectors" + pow_note;
@@ -119,7 +115,8 @@ Model model(const Case& c) {
   const double vectors = (col ? double(p.N) * s : 0) + (row ? double(p.M) * s : 0);
   if (c.variant == "microkernel") {
     m.traffic = {{vectors, "read"}};
-    if (col) m.traffic.insert(m.traffic.end(), {{MN * s, kRead4}, {2 * MN * s, kUpdate4}});
+    const int mr = kMicrokernelShapes[c.isa].mr;
+    if (col) m.traffic.insert(m.traffic.end(), {{MN * s, streams("read", mr)}, {2 * MN * s, streams("update", mr)}});
     if (row) m.traffic.push_back({2 * MN * s, "update"});
   } else {
     m.traffic = {{(col ? MN * s : 0) + vectors, "read"}, {2 * MN * s * (int(row) + int(col)), "update"}};
@@ -127,7 +124,8 @@ Model model(const Case& c) {
   m.compute_ceiling = c.dtype == DType::f64 ? "add_f64" : "add_f32";
   m.note = "row pass: 1 update of A; column pass: 1 read + 1 update of A (COFFEE Alg. 2); "
            "+ r/c reads" + pow_note;
-  if (c.variant == "microkernel" && col) m.note += "; the column pass streams mr = 4 rows at once";
+  if (c.variant == "microkernel" && col)
+    m.note += "; the column pass streams mr = " + std::to_string(kMicrokernelShapes[c.isa].mr) + " rows at once";
   if (c.variant == "typical" && col)
     m.note += ". typical walks columns with stride lda: each element is its own cache line, so "
               "once a column walk's M x 64 B exceed the cache a line is fetched once per column "
@@ -146,17 +144,6 @@ size_t memory_bytes(const Case& c) {
 }
 
 // ---- Instance --------------------------------------------------------------------------
-// Deterministic data from a counter-based hash: element (i, j) does not depend on the order
-// of generation, so a later threaded first touch produces the same matrix.
-uint64_t mix(uint64_t x) {  // splitmix64 finalizer
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-double unit(uint64_t stream, uint64_t k) { return double(mix(mix(stream) ^ k) >> 11) * 0x1.0p-53; }
-constexpr uint64_t kSeedA = 1, kSeedR = 2, kSeedC = 3;
-
 // The data every instance holds: A0 (pristine; fused_uv's K), A (the matrix the passes
 // scale; fused_uv's plan for verification), r, c, work, u, the private column sums.
 template <class T>
@@ -167,38 +154,19 @@ struct SkData {
       : p(p_), A(size_t(p.M * p.N)), A0(size_t(p.M * p.N)), r(size_t(p.M)), c(size_t(p.N)),
         work(size_t(p.N)), u(size_t(p.M)),
         partial(size_t(std::max(1, p.threads)) * size_t(team_stride<T>(p.N))) {
-    // Entries uniform in [0.1, 1.1): positive, so every sum is positive and the SK factors
-    // are far from 1 on the first pass. Targets uniform in [0.5, 1.5), c rescaled so that
-    // sum(c) == sum(r) (a balanced problem has a solution; with fi < 1 it need not).
-    for (int64_t i = 0; i < p.M; ++i)
-      for (int64_t j = 0; j < p.N; ++j)
-        A0[size_t(i * p.N + j)] = T(0.1 + unit(kSeedA, uint64_t(i * p.N + j)));
+    // The problem (problem_entry, problem_targets); generated in any order, so a later
+    // threaded first touch would produce the same matrix.
+    for (int64_t k = 0; k < p.M * p.N; ++k) A0[size_t(k)] = T(problem_entry(uint64_t(k)));
     std::memcpy(A.data(), A0.data(), A0.size() * sizeof(T));  // first touch of A
-    long double sr = 0, sc = 0;
-    for (int64_t i = 0; i < p.M; ++i) sr += r[size_t(i)] = T(0.5 + unit(kSeedR, uint64_t(i)));
-    for (int64_t j = 0; j < p.N; ++j) sc += c[size_t(j)] = T(0.5 + unit(kSeedC, uint64_t(j)));
-    for (int64_t j = 0; j < p.N; ++j) c[size_t(j)] = T(c[size_t(j)] * (sr / sc));
+    problem_targets(r.data(), p.M, c.data(), p.N);
     std::fill_n(work.data(), p.N, T(0));
     std::fill_n(partial.data(), partial.size(), T(0));
   }
   void restore() { std::memcpy(A.data(), A0.data(), A0.size() * sizeof(T)); }
 
-  // Compares A with the reference after `lengths` passes (see sk_error_bound); `extra` more
-  // roundings per pass for fused products / pow.
-  Verification compare(const SkReference<T>& ref, std::vector<int64_t> lengths, int extra) const {
-    for (auto& k : lengths) k += extra;
-    const SkCompare w = compare_with_reference(A.data(), p.N, ref);
-    Verification v;
-    v.max_err = w.max_err;
-    v.tol = sk_error_bound(lengths, double(std::numeric_limits<T>::epsilon()));
-    v.ok = w.max_err <= v.tol;
-    std::ostringstream os;
-    os.precision(17);
-    os << "worst relative error " << w.max_err << " at (" << w.i << ", " << w.j << "): got "
-       << w.got << ", expected " << w.expected << "; tol " << v.tol << " after "
-       << lengths.size() << " passes";
-    v.detail = os.str();
-    return v;
+  // A against the reference after `lengths` passes, `extra` more roundings per pass.
+  Verification compare(const SkReference<T>& ref, const std::vector<int64_t>& lengths, int extra) const {
+    return verify_against(A.data(), p.N, ref, lengths, extra, std::to_string(lengths.size()) + " passes");
   }
   // pow adds a rounding per factor; the extra terms cover it (as the kernel tests do).
   int pow_extra() const { return p.fi != 1 ? 2 : 0; }
@@ -310,7 +278,7 @@ std::unique_ptr<Instance> make_typed(const Case& c) {
 }
 
 std::unique_ptr<Instance> make(const Case& c) {
-  return c.dtype == DType::f64 ? make_typed<double>(c) : make_typed<float>(c);
+  return with_element_type(c.dtype, [&]<class T>() { return make_typed<T>(c); });
 }
 
 // ---- Profiles --------------------------------------------------------------------------
@@ -323,24 +291,19 @@ const char* const kParts[] = {"iter", "row", "col"};
 // variants take no part. Parameter order: mc, nc, fi, part; threads last.
 struct CaseSpec {
   std::string part = "iter";
-  int64_t mc = 8, nc = 1024;
+  int64_t mc = kBlockedDefault.mc, nc = kBlockedDefault.nc;
   std::string fi = "";  // "" = balanced
   int threads = 1;
   bool best_isa = false;  // ISA variants: only the widest ISA the CPU has (keeps quick short)
 };
 Case make_case(const std::string& variant, DType dt, int64_t M, int64_t N, const CaseSpec& cs = {}) {
-  Case c;
-  c.family = "sinkhorn";
-  c.variant = variant;
-  c.dtype = dt;
-  c.dims = {M, N};
+  Case c{"sinkhorn", variant, Isa::none, dt, {M, N}, {}, cs.threads};
   if (variant == "blocked") {
     c.params.emplace_back("mc", std::to_string(cs.mc));
     c.params.emplace_back("nc", std::to_string(cs.nc));
   }
   if (!cs.fi.empty()) c.params.emplace_back("fi", cs.fi);
   if (!is_fused(variant)) c.params.emplace_back("part", cs.part);
-  c.threads = cs.threads;
   if (cs.best_isa && (variant == "microkernel" || is_fused(variant))) c.isa = best_isa();
   return c;
 }
@@ -393,17 +356,6 @@ std::vector<Case> cases(std::string_view profile) {
   return out;
 }
 
-Variant variant_row(std::string name, std::string description, std::vector<Isa> isas) {
-  Variant v;
-  v.name = std::move(name);
-  v.description = std::move(description);
-  v.isas = std::move(isas);
-  v.dtypes = {DType::f64, DType::f32};
-  v.accepts = accepts_if_parses(params_of);
-  v.model = model;
-  v.make = make;
-  return v;
-}
 }  // namespace
 
 template <class T>
@@ -415,25 +367,15 @@ template std::unique_ptr<Instance> sinkhorn::make_instance<float>(const Case&, c
 template std::unique_ptr<Instance> sinkhorn::make_instance<double>(const Case&, const SkKernels<double>&);
 
 const Family& sinkhorn_family() {
-  static const Family f = [] {
-    Family fam;
-    fam.name = "sinkhorn";
-    fam.description = "Sinkhorn-Knopp / unbalanced-OT scaling, one pass or iteration (COFFEE, TPDS 2023; MAP-UOT)";
-    fam.variants = {
-        variant_row("typical", "Algorithm 1 as written: the column pass walks down columns (stride lda)", {}),
-        variant_row("c2r", "COFFEE-C2R: column sums accumulated row by row, row-major scaling (Alg. 2)", {}),
-        variant_row("blocked", "C2R + mc x nc blocking, factors temp[nc] reused down each panel (Alg. 3)", {}),
-        variant_row("microkernel", "COFFEE-CPU: blocked + mr x nr SIMD micro-kernel, SIMD row pass",
-                    {Isa::scalar, Isa::avx2, Isa::avx512}),
-        variant_row("mapuot", "MAP-UOT Alg. 1: column scale + row sum, row scale + next column sums, one pass",
-                    {Isa::scalar, Isa::avx2, Isa::avx512}),
-        variant_row("fused_uv", "scaling vectors u, v with K read-only: (K v)_i, u_i, K^T u in one pass",
-                    {Isa::scalar, Isa::avx2, Isa::avx512}),
-    };
-    fam.cases = cases;
-    fam.memory_bytes = memory_bytes;
-    return fam;
-  }();
+  static const Family f = make_family(
+      "sinkhorn", "Sinkhorn-Knopp / unbalanced-OT scaling, one pass or iteration (COFFEE, TPDS 2023; MAP-UOT)",
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes},
+      {{"typical", "Algorithm 1 as written: the column pass walks down columns (stride lda)"},
+       {"c2r", "COFFEE-C2R: column sums accumulated row by row, row-major scaling (Alg. 2)"},
+       {"blocked", "C2R + mc x nc blocking, factors temp[nc] reused down each panel (Alg. 3)"},
+       {"microkernel", "COFFEE-CPU: blocked + mr x nr SIMD micro-kernel, SIMD row pass", all_isas()},
+       {"mapuot", "MAP-UOT Alg. 1: column scale + row sum, row scale + next column sums, one pass", all_isas()},
+       {"fused_uv", "scaling vectors u, v with K read-only: (K v)_i, u_i, K^T u in one pass", all_isas()}});
   return f;
 }
 

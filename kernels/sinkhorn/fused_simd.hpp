@@ -14,6 +14,7 @@
 #include "kernels/sinkhorn/sinkhorn.hpp"
 
 namespace rooflab::sinkhorn::fused {
+static_assert(kFusedRows == 4, "the row groups below are written for G = 4 (config.hpp)");
 namespace {  // internal linkage in each ISA translation unit
 
 // Prefetch distance of the streamed (DRAM) rows, in bytes ahead of the loads (4 streams per
@@ -122,10 +123,13 @@ void mapuot(const FusedArgs<typename V::T>& a) { slice<V, true>(a); }
 template <class V>
 void uv(const FusedArgs<typename V::T>& a) { slice<V, false>(a); }
 
-template <class V>
-constexpr FusedKernels<typename V::T> table() {
-  return {mapuot<V>, uv<V>};
-}
+// The kernel body for simd::tables / simd::table_of.
+struct Body {
+  template <class V>
+  static constexpr FusedKernels<typename V::T> table() {
+    return {mapuot<V>, uv<V>};
+  }
+};
 
 }  // namespace
 }  // namespace rooflab::sinkhorn::fused

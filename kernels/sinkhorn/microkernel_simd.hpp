@@ -166,10 +166,13 @@ void col_rescale(const SkArgs<typename V::T>& a) {
   }
 }
 
-template <class V>
-constexpr SkKernels<typename V::T> table() {
-  return {row_rescale<V>, col_rescale<V>, col_sums<V>, col_scale<V>};
-}
+// The kernel body for simd::tables / simd::table_of.
+struct Body {
+  template <class V>
+  static constexpr SkKernels<typename V::T> table() {
+    return {row_rescale<V>, col_rescale<V>, col_sums<V>, col_scale<V>};
+  }
+};
 
 }  // namespace
 }  // namespace rooflab::sinkhorn::mk

@@ -35,6 +35,14 @@ SkArgs<T> slice(const SkArgs<T>& a, Range r, T* work) {
   return s;
 }
 
+// f(t, nt) on each thread t of a team of `threads`. nt = omp_get_num_threads() may be below
+// the request (nested or limited runtime): slices and reductions use the team actually granted.
+template <class F>
+void on_team(int threads, F f) {
+#pragma omp parallel num_threads(threads)
+  f(omp_get_thread_num(), omp_get_num_threads());
+}
+
 // out[j] = sum_t partial[t][j] for j in cols, in thread order (deterministic).
 template <class T>
 void reduce(const T* partial, int64_t stride, int threads, Range cols, T* out) {
@@ -49,23 +57,13 @@ void reduce(const T* partial, int64_t stride, int threads, Range cols, T* out) {
 template <class T>
 void parallel_row_rescale(const SkKernels<T>& k, const SkArgs<T>& a, const SkTeam<T>& team) {
   if (team.threads <= 1) return k.row_rescale(a);
-  const int T_ = team.threads;
-#pragma omp parallel num_threads(T_)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    k.row_rescale(slice(a, rows_of(a.M, t, nt), a.work));
-  }
+  on_team(team.threads, [&](int t, int nt) { k.row_rescale(slice(a, rows_of(a.M, t, nt), a.work)); });
 }
 
 template <class T>
 void parallel_col_rescale(const SkKernels<T>& k, const SkArgs<T>& a, const SkTeam<T>& team) {
   if (team.threads <= 1) return k.col_rescale(a);
-  const int T_ = team.threads;
-#pragma omp parallel num_threads(T_)
-  {
-    // omp_get_num_threads() may be below the request (nested or limited runtime); slices
-    // and reductions use the team actually granted.
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+  on_team(team.threads, [&](int t, int nt) {
     T* mine = team.partial + t * team.stride;
     std::memset(mine, 0, size_t(a.N) * sizeof(T));
     const SkArgs<T> s = slice(a, rows_of(a.M, t, nt), mine);
@@ -78,7 +76,7 @@ void parallel_col_rescale(const SkKernels<T>& k, const SkArgs<T>& a, const SkTea
     SkArgs<T> sc = s;
     sc.work = a.work;
     k.col_scale(sc);
-  }
+  });
 }
 
 template <class T>
@@ -97,9 +95,7 @@ template <class T>
 void FusedSolver<T>::run() {
   const int64_t stride = team_stride<T>(d_.N);
   const bool mapuot = kind_ == Kind::mapuot, apply_pending = pending_;
-#pragma omp parallel num_threads(threads_)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+  on_team(threads_, [&](int t, int nt) {
     const Range cols = cols_of<T>(d_.N, t, nt);
     if (mapuot && apply_pending) {
       // Line 16-20: the column factors of the previous pass's sums.
@@ -122,7 +118,7 @@ void FusedSolver<T>::run() {
         d_.colf[j] = pot_factor(d_.c[j], s, d_.fi, d_.colf[j]);
       }
     }
-  }
+  });
   pending_ = mapuot;
 }
 
@@ -132,9 +128,7 @@ void FusedSolver<T>::finish() {
   const int64_t stride = team_stride<T>(d_.N);
   // Same reduction as run()'s prologue, then a plain column scaling of each slice.
   const SkKernels<T> c2r = c2r_kernels<T>();
-#pragma omp parallel num_threads(threads_)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+  on_team(threads_, [&](int t, int nt) {
     const Range cols = cols_of<T>(d_.N, t, nt);
     reduce(d_.partial, stride, nt, cols, d_.colf);
     col_factors(d_.colf + cols.begin, d_.c + cols.begin, cols.end - cols.begin, d_.fi);
@@ -143,7 +137,7 @@ void FusedSolver<T>::finish() {
     SkArgs<T> s{d_.A + rows.begin * d_.lda, rows.end - rows.begin, d_.N, d_.lda,
                 d_.r + rows.begin, d_.c, d_.fi, d_.colf, 1, 1};
     c2r.col_scale(s);
-  }
+  });
   pending_ = false;
 }
 

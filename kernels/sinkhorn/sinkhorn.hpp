@@ -24,6 +24,7 @@
 
 #include "harness/isa.hpp"
 #include "harness/registry.hpp"
+#include "kernels/sinkhorn/config.hpp"  // Blocking, microkernel_default_blocking
 
 namespace rooflab {
 
@@ -191,11 +192,6 @@ class FusedSolver {
   bool pending_ = false;
 };
 
-// The blocking the microkernel uses when a case gives no mc:/nc: (one place per ISA, as BLIS
-// keeps its per-architecture parameters).
-struct Blocking { int64_t mc, nc; };
-Blocking microkernel_default_blocking(Isa isa);
-
 // ---- Reference -------------------------------------------------------------------------
 // Long-double Sinkhorn in scaling-vector form: A = diag(u) A0 diag(v), starting at u = v = 1.
 // No long-double copy of A is kept (it matters at 16000^2). Same zero-sum rule as the kernels.
@@ -246,6 +242,21 @@ SkCompare compare_with_reference(const T* A, int64_t lda, const SkReference<T>& 
 // double per pass: d <- 2d + (K+1)u. `lengths` holds K for each pass in order (N for a row
 // pass, M for a column pass). Observed errors are ~sqrt(K)u, far inside this.
 double sk_error_bound(const std::vector<int64_t>& lengths, double eps);
+
+// verify() of an instance: A (row stride lda) against the reference after the passes of
+// `lengths` (see sk_error_bound), each with `extra` more roundings (fused products, pow, a
+// T-term reduction of row slices); `after` names the passes in the detail ("2 iterations").
+template <class T>
+Verification verify_against(const T* A, int64_t lda, const SkReference<T>& ref, std::vector<int64_t> lengths,
+                            int extra, const std::string& after);
+
+// The benchmark problem, the same wherever it is built (the family's instances, the MPI
+// program's ranks): entry k = i * N + j of the M x N matrix is a counter-based hash of k, so a
+// thread or a rank builds its own rows in any order, uniform in [0.1, 1.1) (positive, so every
+// sum is positive and the factors are far from 1 on the first pass); targets r, c uniform in
+// [0.5, 1.5), c rescaled so that sum(c) == sum(r) (a balanced problem has a solution).
+double problem_entry(uint64_t k);
+template <class T> void problem_targets(T* r, int64_t M, T* c, int64_t N);
 
 // The case parameter fi (the unbalanced-OT exponent reg_m / (reg_m + reg), in (0, 1]; 1 =
 // balanced when absent), shared with the sinkhorn_cuda family. Throws Error naming the case.

@@ -47,11 +47,6 @@ void col_scale(const SkArgs<T>& a) {
 }
 }  // namespace
 
-template <class T>
-SkKernels<T> typical_kernels() {
-  return {detail::portable_row_rescale<T>, col_rescale<T>, col_sums<T>, col_scale<T>};
-}
-template SkKernels<float> typical_kernels<float>();
-template SkKernels<double> typical_kernels<double>();
+ROOFLAB_SK_PORTABLE_KERNELS(typical)
 
 }  // namespace rooflab::sinkhorn

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "harness/error.hpp"
+#include "harness/families.hpp"
 #include "harness/isa.hpp"
-#include "harness/registry.hpp"
 #include "kernels/floyd_warshall/floyd_warshall.hpp"
 
 namespace rooflab::fw {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "harness/error.hpp"
+#include "harness/families.hpp"
 #include "harness/isa.hpp"
-#include "harness/registry.hpp"
 #include "kernels/gemm/gemm.hpp"
 
 namespace rooflab::gemm {

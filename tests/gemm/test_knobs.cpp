@@ -9,8 +9,8 @@
 #include <fstream>
 
 #include "harness/error.hpp"
+#include "harness/families.hpp"
 #include "harness/json_io.hpp"
-#include "harness/registry.hpp"
 #include "kernels/gemm/knobs.hpp"
 #include "roofline/machine.hpp"
 

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "harness/error.hpp"
+#include "harness/families.hpp"
 #include "harness/json_io.hpp"
 #include "apps/rtamm/evaluate.hpp"
 #include "apps/rtamm/units.hpp"

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "harness/error.hpp"
+#include "harness/families.hpp"
 #include "harness/isa.hpp"
-#include "harness/registry.hpp"
 #include "kernels/sinkhorn/sinkhorn.hpp"
 #include "tests/sinkhorn/problem.hpp"
 

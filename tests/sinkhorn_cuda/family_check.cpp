@@ -17,6 +17,7 @@
 
 #include "apps/commands.hpp"
 #include "harness/error.hpp"
+#include "harness/families.hpp"
 #include "harness/json_io.hpp"
 #include "kernels/sinkhorn/cuda/sinkhorn_cuda.hpp"
 #include "roofline/evaluate.hpp"

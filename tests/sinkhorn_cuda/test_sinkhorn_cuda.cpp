@@ -14,6 +14,7 @@
 #include "harness/buffer.hpp"
 #include "apps/commands.hpp"
 #include "harness/error.hpp"
+#include "harness/families.hpp"
 #include "harness/json_io.hpp"
 #include "kernels/sinkhorn/cuda/sinkhorn_cuda.hpp"
 #include "kernels/sinkhorn/sinkhorn.hpp"

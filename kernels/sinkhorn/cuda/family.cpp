@@ -2,9 +2,6 @@
 // Always registered; without a usable device its profiles are empty and accepts() says why.
 #include <algorithm>
 #include <cmath>
-#include <limits>
-#include <random>
-#include <sstream>
 
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
@@ -128,21 +125,15 @@ size_t memory_bytes(const Case& c) {
 }
 
 // ---- Instance --------------------------------------------------------------------------
-// Entries uniform in [0.1, 1.1), targets in [0.5, 1.5) with sum(c) == sum(r), as the CPU
-// family uses (different generator, same distribution).
+// The CPU family's problem (sinkhorn::problem_entry / problem_targets).
 template <class T>
 class GpuInstance final : public Instance {
  public:
   explicit GpuInstance(const Params& p)
       : p_(p), A0_(size_t(p.M * p.N)), A_(size_t(p.M * p.N)), r_(size_t(p.M)), c_(size_t(p.N)),
         u_(size_t(p.M)), v_(size_t(p.N)) {
-    std::mt19937_64 gen(20240917);
-    std::uniform_real_distribution<double> a(0.1, 1.1), t(0.5, 1.5);
-    for (size_t k = 0; k < A0_.size(); ++k) A0_[k] = T(a(gen));
-    long double sr = 0, sc = 0;
-    for (int64_t i = 0; i < p.M; ++i) sr += r_[size_t(i)] = T(t(gen));
-    for (int64_t j = 0; j < p.N; ++j) sc += c_[size_t(j)] = T(t(gen));
-    for (int64_t j = 0; j < p.N; ++j) c_[size_t(j)] = T(c_[size_t(j)] * (sr / sc));
+    for (size_t k = 0; k < A0_.size(); ++k) A0_[k] = T(sinkhorn::problem_entry(k));
+    sinkhorn::problem_targets(r_.data(), p.M, c_.data(), p.N);
     const dev::Props d = dev::props();
     const double need = double(A0_.size() + 8 * size_t(p.M + p.N)) * sizeof(T);
     if (need > 0.9 * double(d.free_bytes))
@@ -193,19 +184,7 @@ class GpuInstance final : public Instance {
     // Any summation order (tiles, atomics) stays inside the (K-1)u bound of sk_error_bound;
     // +2 roundings for the products of the fused kernels / the plan, +2 for pow.
     const int extra = 2 + (p_.fi != 1 ? 2 : 0);
-    std::vector<int64_t> lengths = {p_.N, p_.M, p_.N, p_.M};
-    for (auto& k : lengths) k += extra;
-    const sinkhorn::SkCompare w = sinkhorn::compare_with_reference(A_.data(), p_.N, ref);
-    Verification v;
-    v.max_err = w.max_err;
-    v.tol = sinkhorn::sk_error_bound(lengths, double(std::numeric_limits<T>::epsilon()));
-    v.ok = w.max_err <= v.tol;
-    std::ostringstream os;
-    os.precision(17);
-    os << "worst relative error " << w.max_err << " at (" << w.i << ", " << w.j << "): got " << w.got
-       << ", expected " << w.expected << "; tol " << v.tol << " after 2 iterations";
-    v.detail = os.str();
-    return v;
+    return sinkhorn::verify_against(A_.data(), p_.N, ref, {p_.N, p_.M, p_.N, p_.M}, extra, "2 iterations");
   }
 
   Params p_;
@@ -219,8 +198,9 @@ std::unique_ptr<Instance> make(const Case& c) {
   const Params p = params_of(c);
   const std::string why = unavailable_reason();
   if (!why.empty()) throw Error(c.name() + ": " + why);
-  if (c.dtype == DType::f64) return std::make_unique<GpuInstance<double>>(p);
-  return std::make_unique<GpuInstance<float>>(p);
+  return with_element_type(c.dtype, [&]<class T>() -> std::unique_ptr<Instance> {
+    return std::make_unique<GpuInstance<T>>(p);
+  });
 }
 
 // ---- Profiles --------------------------------------------------------------------------
@@ -241,11 +221,7 @@ Spec with_part(const char* part) {
   return s;
 }
 Case make_case(const std::string& variant, DType dt, int64_t M, int64_t N, const Spec& s = {}) {
-  Case c;
-  c.family = "sinkhorn_cuda";
-  c.variant = variant;
-  c.dtype = dt;
-  c.dims = {M, N};
+  Case c{"sinkhorn_cuda", variant, Isa::none, dt, {M, N}, {}, 1};
   if (variant != "baseline") {
     for (auto [k, v] : {std::pair<const char*, int>{"ty", s.t2.ty}, {"tx", s.t2.tx}, {"ny", s.t2.ny},
                         {"rtx", s.t4.tx}, {"rny", s.t4.ny}})
@@ -253,7 +229,6 @@ Case make_case(const std::string& variant, DType dt, int64_t M, int64_t N, const
   }
   if (!s.fi.empty()) c.params.emplace_back("fi", s.fi);
   if (variant == "mapuot") c.params.emplace_back("part", s.part);
-  c.threads = 1;
   return c;
 }
 
@@ -291,32 +266,15 @@ std::vector<Case> cases(std::string_view profile) {
   return out;
 }
 
-Variant variant_row(std::string name, std::string description) {
-  Variant v;
-  v.name = std::move(name);
-  v.description = std::move(description);
-  v.dtypes = {DType::f64, DType::f32};
-  v.accepts = accepts;
-  v.model = model;
-  v.make = make;
-  return v;
-}
 }  // namespace
 
 const Family& sinkhorn_cuda_family() {
-  static const Family f = [] {
-    Family fam;
-    fam.name = "sinkhorn_cuda";
-    fam.description = "Sinkhorn / unbalanced OT on a CUDA device, one iteration (MAP-UOT Sec. 4.2)";
-    fam.variants = {
-        variant_row("mapuot", "MAP-UOT GPU parts 1-4: 2-D tiles + smem column sums, 1-D tiles + shuffle row sums"),
-        variant_row("fused_uv", "scaling vectors u, v with K read-only: K v and K^T u with the same tiled kernels"),
-        variant_row("baseline", "four separate passes as CuPy runs them: row sums, row scale, column sums, column scale"),
-    };
-    fam.cases = cases;
-    fam.memory_bytes = memory_bytes;
-    return fam;
-  }();
+  static const Family f = make_family(
+      "sinkhorn_cuda", "Sinkhorn / unbalanced OT on a CUDA device, one iteration (MAP-UOT Sec. 4.2)",
+      {accepts, model, make, cases, memory_bytes},
+      {{"mapuot", "MAP-UOT GPU parts 1-4: 2-D tiles + smem column sums, 1-D tiles + shuffle row sums"},
+       {"fused_uv", "scaling vectors u, v with K read-only: K v and K^T u with the same tiled kernels"},
+       {"baseline", "four separate passes as CuPy runs them: row sums, row scale, column sums, column scale"}});
   return f;
 }
 

@@ -1,0 +1,24 @@
+#pragma once
+// The floyd_warshall family's parameters in one place, as BLIS keeps one config per
+// architecture: the default tiling (the family table) and, per ISA, the register block of the
+// `simd` / `regblock` kernels (simd_kernels.hpp builds each ISA's kernels from it).
+#include <cstdint>
+
+#include "kernels/simd/tables.hpp"
+
+namespace rooflab::fw {
+
+constexpr int64_t kDefaultBs = 64;        // tile edge (the paper's choice)
+constexpr int64_t kDefaultTaskMin = 256;  // rows below which the recursion stops spawning tasks
+
+inline constexpr simd::IsaShapes kRegblockShapes{
+    // No intrinsics: GCC vectorizes the plain kernel's row loop (SSE2) but not the register
+    // block, so here regblock is the ablation's reference shape, not a speed-up.
+    .scalar = {4, 2},
+    // 12 accumulators + 2 B vectors + 1 broadcast of A = 15 of the 16 ymm.
+    .avx2 = {6, 2},
+    // 16 accumulators, as the paper's 16 x 16-lane tile holds 16.
+    .avx512 = {8, 2},
+};
+
+}  // namespace rooflab::fw
