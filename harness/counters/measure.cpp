@@ -67,17 +67,3 @@ Measurement measure_instance(Instance& inst, const std::string& region, Backend*
 }
 }  // namespace rooflab::counters
 
-namespace rooflab::counters {
-int parse_positive_int(const std::string& opt, const std::string& value, int max) {
-  size_t used = 0;
-  long v = 0;
-  try {
-    v = std::stol(value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != value.size() || value.empty() || v < 1 || v > max)
-    throw Error(opt + " needs an integer in 1.." + std::to_string(max) + ", got '" + value + "'");
-  return int(v);
-}
-}  // namespace rooflab::counters

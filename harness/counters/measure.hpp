@@ -25,8 +25,3 @@ Measurement measure_instance(Instance& inst, const std::string& region, Backend*
 
 std::string verification_message(const Verification& v);
 }  // namespace rooflab::counters
-
-namespace rooflab::counters {
-// "--runs 3" style values: a positive integer (at most `max`) or rooflab::Error naming `opt`.
-int parse_positive_int(const std::string& opt, const std::string& value, int max = 1000000);
-}  // namespace rooflab::counters

@@ -357,7 +357,7 @@ def rtamm_overhead(c: Ctx) -> Outcome:
         return missing("rtamm.json", "rooflab rtamm evaluate --out DIR")
     v = sm.get("mean_decision_overhead_ge_256cubed")
     if v is None:
-        return Outcome(NOT_MEASURED, note="no shape >= 256^3 in this evaluation (use --profile full)")
+        return Outcome(NOT_MEASURED, note="no shape >= 256^3 in this evaluation (use --profile paper)")
     return Outcome(HOLDS if float(v) < 1e-3 else FAILS, f"{100 * float(v):.3f}% of the GEMM time (max "
                    f"{100 * float(sm['max_decision_overhead_ge_256cubed']):.3f}%)", [f"rtamm/adaptive, {sm['shapes_ge_256cubed']} shapes >= 256^3"],
                    "paper: < 0.01%; the issue's target: < 0.1%")
