@@ -151,28 +151,17 @@ Options parse(const args::Values& v, int P) {
 }
 
 // ---- Data ------------------------------------------------------------------------------
-// Element (i, j) is a hash of its global index, so each rank builds its own rows and rank 0
-// can rebuild the whole matrix for the reference. Entries in [0.1, 1.1), targets in
-// [0.5, 1.5) with sum(c) == sum(r), as the single-node family's data.
-uint64_t mix(uint64_t x) {  // splitmix64 finalizer
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-double unit(uint64_t stream, uint64_t k) { return double(mix(mix(stream) ^ k) >> 11) * 0x1.0p-53; }
-
+// Element (i, j) is the single-node family's problem_entry of its global index, so each rank
+// builds its own rows and rank 0 can rebuild the whole matrix for the reference; the targets
+// are the family's too (kernels/sinkhorn/sinkhorn.hpp).
 template <class T>
 void fill_rows(T* A, int64_t i0, int64_t i1, int64_t N) {
   for (int64_t i = i0; i < i1; ++i)
-    for (int64_t j = 0; j < N; ++j) A[(i - i0) * N + j] = T(0.1 + unit(1, uint64_t(i * N + j)));
+    for (int64_t j = 0; j < N; ++j) A[(i - i0) * N + j] = T(sinkhorn::problem_entry(uint64_t(i * N + j)));
 }
 template <class T>
 void fill_targets(std::vector<T>& r, std::vector<T>& c) {
-  long double sr = 0, sc = 0;
-  for (size_t i = 0; i < r.size(); ++i) sr += r[i] = T(0.5 + unit(2, i));
-  for (size_t j = 0; j < c.size(); ++j) sc += c[j] = T(0.5 + unit(3, j));
-  for (auto& x : c) x = T(x * (sr / sc));
+  sinkhorn::problem_targets(r.data(), int64_t(r.size()), c.data(), int64_t(c.size()));
 }
 
 // The driver's statistics (harness/measure.hpp). The timing loops below stay MPI's own: every
