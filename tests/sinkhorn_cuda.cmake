@@ -36,6 +36,18 @@ if(ROOFLAB_HAVE_CUDA)
   add_test(NAME sinkhorn_cuda_device_code
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_cuda/check_device_code.sh $<TARGET_FILE:rooflab_sinkhorn_cuda>)
   set_tests_properties(sinkhorn_cuda_device_code PROPERTIES LABELS integration)
+  # device_build.sh (nvcc + g++ alone, for a lent GPU machine) still links with the current
+  # source list; its family check then runs here (77 = skipped without a device).
+  set(_skc_gtest /usr/src/googletest/googletest)
+  if(NOT EXISTS ${_skc_gtest}/src/gtest-all.cc)
+    set(_skc_gtest "")
+  endif()
+  add_test(NAME sinkhorn_cuda_device_build COMMAND sh -c
+    "rm -rf ${_skc_tmp}/db ${_skc_tmp}/dbrun && mkdir -p ${_skc_tmp}/dbrun && \
+     ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_cuda/device_build.sh ${_skc_tmp}/db /usr/include sm_90 ${_skc_gtest} && \
+     cp ${PROJECT_SOURCE_DIR}/tests/fixtures/run_small/machine.json ${_skc_tmp}/dbrun/ && \
+     ${_skc_tmp}/db/fc ${_skc_tmp}/dbrun --profile smoke --reps 2")
+  set_tests_properties(sinkhorn_cuda_device_build PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 900)
 endif()
 
 # scripts/gpu_sweep.sh end to end at a small size (machine.json's CPU part from the fixture

@@ -12,16 +12,18 @@ gtest=${4:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$out"
 I=(-I"$root" -I"$inc")
+# what CMake defines for harness/diagnostics.cpp (the build the numbers came from)
+D=(-DROOFLAB_BUILD_TYPE=\"Release\" -DROOFLAB_SANITIZER=\"\")
 cxx() {  # source [flags...]
   local src=$1; shift
-  g++ -std=c++20 -O2 -fopenmp "${I[@]}" "$@" -c "$root/$src" -o "$out/$(echo "$src" | tr / _).o"
+  g++ -std=c++20 -O2 -fopenmp "${I[@]}" "${D[@]}" "$@" -c "$root/$src" -o "$out/$(echo "$src" | tr / _).o"
 }
 pids=()
 for f in kernels device bench; do
   nvcc -std=c++17 -O3 -gencode "arch=compute_${arch#sm_},code=$arch" "${I[@]}" \
        -c "$root/kernels/sinkhorn/cuda/$f.cu" -o "$out/cu_$f.o" & pids+=($!)
 done
-common=(harness/registry.cpp harness/families.cpp harness/isa.cpp harness/buffer.cpp harness/json_io.cpp
+common=(harness/registry.cpp harness/families.cpp harness/isa.cpp harness/buffer.cpp harness/json_io.cpp harness/args.cpp harness/measure.cpp harness/diagnostics.cpp
         roofline/machine.cpp roofline/predict.cpp roofline/evaluate.cpp
         kernels/sinkhorn/cuda/plan.cpp kernels/sinkhorn/cuda/solver.cpp apps/gpu_characterize.cpp
         kernels/sinkhorn/cuda/family.cpp)
