@@ -7,6 +7,8 @@
 #include <ctime>
 #include <algorithm>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <vector>
 
 #include "harness/error.hpp"
@@ -67,17 +69,42 @@ fs::path machine_section_path(const fs::path& machine_json, const std::string& s
          ("machine." + section + ".json");
 }
 
-void write_machine_section(const fs::path& machine_json, const std::string& section, const json& value) {
+namespace {
+// What a dependent section records of the section it was fitted on: the file's revision (unique
+// per write, see write_machine_section), or "inline" for a section machine.json carries itself.
+std::string section_revision(const json& file) { return file.value("revision", file.value("created", "")); }
+}  // namespace
+
+void write_machine_section(const fs::path& machine_json, const std::string& section, const json& value,
+                           const std::vector<std::string>& fitted_on) {
   if (!fs::exists(machine_json))
     throw Error("machine model " + machine_json.string() + " not found; run `rooflab characterize --out DIR` first");
   const json m = read_json_file(machine_json);
   require_schema(m, "rooflab.machine", 1, machine_json);
-  write_json_atomic(machine_section_path(machine_json, section),
-                    json{{"schema", "rooflab.machine_section/1"},
-                         {"section", section},
-                         {"machine_created", m.value("created", "")},
-                         {"created", utc_timestamp()},
-                         {"value", value}});
+  const std::string created = utc_timestamp();
+  // The revision tells two writes apart even within one second (created has whole seconds).
+  const auto ns = std::chrono::steady_clock::now().time_since_epoch().count();
+  char rev[24];
+  std::snprintf(rev, sizeof rev, "%08zx",
+                std::hash<std::string>{}(value.dump() + "#" + std::to_string(ns) + "#" + std::to_string(getpid())) &
+                    0xffffffffu);
+  json file = {{"schema", "rooflab.machine_section/1"}, {"section", section},
+               {"machine_created", m.value("created", "")}, {"created", created},
+               {"revision", created + "#" + rev}, {"value", value}};
+  for (const std::string& dep : fitted_on) {
+    const fs::path df = machine_section_path(machine_json, dep);
+    if (fs::exists(df)) {
+      const json d = read_json_file(df);
+      require_schema(d, "rooflab.machine_section", 1, df);
+      file["fitted_on"][dep] = section_revision(d);
+    } else if (m.contains(dep)) {
+      file["fitted_on"][dep] = "inline";
+    } else {
+      throw Error(machine_section_path(machine_json, section).string() + " is fitted on " + df.string() +
+                  ", which does not exist");
+    }
+  }
+  write_json_atomic(machine_section_path(machine_json, section), file);
 }
 
 json read_machine_json(const fs::path& machine_json) {
@@ -93,23 +120,64 @@ json read_machine_json(const fs::path& machine_json) {
       files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());  // a fixed order, whatever the directory's
+  struct Section {
+    fs::path file;
+    json doc;
+    bool joined = true;
+  };
+  std::map<std::string, Section> secs;
   for (const auto& f : files) {
-    const json c = read_json_file(f);
+    json c = read_json_file(f);
     require_schema(c, "rooflab.machine_section", 1, f);
     const std::string section = c.value("section", "");
     const std::string expected = f.filename().string().substr(8, f.filename().string().size() - 13);
     if (section != expected || !c.contains("value"))
       throw Error(f.string() + ": section \"" + section + "\" does not match its file name (expected \"" + expected + "\")");
+    if (c.contains("fitted_on") && !c["fitted_on"].is_object())
+      throw Error(f.string() + ": \"fitted_on\" must be an object of section -> revision");
+    if (!c.contains("fitted_on")) c["fitted_on"] = json::object();
+    for (const auto& [dep, rev] : c["fitted_on"].items())
+      if (!rev.is_string()) throw Error(f.string() + ": \"fitted_on\"." + dep + " must be a string");
+    Section s{f, std::move(c)};
     // A section measured against an earlier characterization of this directory is stale: the
     // ceilings it was taken beside are gone, so it is not joined (its command says to re-run).
-    if (c.value("machine_created", "") != m.value("created", "")) {
+    if (s.doc.value("machine_created", "") != m.value("created", "")) {
       m["stale_sections"][section] = f.filename().string() + " was measured for the machine.json of " +
-                                     c.value("machine_created", "?") + "; machine.json is now from " +
+                                     s.doc.value("machine_created", "?") + "; machine.json is now from " +
                                      m.value("created", "?");
-      continue;
+      s.joined = false;
     }
-    m[section] = c["value"];
+    secs.emplace(section, std::move(s));
   }
+  // A section fitted on another (the rtamm calibration on the rtamm units) is stale when that one
+  // was rewritten since, or is itself not joined: it belongs to values that are no longer there.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto& [name, s] : secs) {
+      if (!s.joined) continue;
+      for (const auto& [dep, rev] : s.doc["fitted_on"].items()) {
+        const std::string was = rev.get<std::string>();
+        const std::string dep_file = "machine." + dep + ".json";
+        const auto d = secs.find(dep);
+        std::string why;
+        if (d == secs.end()) {
+          if (!(was == "inline" && m.contains(dep))) why = dep_file + " is missing";
+        } else if (!d->second.joined) {
+          why = dep_file + " is not used itself";
+        } else if (section_revision(d->second.doc) != was) {
+          why = dep_file + " is now revision " + section_revision(d->second.doc);
+        }
+        if (why.empty()) continue;
+        m["stale_sections"][name] = s.file.filename().string() + " was fitted on " + dep_file + " revision " + was +
+                                    "; " + why;
+        s.joined = false;
+        changed = true;
+        break;
+      }
+    }
+  }
+  for (auto& [name, s] : secs)
+    if (s.joined) m[name] = s.doc["value"];
   return m;
 }
 

@@ -136,6 +136,10 @@ int cmd_units(const Values& o) {
   std::printf("sync %.0f ns; quiet share %.0f%%%s; wrote the \"rtamm\" section of %s\n", u.sync_ns,
               100 * u.quiet_fraction, diag::quiet_budget().exhausted() ? " (quiet budget spent: taken under load)" : "",
               path.string().c_str());
+  if (fs::exists(machine_section_path(path, "rtamm_calibration")))
+    std::fprintf(stderr, "rtamm units: %s was fitted on the units replaced now and is no longer applied: re-run "
+                         "`rooflab rtamm calibrate --machine %s`\n",
+                 machine_section_path(path, "rtamm_calibration").string().c_str(), path.string().c_str());
   return 0;
 }
 
@@ -241,9 +245,8 @@ int cmd_calibrate(const Values& o) {
   set_budget(o, profile);
   const uint64_t seed = uint64_t(o.integer("--seed"));
   const ShapeConfig ev = shape_config(o);
-  json m = read_machine_json(path);
-  Units u = load_units(path, "f64", threads);
-  u.calib = Calibration{};
+  const json m = read_machine_json(path);
+  const Units u = load_units(path, "f64", threads, false);
   const std::vector<Block> pool = pool_of(u);
   omp_set_num_threads(threads);
   // Training shapes: the evaluation's generator with another seed, minus every shape of the
@@ -278,9 +281,8 @@ int cmd_calibrate(const Values& o) {
   Units uc = u;
   uc.calib = fit_calibration(u, plans, ds, t);
   const auto after = fit_quality(Engine(plans, uc), shapes, t);
-  json sec = m["rtamm"];
   std::string units_measured;
-  for (json& e : sec["units"])
+  for (const json& e : m["rtamm"]["units"])
     if (e.value("dtype", "") == "f64" && e.value("threads", 0) == threads) units_measured = e.value("measured", "");
   uc.calib.provenance = {
       {"method", "rooflab rtamm calibrate: non-negative least squares of the relative error over every plan x "
@@ -293,10 +295,20 @@ int cmd_calibrate(const Values& o) {
       {"training_median_abs_error", {{"uncalibrated", before.first}, {"calibrated", after.first}}},
       {"training_sweep_accuracy", {{"uncalibrated", before.second}, {"calibrated", after.second}}},
       {"training_dims", dims}};
-  const json cj = to_json(uc)["calibration"];
-  for (json& e : sec["units"])
-    if (e.value("dtype", "") == "f64" && e.value("threads", 0) == threads) e["calibration"] = cj;
-  write_machine_section(path, "rtamm", sec);
+  const json cj = calibration_to_json(uc.calib);
+  // Its own section, fitted on the "rtamm" units (their revision recorded): re-measuring the
+  // units leaves it stale, never applied to units it was not fitted on. The calibrations of
+  // other thread counts stay (a stale section was not joined, so none of its entries stays).
+  json entries = json::array();
+  if (m.contains("rtamm_calibration") && m["rtamm_calibration"].contains("calibrations"))
+    for (const json& e : m["rtamm_calibration"]["calibrations"])
+      if (!(e.value("dtype", "") == "f64" && e.value("threads", 0) == threads)) entries.push_back(e);
+  entries.push_back({{"dtype", "f64"}, {"threads", threads}, {"units_measured", units_measured}, {"calibration", cj}});
+  write_machine_section(path, "rtamm_calibration",
+                        {{"calibrations", entries},
+                         {"method", "a scale per formula term fitted to the units of the same dtype and threads in "
+                                    "machine.rtamm.json (revision in fitted_on)"}},
+                        {"rtamm"});
   if (o.has("--out")) {  // the training sweep itself, for analysis (docs/json.md#rtamm)
     json tr = {{"schema", "rooflab.rtamm_training/1"}, {"created", utc_timestamp()}, {"machine", fs::absolute(path).string()},
                {"calibration", cj}, {"plans", json::array()}, {"shapes", json::array()}};
@@ -314,7 +326,7 @@ int cmd_calibrate(const Values& o) {
   for (double k : uc.calib.kernel) std::printf(" %.3f", k);
   std::printf("\n  training set: median |pred/meas - 1| %.1f%% -> %.1f%%, sweep accuracy %.1f%% -> %.1f%%\n",
               100 * before.first, 100 * after.first, 100 * before.second, 100 * after.second);
-  std::printf("  wrote the calibration into the \"rtamm\" section of %s\n", path.string().c_str());
+  std::printf("  wrote %s\n", machine_section_path(path, "rtamm_calibration").string().c_str());
   return 0;
 }
 
@@ -384,13 +396,13 @@ std::vector<args::Command> table() {
          return s;
        },
        cmd_evaluate, nullptr, false},
-      {"calibrate", "fit a scale per formula term to every plan timed on training shapes (stored with the units)",
+      {"calibrate", "fit a scale per formula term to every plan timed on training shapes -> machine.rtamm_calibration.json",
        [] {
          Spec s = with_machine(Spec(
              "rooflab rtamm calibrate",
              "time every plan on a training set of shapes (the evaluation's generator with another seed, the "
-             "evaluation's shapes excluded) and fit a scale per formula term; stored with the units it was "
-             "fitted to (rerun it after `units`, which drops it)"));
+             "evaluation's shapes excluded) and fit a scale per formula term into machine.rtamm_calibration.json, "
+             "tied to the units it was fitted on (after `units` it is stale and not applied: rerun it)"));
          timed(s).integer("--shapes", "N", "training shapes (default: by profile)", 6, 100000)
              .integer("--seed", "S", "the training set's seed (1 is the evaluation's)", 2, int64_t(1) << 40, 2)
              .integer("--samples", "S", "timed samples per plan and shape", 1, 100, 3)

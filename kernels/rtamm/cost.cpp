@@ -2,7 +2,9 @@
 // JSON form (machine.json "rtamm" section).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <set>
 
 #include "harness/error.hpp"
 #include "kernels/rtamm/rtamm.hpp"
@@ -233,14 +235,27 @@ void read_levels(const json& j, const char* key, double* v) {
 }
 }  // namespace
 
-namespace {
-json calib_json(const Calibration& k) {
+json calibration_to_json(const Calibration& k) {
   if (!k.present) return nullptr;
   return {{"load_a", k.load_a}, {"load_b", k.load_b}, {"load_c", k.load_c}, {"load_c_ahead", k.load_c_ahead},
           {"store_c", k.store_c}, {"sync", k.sync}, {"overlap", k.overlap}, {"kernel", k.kernel},
           {"provenance", k.provenance}};
 }
-}  // namespace
+
+Calibration calibration_from_json(const json& c, size_t blocks) {
+  Calibration k;
+  k.present = true;
+  k.load_a = c.at("load_a").get<double>(), k.load_b = c.at("load_b").get<double>();
+  k.load_c = c.at("load_c").get<double>(), k.load_c_ahead = c.at("load_c_ahead").get<double>();
+  k.store_c = c.at("store_c").get<double>(), k.sync = c.at("sync").get<double>();
+  k.overlap = c.at("overlap").get<double>();
+  k.kernel = c.at("kernel").get<std::vector<double>>();
+  k.provenance = c.value("provenance", json::object());
+  if (k.kernel.size() != blocks)
+    throw Error("rtamm calibration lists " + std::to_string(k.kernel.size()) + " kernel scales for " +
+                std::to_string(blocks) + " blocks (rerun `rooflab rtamm calibrate`)");
+  return k;
+}
 
 json to_json(const Units& u) {
   json blocks = json::array();
@@ -250,10 +265,12 @@ json to_json(const Units& u) {
                       {"op_load_c_ns", per_level(b.load_c)}, {"op_store_c_ns", per_level(b.store_c)},
                       {"op_kernel_ns_per_flop", b.op_kernel}, {"kernel_call_ns", b.call_ns},
                       {"kernel_k_ns", b.k_ns}, {"overlap_rho", per_level(b.rho)}});
-  return {{"dtype", u.dtype}, {"threads", u.threads}, {"isa", u.isa}, {"mr", u.mr}, {"nr", u.nr},
+  json j = {{"dtype", u.dtype}, {"threads", u.threads}, {"isa", u.isa}, {"mr", u.mr}, {"nr", u.nr},
           {"caches", {{"L1", u.caches.l1}, {"L2", u.caches.l2}, {"L3", u.caches.l3}, {"source", u.caches.source}}},
           {"sync_ns", u.sync_ns}, {"region_ns", u.region_ns},
-          {"quiet_fraction", u.quiet_fraction}, {"blocks", blocks}, {"calibration", calib_json(u.calib)}};
+          {"quiet_fraction", u.quiet_fraction}, {"blocks", blocks}};
+  if (u.calib.present) j["calibration"] = calibration_to_json(u.calib);
+  return j;
 }
 
 Units units_from_json(const json& j) {
@@ -282,40 +299,58 @@ Units units_from_json(const json& j) {
       bu.k_ns = b.at("kernel_k_ns").get<double>();
       u.blocks.push_back(bu);
     }
-    if (j.contains("calibration") && !j["calibration"].is_null()) {
-      const json& c = j["calibration"];
-      Calibration& k = u.calib;
-      k.present = true;
-      k.load_a = c.at("load_a").get<double>(), k.load_b = c.at("load_b").get<double>();
-      k.load_c = c.at("load_c").get<double>(), k.load_c_ahead = c.at("load_c_ahead").get<double>();
-      k.store_c = c.at("store_c").get<double>(), k.sync = c.at("sync").get<double>();
-      k.overlap = c.at("overlap").get<double>();
-      k.kernel = c.at("kernel").get<std::vector<double>>();
-      k.provenance = c.value("provenance", json::object());
-      if (k.kernel.size() != u.blocks.size())
-        throw Error("rtamm calibration lists " + std::to_string(k.kernel.size()) + " kernel scales for " +
-                    std::to_string(u.blocks.size()) + " blocks (rerun `rooflab rtamm calibrate`)");
-    }
+    // An entry of the older layout carries the calibration that was fitted on it.
+    if (j.contains("calibration") && !j["calibration"].is_null())
+      u.calib = calibration_from_json(j["calibration"], u.blocks.size());
     return u;
   } catch (const json::exception& e) {
     throw Error(std::string("malformed rtamm units entry: ") + e.what());
   }
 }
 
-Units load_units(const std::filesystem::path& path, const std::string& dtype, int threads) {
+Units load_units(const std::filesystem::path& path, const std::string& dtype, int threads, bool calibrated) {
   const json m = read_machine_json(path);
   const std::string how = "run `rooflab rtamm units --machine " + path.string() + " --threads " +
                           std::to_string(threads) + (dtype == "f64" ? "" : " --dtype " + dtype) + "` first";
   if (!m.contains("rtamm") || !m["rtamm"].contains("units"))
     throw Error(path.string() + " has no \"rtamm\" unit costs: " + how);
+  const json* entry = nullptr;
   for (const json& e : m["rtamm"]["units"])
-    if (e.value("dtype", "") == dtype && e.value("threads", 0) == threads) {
-      Units u = units_from_json(e);
-      if (u.blocks.empty()) throw Error(path.string() + ": the rtamm unit costs list no blocks (empty pool): " + how);
-      return u;
+    if (e.value("dtype", "") == dtype && e.value("threads", 0) == threads) entry = &e;
+  if (!entry)
+    throw Error(path.string() + " has rtamm unit costs, but none for " + dtype + " with " + std::to_string(threads) +
+                " threads: " + how);
+  Units u = units_from_json(*entry);
+  if (u.blocks.empty()) throw Error(path.string() + ": the rtamm unit costs list no blocks (empty pool): " + how);
+  if (!calibrated) return u.calib = Calibration{}, u;
+  const std::filesystem::path cfile = machine_section_path(path, "rtamm_calibration");
+  const std::string recalibrate = "re-run `rooflab rtamm calibrate --machine " + path.string() + " --threads " +
+                                  std::to_string(threads) + "`";
+  if (m.contains("stale_sections") && m["stale_sections"].contains("rtamm_calibration")) {
+    // Fitted on unit costs that are gone: never applied to the present ones. Said once per file.
+    static std::set<std::string> warned;
+    if (warned.insert(cfile.string()).second)
+      std::fprintf(stderr, "warning: the calibration in %s does not belong to the unit costs in %s (%s); not applied: %s\n",
+                   cfile.string().c_str(), machine_section_path(path, "rtamm").string().c_str(),
+                   m["stale_sections"]["rtamm_calibration"].get<std::string>().c_str(), recalibrate.c_str());
+    return u;
+  }
+  if (!m.contains("rtamm_calibration")) return u;
+  const json& cal = m["rtamm_calibration"];
+  if (!cal.is_object() || !cal.contains("calibrations") || !cal["calibrations"].is_array())
+    throw Error(cfile.string() + ": expected {\"calibrations\": [...]}; " + recalibrate);
+  for (const json& e : cal["calibrations"]) {
+    if (!e.is_object() || e.value("dtype", "") != dtype || e.value("threads", 0) != threads) continue;
+    try {
+      u.calib = calibration_from_json(e.at("calibration"), u.blocks.size());
+    } catch (const json::exception& x) {
+      throw Error(cfile.string() + ": malformed calibration for " + dtype + " with " + std::to_string(threads) +
+                  " threads (" + x.what() + "); " + recalibrate);
+    } catch (const Error& x) {
+      throw Error(cfile.string() + ": " + x.what());
     }
-  throw Error(path.string() + " has rtamm unit costs, but none for " + dtype + " with " + std::to_string(threads) +
-              " threads: " + how);
+  }
+  return u;
 }
 
 }  // namespace rooflab::rtamm

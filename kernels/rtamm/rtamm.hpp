@@ -194,11 +194,23 @@ struct Units {
   Calibration calib;
   const BlockUnits* find(const Block& b) const;
 };
+// A units entry; "calibration" only when present (an entry of the older layout carried the one
+// fitted on it: units_from_json still reads it).
 json to_json(const Units& u);
 Units units_from_json(const json& j);  // throws Error on a malformed entry
-// The units for (dtype, threads) from machine.json's "rtamm" section. Throws Error naming
-// `rooflab rtamm units --machine FILE --threads T` when the section or that entry is missing.
-Units load_units(const std::filesystem::path& machine_json, const std::string& dtype, int threads);
+// The calibration object (null when absent) of a "rtamm_calibration" entry; from_json throws
+// Error unless it has every scale and one kernel scale per block.
+json calibration_to_json(const Calibration& k);
+Calibration calibration_from_json(const json& c, size_t blocks);
+// The units for (dtype, threads) from machine.json's "rtamm" section, with the calibration for
+// them from the "rtamm_calibration" section (machine.rtamm_calibration.json) unless
+// `calibrated` is false. Throws Error naming `rooflab rtamm units --machine FILE --threads T`
+// when the section or that entry is missing, and naming the calibration file when it is
+// malformed. A calibration fitted on other units than the present ones (stale_sections of
+// read_machine_json) is not applied: one warning on stderr names both files and says to re-run
+// `rooflab rtamm calibrate`.
+Units load_units(const std::filesystem::path& machine_json, const std::string& dtype, int threads,
+                 bool calibrated = true);
 
 // ---- Cost formulas and the adaptive engine -----------------------------------------------------
 struct Cost {

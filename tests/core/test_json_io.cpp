@@ -64,3 +64,64 @@ TEST(JsonIo, MergeMachineSectionRejectsMissingOrForeignFiles) {
   EXPECT_THROW(write_machine_section(dir / "bench.json", "mpi", json::object()), Error);
   fs::remove_all(dir);
 }
+
+// A section fitted on another (fitted_on) is joined only while that one is the revision it was
+// fitted on and is joined itself; otherwise it is named under "stale_sections" with both files.
+TEST(JsonIo, ASectionFittedOnAnotherIsStaleOnceThatOneIsRewritten) {
+  const fs::path dir = fs::temp_directory_path() / ("rooflab_json_io3_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path m = dir / "machine.json";
+  write_json_atomic(m, json{{"schema", "rooflab.machine/1"}, {"created", "T1"}});
+  write_machine_section(m, "base", json{{"v", 1}});
+  write_machine_section(m, "fit", json{{"scale", 2}}, {"base"});
+  const json f = read_json_file(dir / "machine.fit.json");
+  EXPECT_EQ(f["fitted_on"]["base"], read_json_file(dir / "machine.base.json")["revision"]);
+  json j = read_machine_json(m);
+  EXPECT_EQ(j["fit"]["scale"], 2);
+  EXPECT_FALSE(j.contains("stale_sections"));
+  // Rewritten with the same value within the same second: still another revision.
+  write_machine_section(m, "base", json{{"v", 1}});
+  j = read_machine_json(m);
+  EXPECT_FALSE(j.contains("fit"));
+  EXPECT_EQ(j["base"]["v"], 1);
+  const std::string why = j["stale_sections"]["fit"];
+  EXPECT_NE(why.find("machine.fit.json was fitted on machine.base.json revision"), std::string::npos) << why;
+  EXPECT_NE(why.find("machine.base.json is now revision"), std::string::npos) << why;
+  // Refitted: joined again. Its base gone or itself stale: stale too.
+  write_machine_section(m, "fit", json{{"scale", 3}}, {"base"});
+  EXPECT_EQ(read_machine_json(m)["fit"]["scale"], 3);
+  fs::remove(dir / "machine.base.json");
+  EXPECT_NE(read_machine_json(m)["stale_sections"]["fit"].get<std::string>().find("machine.base.json is missing"),
+            std::string::npos);
+  write_machine_section(m, "base", json{{"v", 2}});
+  write_machine_section(m, "fit", json{{"scale", 4}}, {"base"});
+  json later = read_json_file(dir / "machine.base.json");
+  later["machine_created"] = "T0";
+  write_json_atomic(dir / "machine.base.json", later);
+  j = read_machine_json(m);
+  EXPECT_FALSE(j.contains("base"));
+  EXPECT_FALSE(j.contains("fit"));
+  EXPECT_NE(j["stale_sections"]["fit"].get<std::string>().find("machine.base.json is not used itself"),
+            std::string::npos);
+  // Fitted on a section machine.json carries inline: joined while no file replaces it.
+  fs::remove(dir / "machine.base.json");
+  write_json_atomic(m, json{{"schema", "rooflab.machine/1"}, {"created", "T1"}, {"base", {{"v", 0}}}});
+  write_machine_section(m, "fit", json{{"scale", 5}}, {"base"});
+  EXPECT_EQ(read_json_file(dir / "machine.fit.json")["fitted_on"]["base"], "inline");
+  EXPECT_EQ(read_machine_json(m)["fit"]["scale"], 5);
+  write_machine_section(m, "base", json{{"v", 1}});
+  EXPECT_FALSE(read_machine_json(m).contains("fit"));
+  // Fitted on nothing that exists: refused when written; a malformed fitted_on: an error naming the file.
+  EXPECT_THROW(write_machine_section(m, "fit", json::object(), {"nothing"}), Error);
+  json bad = read_json_file(dir / "machine.fit.json");
+  bad["fitted_on"] = json::array({"base"});
+  write_json_atomic(dir / "machine.fit.json", bad);
+  try {
+    read_machine_json(m);
+    FAIL() << "a malformed fitted_on was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("machine.fit.json: \"fitted_on\""), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}

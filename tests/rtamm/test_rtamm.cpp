@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -399,6 +400,85 @@ TEST(RtammUnits, JsonRoundTripAndMissingUnits) {
     EXPECT_NE(std::string(e.what()).find("rooflab rtamm calibrate"), std::string::npos) << e.what();
   }
   fs::remove(no_section), fs::remove(with);
+}
+
+// The calibration is its own section (machine.rtamm_calibration.json), fitted on the units of
+// machine.rtamm.json: joined while those units are the ones it was fitted on; after the units
+// are measured again it is stale: not applied, one warning naming both files and the command.
+TEST(RtammUnits, CalibrationIsItsOwnSectionTiedToItsUnits) {
+  const fs::path dir = fs::temp_directory_path() / ("rtamm_calib_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path m = dir / "machine.json";
+  write_json_atomic(m, json{{"schema", "rooflab.machine/1"}, {"created", "T1"}});
+  Units u = flat_units(6, 8, {{12, 16, 16}, {48, 64, 64}}, 0.25);
+  u.dtype = "f64", u.threads = 2, u.isa = "avx2";
+  json entry = to_json(u);
+  entry["measured"] = "M1";
+  write_machine_section(m, "rtamm", {{"units", json::array({entry})}});
+  Calibration k;
+  k.present = true, k.store_c = 2.5, k.overlap = 0.3, k.kernel = {0.9, 1.1};
+  const json cal = {{"calibrations", json::array({{{"dtype", "f64"}, {"threads", 2}, {"units_measured", "M1"},
+                                                    {"calibration", calibration_to_json(k)}}})}};
+  // Without its units there is nothing to fit on.
+  fs::remove(dir / "machine.rtamm.json");
+  try {
+    write_machine_section(m, "rtamm_calibration", cal, {"rtamm"});
+    FAIL() << "a calibration without units was written";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("machine.rtamm.json"), std::string::npos) << e.what();
+  }
+  write_machine_section(m, "rtamm", {{"units", json::array({entry})}});
+  write_machine_section(m, "rtamm_calibration", cal, {"rtamm"});
+  EXPECT_FALSE(read_json_file(dir / "machine.rtamm.json")["value"]["units"][0].contains("calibration"));
+  testing::internal::CaptureStderr();
+  const Units fresh = load_units(m, "f64", 2);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_TRUE(fresh.calib.present);
+  EXPECT_DOUBLE_EQ(fresh.calib.store_c, 2.5);
+  EXPECT_DOUBLE_EQ(fresh.calib.kernel[1], 1.1);
+  EXPECT_FALSE(load_units(m, "f64", 2, false).calib.present);  // what `rtamm calibrate` fits from
+  // The units measured again (same values even, within the same second): the calibration is stale.
+  write_machine_section(m, "rtamm", {{"units", json::array({entry})}});
+  EXPECT_TRUE(read_machine_json(m)["stale_sections"].contains("rtamm_calibration"));
+  testing::internal::CaptureStderr();
+  const Units stale = load_units(m, "f64", 2);
+  const std::string warning = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(stale.calib.present);
+  EXPECT_NE(warning.find((dir / "machine.rtamm_calibration.json").string()), std::string::npos) << warning;
+  EXPECT_NE(warning.find((dir / "machine.rtamm.json").string()), std::string::npos) << warning;
+  EXPECT_NE(warning.find("re-run `rooflab rtamm calibrate --machine " + m.string() + " --threads 2`"),
+            std::string::npos) << warning;
+  EXPECT_EQ(std::count(warning.begin(), warning.end(), '\n'), 1) << warning;
+  // Malformed calibrations (fitted on the present units) are errors naming the file.
+  auto expect_malformed = [&](const json& value, const std::string& says) {
+    write_machine_section(m, "rtamm_calibration", value, {"rtamm"});
+    try {
+      load_units(m, "f64", 2);
+      FAIL() << "accepted " << value.dump();
+    } catch (const Error& e) {
+      const std::string w = e.what();
+      EXPECT_NE(w.find((dir / "machine.rtamm_calibration.json").string()), std::string::npos) << w;
+      EXPECT_NE(w.find(says), std::string::npos) << w;
+      EXPECT_EQ(w.find('\n'), std::string::npos) << w;
+    }
+  };
+  json bad = cal;
+  bad["calibrations"][0]["calibration"]["sync"] = "fast";
+  expect_malformed(bad, "malformed calibration for f64 with 2 threads");
+  bad = cal;
+  bad["calibrations"][0]["calibration"]["kernel"] = json::array({1.0});
+  expect_malformed(bad, "1 kernel scales for 2 blocks");
+  expect_malformed(json{{"calibrations", nullptr}}, "expected {\"calibrations\": [...]}");
+  write_text_atomic(dir / "machine.rtamm_calibration.json", "{\"schema\": ");
+  try {
+    load_units(m, "f64", 2);
+    FAIL() << "a truncated calibration file was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("machine.rtamm_calibration.json is not valid JSON"), std::string::npos)
+        << e.what();
+  }
+  fs::remove_all(dir);
 }
 
 TEST(RtammUnits, MicroBenchmarkGivesPositiveCosts) {
