@@ -151,6 +151,35 @@ def test_a_section_of_an_earlier_machine_json_is_named_not_joined(run_copy, tmp_
     assert any("gpu section not used" in w and "rooflab gpu-characterize" in w for w in tables.warnings(run))
 
 
+def test_the_rtamm_calibration_is_joined_only_with_the_units_it_was_fitted_on(run_copy):
+    """`rooflab rtamm calibrate` writes machine.rtamm_calibration.json "fitted_on" the revision of
+    machine.rtamm.json; after `rtamm units` rewrote the units it is named stale, never joined."""
+    section_file(run_copy, "rtamm", {"units": []})
+    units = load(run_copy, "machine.rtamm.json")
+    units["revision"] = "2026-11-24T00:00:00Z#00000001"
+    save(run_copy, "machine.rtamm.json", units)
+    section_file(run_copy, "rtamm_calibration", {"calibrations": []})
+    cal = load(run_copy, "machine.rtamm_calibration.json")
+    cal["fitted_on"] = {"rtamm": "2026-11-24T00:00:00Z#00000001"}
+    save(run_copy, "machine.rtamm_calibration.json", cal)
+    m = load_run(run_copy).machine
+    assert m["rtamm_calibration"] == {"calibrations": []} and "stale_sections" not in m
+    units["revision"] = "2026-11-24T00:00:00Z#00000002"  # the units measured again
+    save(run_copy, "machine.rtamm.json", units)
+    run = load_run(run_copy)
+    assert "rtamm_calibration" not in run.machine and run.machine["rtamm"] == {"units": []}
+    why = run.machine["stale_sections"]["rtamm_calibration"]
+    assert ("machine.rtamm_calibration.json was fitted on machine.rtamm.json revision 2026-11-24T00:00:00Z#00000001; "
+            "machine.rtamm.json is now revision 2026-11-24T00:00:00Z#00000002") in why
+    assert "rooflab rtamm calibrate" in why
+    (run_copy / "machine.rtamm.json").unlink()
+    assert "machine.rtamm.json is missing" in load_run(run_copy).machine["stale_sections"]["rtamm_calibration"]
+    cal["fitted_on"] = {"rtamm": 7}
+    save(run_copy, "machine.rtamm_calibration.json", cal)
+    with pytest.raises(RooflabDataError, match=re.escape("$.fitted_on.rtamm")):
+        load_run(run_copy)
+
+
 @pytest.mark.parametrize("breakage,says", [
     (lambda d: d.update(section="rtamm"), 'does not match the file name (expected "gpu"'),
     (lambda d: d.pop("value"), 'does not match the file name'),

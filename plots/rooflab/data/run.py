@@ -47,15 +47,23 @@ def read_json(run_dir: str | Path, kind: str) -> dict:
 
 # the command that measures each machine section (docs/json.md "Machine sections")
 SECTION_COMMANDS = {"gpu": "rooflab gpu-characterize", "rtamm": "rooflab rtamm units",
+                    "rtamm_calibration": "rooflab rtamm calibrate",
                     "mpi": "rooflab_mpi --pingpong --machine", "mpi_timeslice": "rooflab_mpi --timeslice --machine"}
+
+
+def _revision(doc: dict) -> str:
+    return doc.get("revision", doc.get("created", ""))
 
 
 def join_machine_sections(machine: dict, path: Path) -> dict:
     """machine.json as rooflab reads it (harness read_machine_json): each machine.<section>.json
     beside it becomes the top-level key <section>, unless it was measured for an earlier
-    machine.json (its machine_created differs): then it is named under "stale_sections" with
-    the reason instead. A section file that is unusable, or whose "section" is not its name,
-    is an error."""
+    machine.json (its machine_created differs), or it was fitted on another section ("fitted_on":
+    the rtamm calibration on the rtamm units) that was rewritten since or is not joined itself:
+    then it is named under "stale_sections" with the reason instead. A section file that is
+    unusable, or whose "section" is not its name, is an error."""
+    secs: dict[str, tuple[Path, dict]] = {}
+    stale: dict[str, str] = {}
     for f in sorted(path.parent.glob("machine.?*.json")):
         section = f.name[len("machine."):-len(".json")]
         doc = read_schema_file(f, "rooflab.machine_section", 1, f"`{SECTION_COMMANDS.get(section, 'rooflab')}`")
@@ -63,13 +71,39 @@ def join_machine_sections(machine: dict, path: Path) -> dict:
         if ck.get(doc, "section", "$", (str,)) != section or "value" not in doc:
             raise ck.fail("$.section", f'"{doc["section"]}" does not match the file name (expected "{section}", '
                                        'and a "value")')
+        for dep in ck.opt(doc, "fitted_on", "$", (dict,), {}):
+            ck.get(doc["fitted_on"], dep, "$.fitted_on", (str,))
+        secs[section] = (f, doc)
         made = ck.opt(doc, "machine_created", "$", (str,), "")
         if made != machine.get("created", ""):
+            stale[section] = f"{f.name} was measured for the machine.json of {made or '?'}; machine.json is now from " \
+                             f"{machine.get('created', '?')}"
+    changed = True
+    while changed:  # a section fitted on a stale one is stale too
+        changed = False
+        for section, (f, doc) in secs.items():
+            if section in stale:
+                continue
+            for dep, was in doc.get("fitted_on", {}).items():
+                dep_file = f"machine.{dep}.json"
+                if dep not in secs:
+                    why = "" if was == "inline" and dep in machine else f"{dep_file} is missing"
+                elif dep in stale:
+                    why = f"{dep_file} is not used itself"
+                elif _revision(secs[dep][1]) != was:
+                    why = f"{dep_file} is now revision {_revision(secs[dep][1])}"
+                else:
+                    why = ""
+                if why:
+                    stale[section] = f"{f.name} was fitted on {dep_file} revision {was}; {why}"
+                    changed = True
+                    break
+    for section, (f, doc) in secs.items():
+        if section in stale:
             machine.setdefault("stale_sections", {})[section] = (
-                f"{f.name} was measured for the machine.json of {made or '?'}; machine.json is now from "
-                f"{machine.get('created', '?')} (rerun `{SECTION_COMMANDS.get(section, 'its command')}`)")
-            continue
-        machine[section] = doc["value"]
+                f"{stale[section]} (rerun `{SECTION_COMMANDS.get(section, 'its command')}`)")
+        else:
+            machine[section] = doc["value"]
     return machine
 
 
