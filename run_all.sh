@@ -331,8 +331,9 @@ else
   if [ ${#failed[@]} = 0 ]; then end ok "$gnote"; else end failed "$(IFS=';'; echo "${failed[*]}")"; fi
 fi
 
-# RTAMM: units (into machine.json), calibration, adaptive vs static vs oracle. Each takes the
-# profile (shapes, pool size and the bounded wait for a quiet machine).
+# RTAMM: units (machine.rtamm.json), calibration (machine.rtamm_calibration.json), adaptive vs
+# static vs oracle. Each takes the profile (shapes, pool size and the bounded wait for a quiet
+# machine).
 rtitle="RTAMM: unit costs, calibration, adaptive vs static vs oracle"
 if ! ok build; then
   skip rtamm "$rtitle" "$NEEDS_BUILD"
@@ -341,7 +342,7 @@ elif ! selects rtamm; then
 elif [ $have_machine = 0 ]; then
   skip rtamm "$rtitle" "needs machine.json (characterize ${STATUS[characterize]:-did not run})"
 else
-  begin rtamm "$rtitle" "machine.json \"rtamm\", rtamm.json"
+  begin rtamm "$rtitle" "machine.rtamm.json, machine.rtamm_calibration.json, rtamm.json"
   rm=(--machine "$out/machine.json" --profile "$profile" --threads "$(nproc)")
   # calibrate: per-term scales fitted on training shapes disjoint from the evaluation set
   q timed "$RL" rtamm units "${rm[@]}"; rc=$?; what="rooflab rtamm units"
