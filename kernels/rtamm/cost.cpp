@@ -316,13 +316,16 @@ Units load_units(const std::filesystem::path& path, const std::string& dtype, in
     throw Error(path.string() + " has no \"rtamm\" unit costs: " + how);
   const json* entry = nullptr;
   for (const json& e : m["rtamm"]["units"])
-    if (e.value("dtype", "") == dtype && e.value("threads", 0) == threads) entry = &e;
+    if (!entry && e.value("dtype", "") == dtype && e.value("threads", 0) == threads) entry = &e;
   if (!entry)
     throw Error(path.string() + " has rtamm unit costs, but none for " + dtype + " with " + std::to_string(threads) +
                 " threads: " + how);
   Units u = units_from_json(*entry);
   if (u.blocks.empty()) throw Error(path.string() + ": the rtamm unit costs list no blocks (empty pool): " + how);
-  if (!calibrated) return u.calib = Calibration{}, u;
+  if (!calibrated) {
+    u.calib = Calibration{};
+    return u;
+  }
   const std::filesystem::path cfile = machine_section_path(path, "rtamm_calibration");
   const std::string recalibrate = "re-run `rooflab rtamm calibrate --machine " + path.string() + " --threads " +
                                   std::to_string(threads) + "`";
@@ -339,16 +342,17 @@ Units load_units(const std::filesystem::path& path, const std::string& dtype, in
   const json& cal = m["rtamm_calibration"];
   if (!cal.is_object() || !cal.contains("calibrations") || !cal["calibrations"].is_array())
     throw Error(cfile.string() + ": expected {\"calibrations\": [...]}; " + recalibrate);
-  for (const json& e : cal["calibrations"]) {
-    if (!e.is_object() || e.value("dtype", "") != dtype || e.value("threads", 0) != threads) continue;
-    try {
-      u.calib = calibration_from_json(e.at("calibration"), u.blocks.size());
-    } catch (const json::exception& x) {
-      throw Error(cfile.string() + ": malformed calibration for " + dtype + " with " + std::to_string(threads) +
-                  " threads (" + x.what() + "); " + recalibrate);
-    } catch (const Error& x) {
-      throw Error(cfile.string() + ": " + x.what());
-    }
+  try {
+    for (const json& e : cal["calibrations"])
+      if (e.is_object() && e.value("dtype", "") == dtype && e.value("threads", 0) == threads) {
+        u.calib = calibration_from_json(e.at("calibration"), u.blocks.size());
+        break;
+      }
+  } catch (const json::exception& x) {
+    throw Error(cfile.string() + ": malformed calibration for " + dtype + " with " + std::to_string(threads) +
+                " threads (" + x.what() + "); " + recalibrate);
+  } catch (const Error& x) {
+    throw Error(cfile.string() + ": " + x.what());
   }
   return u;
 }

@@ -470,6 +470,7 @@ TEST(RtammUnits, CalibrationIsItsOwnSectionTiedToItsUnits) {
   bad["calibrations"][0]["calibration"]["kernel"] = json::array({1.0});
   expect_malformed(bad, "1 kernel scales for 2 blocks");
   expect_malformed(json{{"calibrations", nullptr}}, "expected {\"calibrations\": [...]}");
+  expect_malformed(json{{"calibrations", {{{"dtype", 64}, {"threads", 2}}}}}, "malformed calibration for f64");
   write_text_atomic(dir / "machine.rtamm_calibration.json", "{\"schema\": ");
   try {
     load_units(m, "f64", 2);
