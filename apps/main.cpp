@@ -57,9 +57,7 @@ void print_cases_json(const std::vector<Case>& cases, const std::string& profile
   json out = {{"schema", "rooflab.list/1"}, {"profile", profile}, {"filter", filter}};
   json rows = json::array();
   for (const auto& c : cases) {
-    json f = case_fields(c, nullptr, nullptr);
-    f.erase("prediction");  // no machine here: predictions live in model.json
-    rows.push_back(std::move(f));
+    rows.push_back(case_fields(c));
   }
   out["cases"] = rows;
   std::printf("%s\n", out.dump(1).c_str());
@@ -126,7 +124,7 @@ Spec bench_spec() {
       .string("--case", "NAME", "this benchmark (a name of the grammar below), added to the selection")
       .repeated()
       .path("--out", PathKind::output_dir, "DIR", "where bench.json goes", ".")
-      .path("--machine", PathKind::input_file, "FILE", "machine.json for the predictions (default: DIR/machine.json)")
+      .path("--machine", PathKind::input_file, "FILE", "machine.json: roofline efficiency on the console, not in bench.json (default: DIR/machine.json)")
       .hint("; run `rooflab characterize` first (--out DIR)")
       .passthrough("--benchmark_", "Google Benchmark's flags (repetitions, min_time, ...), passed on")
       .epilog("benchmark names: <family>/<variant>[/<isa>]/<dtype>/<dims>[/<key>:<value>]*/threads:<T>\n"

@@ -61,7 +61,7 @@ def plot(run_dir, out_path) -> GemmPerfResult:
             fma[(dt, int(t))] = c
     roofline = pd.DataFrame(roof_rows).sort_values(["dtype", "threads", "x"]).reset_index(drop=True)
     if roofline.roof_gflops.isna().all():
-        omitted = ["model.json has no predictions (bench ran without --machine): no roofline"] + omitted
+        omitted = ["model.json has no predictions (`rooflab model` had no machine.json): no roofline"] + omitted
 
     markers = "os^vD<>phx*+"
     nmax = max(len(v) for v in order.values())
