@@ -157,6 +157,16 @@ Spec model_spec() {
       .path("--out", PathKind::output_dir, "DIR", "where model.json goes (default: --run DIR, else the directory of --bench)");
 }
 
+// The registry's per-variant models (Variant::predictions) for roofline::evaluate, which does not
+// know the registry. A case of a family or variant this build lacks has none.
+json variant_predictions(const std::string& name, const roofline::Machine& machine) {
+  const Case c = parse_case_name(name);
+  const Family* fam = find_family(c.family);
+  const Variant* var = fam ? fam->find(c.variant) : nullptr;
+  if (!var || !var->predictions) return json::object();
+  return var->predictions(c, machine);
+}
+
 int cmd_model(const Values& v) {
   std::string run = v.str("--run"), bench = v.str("--bench"), machine = v.str("--machine"), out = v.str("--out");
   if (!run.empty()) {
@@ -169,7 +179,7 @@ int cmd_model(const Values& v) {
   if (out.empty()) out = fs::path(bench).parent_path().string();
   if (out.empty()) out = ".";
   ensure_writable_dir(out);
-  return roofline::model_main(bench, machine, fs::path(out) / "model.json");
+  return roofline::model_main(bench, machine, fs::path(out) / "model.json", variant_predictions);
 }
 
 // ---- the Python side -----------------------------------------------------------------------

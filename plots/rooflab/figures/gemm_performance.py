@@ -2,7 +2,7 @@
 every shape, the shapes sorted by operational intensity (2MNK / the minimal bytes of model.json),
 with the roofline of machine.json for each shape (flops / model.json predicted_s: the FMA
 ceiling or intensity x the bandwidth of the level the matrices live in), the FMA ceiling and,
-when DIR/gemm_roofline.json exists (`rooflab gemm-knobs roofline --run DIR`), the paper's tight
+when model.json's sfc_ca rows carry it (`rooflab model` with machine.json), the paper's tight
 roofline: the per-BRGEMM model of SFC-CA at its best knob (gemm_data.tight_roofline).
 One panel per dtype and thread count; the legend gives each implementation's WHM (plots/gemm_data.py)."""
 from __future__ import annotations
