@@ -227,7 +227,7 @@ nlohmann::json predictions(const Case& c, const roofline::Machine& machine) {
   const knobs::Shape s{p.d.m, p.d.n, p.d.k, c.dtype, c.threads, c.isa};
   const knobs::MachineParams mp = knobs::machine_params(machine, s);
   const knobs::Grid grid;
-  const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+  const double flops = model(c).flops;
   nlohmann::json tight = knobs::to_json(knobs::tight_bound(s, grid, mp), flops);
   tight["slow_level"] = mp.slow_level;
   tight["c_level"] = mp.c_level;
