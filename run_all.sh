@@ -316,10 +316,8 @@ elif [ ! -f "$out/model.json" ]; then
 else
   begin gemm "GEMM summary and knobs" "gemm_summary.json$([ "$profile" = paper ] && echo ", gemm_l2/, gemm_knobs.json")"
   failed=(); gnote=""
-  # the tight (per-BRGEMM model) roofline per timed shape: no timing, read by plots/gemm_summary.py
-  if [ $have_machine = 1 ]; then
-    q "$RL" gemm-knobs roofline --run "$out" || failed+=("$(why $? "rooflab gemm-knobs roofline")")
-  else gnote="no tight roofline: $no_machine"; fi
+  # the tight (per-BRGEMM model) roofline is in model.json (`rooflab model` with machine.json)
+  [ $have_machine = 1 ] || gnote="no tight roofline: $no_machine"
   q "$PY" plots/gemm_summary.py "$out" || failed+=("$(why $? plots/gemm_summary.py)")
   if [ "$profile" = paper ]; then
     v scripts/gemm_paper.sh --out "$out" --rooflab "$RL" --skip-bench || failed+=("$(why $? scripts/gemm_paper.sh)")

@@ -12,6 +12,7 @@
 #include "harness/diagnostics.hpp"
 #include "apps/commands.hpp"
 #include "harness/error.hpp"
+#include "harness/families.hpp"
 #include "harness/json_io.hpp"
 #include "harness/progress.hpp"
 #include "kernels/gemm/knobs.hpp"
@@ -45,8 +46,6 @@ struct Common {
   std::vector<std::string> shapes;
   std::string machine = std::string(ROOFLAB_SOURCE_DIR) + "/results/latest/machine.json";
   std::string nn = std::string(ROOFLAB_SOURCE_DIR) + "/results/gemm/knobs_nn.json";
-  std::string run;
-  bool machine_given = false;
   std::string cache, out, sizes = "256,431,724,1218,2048", seed = "1", lo = "256", hi = "2048", count;
   bool nn_given = false;
 
@@ -96,11 +95,9 @@ Common common_of(const args::Values& v) {
     if (v.declared(name) && (v.has(name) || !v.str(name).empty())) field = v.str(name);
   };
   if (v.declared("--shape")) c.shapes = v.all("--shape");
-  c.machine_given = v.declared("--machine") && v.has("--machine");
   c.nn_given = v.declared("--nn") && v.has("--nn");
   opt("--machine", c.machine);
   opt("--nn", c.nn);
-  opt("--run", c.run);
   opt("--cache", c.cache);
   opt("--out", c.out);
   opt("--sizes", c.sizes);
@@ -315,7 +312,10 @@ int cmd_evaluate(Common& c) {
     int noisy = 0;
     for (const Knob& k : cands) noisy += t.find(k)->quiet_reps == 0;
     noisy_total += noisy, timings_total += int(cands.size());
-    nlohmann::json row = {{"m", s.m}, {"n", s.n}, {"k", s.k}, {"noisy_timings", noisy}};
+    // The shape's flops from the variant's model (the one source; the figure plots loss against them).
+    const Case tuned_case = sfc_case(s, best.knob);
+    nlohmann::json row = {{"m", s.m}, {"n", s.n}, {"k", s.k}, {"flops", variant_of(tuned_case).model(tuned_case).flops},
+                          {"noisy_timings", noisy}};
     row["autotune"] = {{"knob", knob_json(best.knob)}, {"seconds", best.seconds}, {"retimed_seconds", retimed},
                        {"retimed_loss", retimed / best.seconds - 1}};
     l_retimed.v.push_back(retimed / best.seconds - 1);
@@ -372,123 +372,6 @@ int cmd_evaluate(Common& c) {
   return 0;
 }
 
-// ---- roofline ------------------------------------------------------------------------------
-nlohmann::json prediction_json(const Prediction& p, double flops) {
-  return {{"knob", knob_json(p.knob)},
-          {"seconds", p.seconds},
-          {"gflops", flops / p.seconds * 1e-9},
-          {"pack_s", p.pack},
-          {"critical_s", p.critical},
-          {"critical_compute_s", p.compute},
-          {"reduce_s", p.reduce},
-          {"critical_slow_bytes", p.slow_bytes},
-          {"brgemm_types", {{"A_and_B_slow", p.brgemm[0]}, {"A_slow", p.brgemm[1]}, {"B_slow", p.brgemm[2]},
-                            {"none_slow", p.brgemm[3]}}}};
-}
-
-// The per-BRGEMM model of every gemm shape of a run: the paper's tight roofline (Fig. 6 / 9),
-// i.e. the least predicted time over the knob grid (and the analytic method's pick), plus the
-// prediction of each sfc_ca configuration the run timed (rows of DIR/model.json, any status:
-// the bound needs no timing). Shapes are (M, N, K, dtype, threads); the micro-kernel shape
-// (which sets the padding) is that of the widest ISA an sfc_ca row of the shape ran, else --isa.
-int cmd_roofline(Common& c) {
-  const fs::path run(c.run);
-  if (!fs::is_regular_file(run / "model.json"))
-    throw Error((run / "model.json").string() + " not found: run `rooflab model --run " + run.string() + "` first");
-  const nlohmann::json model = read_json_file(run / "model.json");
-  require_schema(model, "rooflab.model", 1, run / "model.json");
-  const std::string mpath = c.machine_given ? c.machine : (run / "machine.json").string();
-  const roofline::Machine machine = roofline::load_machine(mpath);
-  const fs::path dest = (c.out.empty() ? run : fs::path(c.out)) / "gemm_roofline.json";
-
-  struct Row {
-    Shape s;
-    std::vector<std::pair<std::string, Knob>> ran;  // sfc_ca benchmarks of this shape and their knobs
-    bool isa_seen = false;                           // s.isa from an sfc_ca row (else --isa)
-  };
-  std::vector<Row> rows;
-  auto row_of = [&](const Shape& s) -> Row& {
-    for (Row& r : rows)
-      if (r.s.m == s.m && r.s.n == s.n && r.s.k == s.k && r.s.dtype == s.dtype && r.s.threads == s.threads) return r;
-    rows.push_back({s, {}, false});
-    return rows.back();
-  };
-  for (const auto& r : model.value("rows", nlohmann::json::array())) {
-    if (r.value("family", "") != "gemm" || !r.contains("dims") || r["dims"].size() != 3) continue;
-    const auto dt = parse_dtype(r.value("dtype", ""));
-    if (!dt) continue;
-    Shape s{r["dims"][0].get<int64_t>(), r["dims"][1].get<int64_t>(), r["dims"][2].get<int64_t>(), *dt,
-            r.value("threads", 1), c.isa};
-    Row& row = row_of(s);
-    if (r.value("variant", "") != "sfc_ca") continue;
-    const std::string isa_text = r.contains("isa") && r["isa"].is_string() ? r["isa"].get<std::string>() : "";
-    if (const auto isa = parse_isa(isa_text); isa && *isa != Isa::none && (!row.isa_seen || *isa > row.s.isa))
-      row.s.isa = *isa, row.isa_seen = true;
-    const auto& ps = r.value("params", nlohmann::json::object());
-    if (ps.contains("knobs") || ps.contains("bm") || ps.contains("bn")) continue;  // not the model's tiles
-    auto num = [&](const char* key, int64_t def) {
-      return ps.contains(key) && ps[key].is_string() ? to_int(ps[key].get<std::string>(), key, 1, 1 << 20) : def;
-    };
-    const Knob k{num("k_layers", 1), num("kbf", kSfcDefault.kbf), num("bk", kSfcDefault.bk)};
-    const std::string name = r.value("name", "");
-    if (std::none_of(row.ran.begin(), row.ran.end(), [&](const auto& x) { return x.first == name; }))
-      row.ran.emplace_back(name, k);
-  }
-  if (rows.empty()) throw Error((run / "model.json").string() + " has no gemm rows");
-
-  nlohmann::json out = nlohmann::json::array();
-  Progress pr("gemm-knobs roofline", rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& row = rows[i];
-    const Shape& s = row.s;
-    pr.start(i, to_string(s));
-    const MachineParams mp = machine_params(machine, s);
-    const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
-    // The bound is the least prediction over the whole grid (analytic_choice would first drop
-    // the knobs whose panels overflow L2, the paper's selection rule, not part of the bound).
-    std::optional<Prediction> best;
-    for (const Knob& k : candidates(c.grid, s)) {
-      Prediction p = predict(s, k, mp);
-      if (!best || p.seconds < best->seconds) best = p;
-    }
-    const std::string mnk = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-    nlohmann::json j = {{"m", s.m}, {"n", s.n}, {"k", s.k}, {"mnk", mnk},
-                        {"dtype", to_string(s.dtype)}, {"threads", s.threads}, {"isa", to_string(s.isa)},
-                        {"flops", flops}, {"slow_level", mp.slow_level}, {"c_level", mp.c_level},
-                        {"compute_gflops", mp.flops * s.threads * 1e-9},
-                        {"tight", prediction_json(*best, flops)},
-                        {"analytic_choice", knob_json(analytic_choice(s, c.grid, mp).knob)}};
-    nlohmann::json ran = nlohmann::json::array();
-    for (const auto& [name, k] : row.ran) {
-      try {
-        nlohmann::json p = prediction_json(predict(s, k, mp), flops);
-        p["name"] = name;
-        ran.push_back(p);
-      } catch (const Error&) {
-        // a knob the grid's model cannot price (e.g. bk not on the tile grid): none listed
-      }
-    }
-    j["sfc_ca_runs"] = ran;
-    out.push_back(j);
-  }
-  const nlohmann::json doc = {
-      {"schema", "rooflab.gemm_roofline/1"},
-      {"created", utc_timestamp()},
-      {"run", fs::absolute(run).string()},
-      {"machine", fs::absolute(mpath).string()},
-      {"grid", to_string(c.grid)},
-      {"tiles", {{"bm", kSfcDefault.bm}, {"bn", kSfcDefault.bn}}},
-      {"definition", "tight = the per-BRGEMM model of sfc_ca (knobs.hpp predict: the driver's schedule per "
-                     "thread, each BRGEMM at max(compute, A/B blocks missing from L2 at the slow level's "
-                     "bandwidth, L2 streaming) + C round trips + packing + k_layers reduction) at the knob of "
-                     "least predicted time over the grid; gflops = 2MNK / seconds; analytic_choice: the knob the "
-                     "analytic method picks (least time among the knobs whose panels fit 3/4 of L2)"},
-      {"shapes", out}};
-  write_json_atomic(dest, doc);
-  pr.done(dest.string());
-  std::printf("%s\n", dest.c_str());
-  return 0;
-}
 }  // namespace
 
 namespace {
@@ -547,17 +430,6 @@ std::vector<args::Command> table() {
          return machine_nn(s);
        },
        with_common(cmd_evaluate), nullptr, false},
-      {"roofline", "the tight (per-BRGEMM) roofline of every gemm shape of DIR/model.json -> DIR/gemm_roofline.json",
-       [] {
-         return common_spec("roofline", "the tight (per-BRGEMM) roofline of every gemm shape of DIR/model.json -> "
-                                        "DIR/gemm_roofline.json (no timing)")
-             .path("--run", PathKind::input_dir, "DIR", "the run (with model.json: `rooflab model --run DIR`)")
-             .required()
-             .path("--machine", PathKind::input_file, "FILE", "machine.json (default: DIR/machine.json)")
-             .hint("; run `rooflab characterize` first (--out DIR)")
-             .path("--out", PathKind::output_dir, "DIR", "where gemm_roofline.json goes (default: --run DIR)");
-       },
-       with_common(cmd_roofline), nullptr, false},
   };
 }
 }  // namespace

@@ -57,9 +57,7 @@ void print_cases_json(const std::vector<Case>& cases, const std::string& profile
   json out = {{"schema", "rooflab.list/1"}, {"profile", profile}, {"filter", filter}};
   json rows = json::array();
   for (const auto& c : cases) {
-    json f = case_fields(c, nullptr, nullptr);
-    f.erase("prediction");  // no machine here: predictions live in model.json
-    rows.push_back(std::move(f));
+    rows.push_back(case_fields(c));
   }
   out["cases"] = rows;
   std::printf("%s\n", out.dump(1).c_str());
@@ -126,7 +124,7 @@ Spec bench_spec() {
       .string("--case", "NAME", "this benchmark (a name of the grammar below), added to the selection")
       .repeated()
       .path("--out", PathKind::output_dir, "DIR", "where bench.json goes", ".")
-      .path("--machine", PathKind::input_file, "FILE", "machine.json for the predictions (default: DIR/machine.json)")
+      .path("--machine", PathKind::input_file, "FILE", "machine.json: roofline efficiency on the console, not in bench.json (default: DIR/machine.json)")
       .hint("; run `rooflab characterize` first (--out DIR)")
       .passthrough("--benchmark_", "Google Benchmark's flags (repetitions, min_time, ...), passed on")
       .epilog("benchmark names: <family>/<variant>[/<isa>]/<dtype>/<dims>[/<key>:<value>]*/threads:<T>\n"
@@ -159,6 +157,16 @@ Spec model_spec() {
       .path("--out", PathKind::output_dir, "DIR", "where model.json goes (default: --run DIR, else the directory of --bench)");
 }
 
+// The registry's per-variant models (Variant::predictions) for roofline::evaluate, which does not
+// know the registry. A case of a family or variant this build lacks has none.
+json variant_predictions(const std::string& name, const roofline::Machine& machine) {
+  const Case c = parse_case_name(name);
+  const Family* fam = find_family(c.family);
+  const Variant* var = fam ? fam->find(c.variant) : nullptr;
+  if (!var || !var->predictions) return json::object();
+  return var->predictions(c, machine);
+}
+
 int cmd_model(const Values& v) {
   std::string run = v.str("--run"), bench = v.str("--bench"), machine = v.str("--machine"), out = v.str("--out");
   if (!run.empty()) {
@@ -171,7 +179,7 @@ int cmd_model(const Values& v) {
   if (out.empty()) out = fs::path(bench).parent_path().string();
   if (out.empty()) out = ".";
   ensure_writable_dir(out);
-  return roofline::model_main(bench, machine, fs::path(out) / "model.json");
+  return roofline::model_main(bench, machine, fs::path(out) / "model.json", variant_predictions);
 }
 
 // ---- the Python side -----------------------------------------------------------------------

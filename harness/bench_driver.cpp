@@ -41,7 +41,7 @@ std::vector<Case> select_cases(const std::string& profile, const std::string& fi
   return cases;
 }
 
-json case_fields(const Case& c, const roofline::Machine* machine, std::string* why) {
+json case_fields(const Case& c) {
   json j;
   j["name"] = c.name();
   j["family"] = c.family;
@@ -63,17 +63,6 @@ json case_fields(const Case& c, const roofline::Machine* machine, std::string* w
   json traffic = json::array();
   for (const auto& t : m.traffic) traffic.push_back({{"bytes", t.bytes}, {"kernel", t.kernel}});
   j["traffic"] = traffic;
-  j["prediction"] = nullptr;
-  if (machine) {
-    try {
-      j["prediction"] = roofline::to_json(roofline::predict(m, *machine, c.threads));
-    } catch (const Error& e) {
-      if (why) *why = e.what();
-    }
-  } else if (why && why->empty()) {
-    *why = "no machine.json given (run `rooflab characterize` and pass --machine)";
-  }
-  if (j["prediction"].is_null() && why) j["prediction_missing"] = *why;
   return j;
 }
 
@@ -86,7 +75,7 @@ namespace {
 struct RunState {
   std::vector<Case> cases;
   std::vector<json> fields;                 // case_fields per case
-  std::vector<double> predicted_s;          // 0 when no prediction
+  std::vector<double> predicted_s;          // console only (--machine); 0 when no prediction
   std::map<size_t, Verification> verified; // per case index
   std::map<size_t, std::string> errors;     // per case index: setup/verification failure
   std::set<std::string> unfinished;         // cases an interrupt cut short or never reached
@@ -100,6 +89,8 @@ struct RunState {
 };
 
 constexpr const char* kInterrupted = "interrupted";
+// Counters shown with --machine on the console, never written to bench.json.
+constexpr const char* kConsoleOnly[] = {"predicted_s", "roofline_eff"};
 
 void run_case(benchmark::State& state, RunState& rs, size_t idx) {
   const Case& c = rs.cases[idx];
@@ -225,7 +216,11 @@ class Tee : public benchmark::BenchmarkReporter {
     for (const Run& r : runs)
       if (!dropped_.count(r.run_name.function_name)) kept.push_back(r);
     if (kept.empty()) return;
-    json_.ReportRuns(kept);
+    // The roofline counters are for the console only: model.json is the one prediction file.
+    std::vector<Run> measured = kept;
+    for (Run& r : measured)
+      for (const char* k : kConsoleOnly) r.counters.erase(k);
+    json_.ReportRuns(measured);
     // --benchmark_display_aggregates_only, done here: Google Benchmark would apply it to this
     // reporter's JSON half as well.
     std::vector<Run> shown;
@@ -342,25 +337,29 @@ int run_bench(const BenchOptions& opt) {
   rs.cases = select_cases(opt.profile, opt.filter, opt.cases);
 
   std::unique_ptr<roofline::Machine> machine;
-  std::string why;
   if (!opt.machine.empty()) {
     try {
       machine = std::make_unique<roofline::Machine>(roofline::load_machine(opt.machine));
     } catch (const Error& e) {
-      why = e.what();
-      std::fprintf(stderr, "warning: no predictions: %s\n", e.what());
+      std::fprintf(stderr, "warning: no roofline efficiency on the console: %s\n", e.what());
     }
   }
   for (const Case& c : rs.cases) {
-    std::string w = why;
     json f;
+    double predicted = 0;
     try {
-      f = case_fields(c, machine.get(), &w);
-    } catch (const std::exception& e) {  // unknown variant etc.: the benchmark reports it
-      f = {{"name", c.name()}, {"family", c.family}, {"variant", c.variant}, {"flops", 0.0},
-           {"bytes", 0.0}, {"prediction", nullptr}, {"prediction_missing", e.what()}};
+      f = case_fields(c);
+      if (machine) {
+        try {
+          predicted = roofline::predict(variant_of(c).model(c), *machine, c.threads).time_s;
+        } catch (const Error&) {
+          // no console efficiency; `rooflab model` records why in model.json
+        }
+      }
+    } catch (const std::exception&) {  // unknown variant etc.: the benchmark reports it
+      f = {{"name", c.name()}, {"family", c.family}, {"variant", c.variant}, {"flops", 0.0}, {"bytes", 0.0}};
     }
-    rs.predicted_s.push_back(f["prediction"].is_null() ? 0.0 : f["prediction"]["time_s"].get<double>());
+    rs.predicted_s.push_back(predicted);
     rs.fields.push_back(std::move(f));
   }
   rs.progress = std::make_unique<Progress>("bench", rs.cases.size());

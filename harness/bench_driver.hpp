@@ -19,7 +19,7 @@ struct BenchOptions {
   std::string filter;                       // RE2 regex searched in the case name
   std::vector<std::string> cases;           // explicit names (added to the profile's selection)
   std::filesystem::path out_dir = ".";      // bench.json goes here
-  std::filesystem::path machine;            // machine.json for predictions (optional)
+  std::filesystem::path machine;            // machine.json: roofline efficiency on the console only (optional)
   std::vector<std::string> benchmark_args;  // --benchmark_* flags passed to Google Benchmark
 };
 
@@ -47,7 +47,8 @@ BenchFlags parse_benchmark_flags(const std::vector<std::string>& args);
 std::vector<Case> select_cases(const std::string& profile, const std::string& filter,
                                const std::vector<std::string>& names);
 
-// rooflab's per-case fields (model, prediction or why there is none) as stored in bench.json.
-nlohmann::json case_fields(const Case& c, const roofline::Machine* machine, std::string* why_no_prediction);
+// rooflab's per-case fields (the case and its model's flops, bytes, traffic) as stored in bench.json.
+// No prediction: `rooflab model` makes those, into model.json.
+nlohmann::json case_fields(const Case& c);
 
 }  // namespace rooflab

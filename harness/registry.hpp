@@ -24,9 +24,15 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/error.hpp"
 #include "harness/isa.hpp"
 #include "roofline/model.hpp"  // Model, Traffic: what a variant row declares
+
+namespace rooflab::roofline {
+struct Machine;
+}
 
 namespace rooflab {
 
@@ -74,6 +80,8 @@ class Instance {
   virtual void reset() {}
 };
 
+using Predictions = std::function<nlohmann::json(const Case&, const roofline::Machine&)>;
+
 struct Variant {
   std::string name;                      // "c2r"
   std::string description;               // one line, shown by `rooflab list`
@@ -83,6 +91,10 @@ struct Variant {
   std::function<std::string(const Case&)> accepts;
   std::function<Model(const Case&)> model;
   std::function<std::unique_ptr<Instance>(const Case&)> make;
+  // The variant's own models beside the classic roofline, {name: object} for model.json's
+  // "predictions" (e.g. gemm sfc_ca's tight per-BRGEMM roofline); empty: none. Throws Error
+  // when the machine lacks what a model needs.
+  Predictions predictions;
 };
 
 struct Family {
@@ -115,6 +127,7 @@ struct FamilyHooks {
   std::function<std::vector<Case>(std::string_view profile)> cases;
   // Called only for cases accepts() took: may assume the family's parser succeeds.
   std::function<size_t(const Case&)> memory_bytes;
+  Predictions predictions = {};                         // optional: Variant::predictions
 };
 Family make_family(std::string name, std::string description, const FamilyHooks& hooks,
                    const std::vector<VariantRow>& rows);

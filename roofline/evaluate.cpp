@@ -74,7 +74,7 @@ int threads_of(const json& f, const Reader& rd) {
 }  // namespace
 
 json evaluate(const json& bench, const json* machine_json, const std::filesystem::path& bench_path,
-              const std::filesystem::path& machine_path) {
+              const std::filesystem::path& machine_path, const ExtraPredictions& extra) {
   require_schema(bench, "rooflab.bench", 1, bench_path);
   std::optional<Machine> machine;
   if (machine_json) machine = machine_from_json(*machine_json, machine_path);
@@ -139,8 +139,10 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
       r["gbps"] = med > 0 ? json(bytes / med / 1e9) : json(nullptr);
     }
     // Null until predicted (docs/json.md): a row without a prediction has the keys, not holes.
-    for (const char* k : {"predicted_s", "bound", "level", "ceiling_gflops", "ceiling_gbps", "efficiency"})
+    for (const char* k : {"predicted_s", "bound", "level", "ceiling_gflops", "ceiling_gbps", "efficiency",
+                          "bandwidth_kernels", "prediction_notes"})
       r[k] = nullptr;
+    r["predictions"] = json::object();
     if (machine) {
       try {
         const Prediction p = predict(model, *machine, threads);
@@ -149,10 +151,19 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
         r["level"] = p.level;
         r["ceiling_gflops"] = p.compute_gflops;
         r["ceiling_gbps"] = p.bandwidth_gbps;
+        r["bandwidth_kernels"] = p.bandwidth_kernels;
+        r["prediction_notes"] = p.notes;
         if (r["status"] == "ok" && r["median_s"].get<double>() > 0)
           r["efficiency"] = p.time_s / r["median_s"].get<double>();
       } catch (const Error& e) {
         r["prediction_missing"] = e.what();
+      }
+      if (extra) {
+        try {
+          r["predictions"] = extra(name, *machine);
+        } catch (const Error& e) {  // the classic roofline above still stands
+          r["predictions_missing"] = e.what();
+        }
       }
     } else {
       r["prediction_missing"] = "no machine.json (run `rooflab characterize`)";
@@ -167,7 +178,7 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
 }
 
 int model_main(const std::filesystem::path& bench_path, const std::filesystem::path& machine_path,
-               const std::filesystem::path& out) {
+               const std::filesystem::path& out, const ExtraPredictions& extra) {
   const json bench = read_json_file(bench_path);
   json machine;
   const bool have_machine = !machine_path.empty();
@@ -176,7 +187,7 @@ int model_main(const std::filesystem::path& bench_path, const std::filesystem::p
       throw Error("machine model " + machine_path.string() + " not found; run `rooflab characterize` first");
     machine = read_machine_json(machine_path);
   }
-  const json m = evaluate(bench, have_machine ? &machine : nullptr, bench_path, machine_path);
+  const json m = evaluate(bench, have_machine ? &machine : nullptr, bench_path, machine_path, extra);
   write_json_atomic(out, m);
   std::printf("%-64s %8s %11s %11s %8s %6s %6s\n", "benchmark", "status", "median_ms",
               "predict_ms", "GFLOP/s", "GB/s", "eff");

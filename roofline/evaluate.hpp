@@ -4,14 +4,23 @@
 // re-evaluated from the stored flops/traffic, so one bench.json can be judged against
 // another machine's ceilings.
 #include <filesystem>
+#include <functional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "roofline/machine.hpp"
+
 namespace rooflab::roofline {
+// A variant's own models beside the classic roofline (e.g. gemm's tight per-BRGEMM roofline):
+// {name: object} for the case named, or an empty object. Given by the caller, which knows the
+// registry (roofline/ does not); it throws Error when a model cannot price the case.
+using ExtraPredictions = std::function<nlohmann::json(const std::string& case_name, const Machine&)>;
+
 nlohmann::json evaluate(const nlohmann::json& bench, const nlohmann::json* machine,
                         const std::filesystem::path& bench_path,
-                        const std::filesystem::path& machine_path);
+                        const std::filesystem::path& machine_path, const ExtraPredictions& extra = {});
 // Reads the files, writes out (atomically), prints a table to stdout. Returns exit code.
 int model_main(const std::filesystem::path& bench, const std::filesystem::path& machine,
-               const std::filesystem::path& out);
+               const std::filesystem::path& out, const ExtraPredictions& extra = {});
 }  // namespace rooflab::roofline

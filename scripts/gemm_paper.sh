@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GEMM paper evaluation (issue 5) into one run directory: machine.json (characterized when
 # absent), the 125-shape grid {256..4096}^3 of the paper profile (`rooflab bench --profile paper
-# --filter '^gemm/'`), the roofline model, the tight per-BRGEMM roofline (DIR/gemm_roofline.json,
-# `rooflab gemm-knobs roofline`), DIR/gemm_summary.json (WHM per implementation and the
+# --filter '^gemm/'`), the roofline model with the tight per-BRGEMM roofline (DIR/model.json,
+# `rooflab model`), DIR/gemm_summary.json (WHM per implementation and the
 # targets), simulated L2 misses of SFC-CA k_layers 1/2/4 vs the best baseline (Fig. 7), the GEMM
 # figures and the HTML report. Every step that runs kernels holds /tmp/rooflab-timing.lock.
 # Cost on the 2-core VM (measured under load, so upper bounds): the paper profile's own settings
@@ -40,7 +40,7 @@ usage: scripts/gemm_paper.sh [options]
   --no-lock          do not take /tmp/rooflab-timing.lock (when the caller holds it)
   -h, --help         this text
 
-Steps: characterize (if needed), bench, model, tight roofline, summary, L2 counters (+ the same cases timed
+Steps: characterize (if needed), bench, model (with the tight roofline), summary, L2 counters (+ the same cases timed
 natively into DIR/gemm_l2/), figures (DIR/gemm_*.png), report (DIR/report/index.html).
 TXT
 }
@@ -118,11 +118,8 @@ else
   [ $bench_rc = 0 ] || [ $bench_rc = 3 ] || die "bench failed (exit $bench_rc; see $out/gemm_bench.log)"
 fi
 
-step "roofline model -> $out/model.json"
+step "roofline model and the tight per-BRGEMM roofline -> $out/model.json"
 "$RL" model --run "$out" >/dev/null || die "model failed"
-
-step "tight roofline (per-BRGEMM model, no timing) -> $out/gemm_roofline.json"
-"$RL" gemm-knobs roofline --run "$out" >/dev/null || echo "warning: no tight roofline (see above)"
 
 step "WHM summary and targets -> $out/gemm_summary.json"
 "$PY" "$ROOT/plots/gemm_summary.py" "$out" || die "summary failed"

@@ -4,7 +4,7 @@
 #      no likwid) so predictions use its own ceilings (the Sinkhorn kernels stream 4 rows at
 #      once: their floors use the 4-stream DRAM ceilings of machine.json's bandwidth.streams);
 #   2. time a handful of kernels (compute-bound and DRAM-bound; ~1 s each) with 9
-#      repetitions, verified first as always;
+#      repetitions, verified first as always; `rooflab model` predicts them into model.json;
 #   3. `rooflab compare BASELINE NEW --metric efficiency`: roofline efficiency (attained /
 #      predicted with the ceilings measured in the same run) is compared, so a machine that is
 #      uniformly faster or slower than the one the baseline came from does not trip the gate;
@@ -68,21 +68,18 @@ echo "[gate] bench ${#cases[@]} kernels x 9 repetitions -> $out/bench.json"
   --benchmark_display_aggregates_only=true >/dev/null
 rc=$?
 [ $rc = 0 ] || { echo "[gate] bench failed (exit $rc)" >&2; exit $rc; }
+# The predictions (model.json is the one prediction file; bench.json holds measurements).
+"$rl" model --run "$out" >/dev/null || { echo "[gate] model failed" >&2; exit 1; }
 
 # Say when a prediction fell back to a 1-stream ceiling (always, for the 4-row Sinkhorn kernels:
 # see above), and when the baseline was predicted from other
 # ceilings (a model change: its efficiencies are not comparable; regenerate the baseline).
-"$py" - "$out/bench.json" "$base/bench.json" "$update" <<'PY'
+"$py" - "$out/model.json" "$base/model.json" "$update" <<'PY'
 import json, os, sys
 def kernels(path):
     if not os.path.exists(path): return {}
-    out = {}
-    for b in json.load(open(path)).get("benchmarks", []):
-        rl = b.get("rooflab") or {}
-        pred = rl.get("prediction") or {}
-        used = pred.get("bandwidth_kernels") or [t.get("kernel") for t in rl.get("traffic", [])]
-        out[rl.get("name")] = (used, pred.get("notes", []))
-    return out
+    return {r.get("name"): (r.get("bandwidth_kernels") or [], r.get("prediction_notes") or [])
+            for r in json.load(open(path)).get("rows", [])}
 new, base = kernels(sys.argv[1]), kernels(sys.argv[2])
 for name, (used, notes) in new.items():
     for n in notes: print(f"[gate] note: {name}: {n}")
@@ -92,10 +89,11 @@ for name, (used, notes) in new.items():
 PY
 
 if [ "$update" = 1 ]; then
-  mkdir -p "$base" && cp "$out/bench.json" "$out/machine.json" "$base/" && echo "[gate] baseline written to $base"
+  mkdir -p "$base" && cp "$out/bench.json" "$out/machine.json" "$out/model.json" "$base/" && echo "[gate] baseline written to $base"
   exit 0
 fi
 [ -f "$base/bench.json" ] || { echo "[gate] no baseline $base/bench.json (scripts/perf_gate.sh --update-baseline)" >&2; exit 1; }
+[ -f "$base/model.json" ] || { echo "[gate] no $base/model.json beside the baseline (rooflab model --run $base)" >&2; exit 1; }
 # Efficiency cancels a uniform speed difference, not a different microarchitecture: against a
 # baseline from another CPU model the comparison is shown but does not gate. Under a hypervisor
 # the model name can be generic ("AMD EPYC" for a Zen 3 and a Zen 5), so the CPU is its name,

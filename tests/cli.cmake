@@ -53,6 +53,11 @@ rooflab_cli_test(claims_missing_run 1 "does not exist" ${RL} claims ${TMPD}/nope
 add_test(NAME cli_bench_model_small COMMAND sh -c
   "${RL} bench --case sinkhorn/c2r/f64/37x53/part:iter/threads:1 --out ${TMPD}/e2e --benchmark_repetitions=2 --benchmark_min_time=0.01 && ${RL} model --bench ${TMPD}/e2e/bench.json --machine ${CMAKE_CURRENT_SOURCE_DIR}/core/fixture_machine.json --out ${TMPD}/e2e && grep -q '\"status\": \"ok\"' ${TMPD}/e2e/model.json && grep -q '\"efficiency\"' ${TMPD}/e2e/model.json")
 set_tests_properties(cli_bench_model_small PROPERTIES LABELS integration)
+# bench.json holds measurements only, even with --machine (whose roofline efficiency goes to
+# the console); the prediction is in model.json, the one prediction file.
+add_test(NAME cli_bench_json_has_no_prediction COMMAND sh -c
+  "${RL} bench --case sinkhorn/c2r/f64/37x53/part:iter/threads:1 --machine ${CMAKE_CURRENT_SOURCE_DIR}/core/fixture_machine.json --out ${TMPD}/measured --benchmark_repetitions=2 --benchmark_min_time=0.01 > ${TMPD}/measured.txt && grep -q roofline_eff ${TMPD}/measured.txt && grep -q real_time ${TMPD}/measured/bench.json && ! grep -qE '\"predict|roofline_eff' ${TMPD}/measured/bench.json && ${RL} model --bench ${TMPD}/measured/bench.json --machine ${CMAKE_CURRENT_SOURCE_DIR}/core/fixture_machine.json --out ${TMPD}/measured > /dev/null && grep -q '\"predicted_s\": [0-9]' ${TMPD}/measured/model.json && grep -q '\"bandwidth_kernels\": \\[' ${TMPD}/measured/model.json")
+set_tests_properties(cli_bench_json_has_no_prediction PROPERTIES LABELS integration)
 
 # The smoke profile: listed like the others, and the rtamm commands take it (bad values are
 # usage errors before any timing).

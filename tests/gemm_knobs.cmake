@@ -38,11 +38,10 @@ add_test(NAME cli_gemm_knobs_end_to_end COMMAND sh -c
   "rm -rf ${_gk_tmp}/e2e && ${_gk_rl} gemm-knobs build-nn --sizes 64,160 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/e2e && ${_gk_rl} gemm-knobs evaluate --shapes 3 --min 64 --max 200 --isa scalar --threads 1 --reps 1 --wait-quiet 0 --out ${_gk_tmp}/e2e --machine ${_gk_machine} --nn ${_gk_tmp}/e2e/knobs_nn.json && grep -q within_3pct ${_gk_tmp}/e2e/gemm_knobs.json && grep -q rooflab.gemm_knobs/1 ${_gk_tmp}/e2e/knobs_nn.json")
 set_tests_properties(cli_gemm_knobs_end_to_end PROPERTIES LABELS integration)
 
-# The tight roofline (`gemm-knobs roofline`): bad input, then the file and its use by the plots
-# (pytest, with the project's Python as the plots tests use).
-gemm_knobs_cli_test(roofline_needs_run 2 "rooflab gemm-knobs roofline: needs --run DIR" ${_gk_rl} gemm-knobs roofline)
-gemm_knobs_cli_test(roofline_no_model 1 "model.json not found: run `rooflab model"
-                    ${_gk_rl} gemm-knobs roofline --run ${CMAKE_CURRENT_SOURCE_DIR}/fixtures)
+# The tight roofline is made by `rooflab model` (model.json's predictions.tight), no longer by a
+# gemm-knobs subcommand; its numbers and their use by the plots: pytest, with the project's
+# Python as the plots tests use.
+gemm_knobs_cli_test(roofline_is_gone 2 "unknown command 'roofline'" ${_gk_rl} gemm-knobs roofline --run .)
 # Deferred to the end of tests/: ROOFLAB_PYTHON is set by plots.cmake, which comes later.
 function(_gemm_roofline_pytest)
   if(NOT ROOFLAB_PYTHON)
@@ -65,7 +64,7 @@ set_tests_properties(cli_gemm_knobs_build_nn_drops_other_sizes PROPERTIES LABELS
 
 # The one parser (harness/args) on every gemm-knobs subcommand: --help, bad numbers (inf / NaN
 # reals, overflowing and negative integers), unknown options, output paths.
-foreach(sub tune predict build-nn evaluate roofline)
+foreach(sub tune predict build-nn evaluate)
   gemm_knobs_cli_test(${sub}_help 0 "usage: rooflab gemm-knobs ${sub}" ${_gk_rl} gemm-knobs ${sub} --help)
 endforeach()
 gemm_knobs_cli_test(wait_quiet_nan 2 "--wait-quiet must be a finite number in \\[0, 3600\\], got 'nan'"

@@ -25,6 +25,7 @@
 #include "kernels/gemm/detail.hpp"
 #include "kernels/gemm/gemm.hpp"
 #include "kernels/gemm/knobs.hpp"
+#include "roofline/machine.hpp"
 
 namespace rooflab {
 namespace {
@@ -214,6 +215,35 @@ Model model(const Case& c) {
     case Kind::baseline: m.note += "; " + library_note(*p.spec, c.threads); break;
   }
   return m;
+}
+
+// sfc_ca's own models for model.json: "tight", the paper's tight roofline of the shape (the
+// least predicted time over the default knob grid, this case's micro-kernel ISA), and
+// "brgemm", the per-BRGEMM model at this case's own knobs (not for bm / bn / knobs: cases:
+// the model prices the family's tiles at explicit knobs).
+nlohmann::json predictions(const Case& c, const roofline::Machine& machine) {
+  const Params p = params_of(c);
+  if (p.spec->kind != Kind::sfc_ca) return nlohmann::json::object();
+  const knobs::Shape s{p.d.m, p.d.n, p.d.k, c.dtype, c.threads, c.isa};
+  const knobs::MachineParams mp = knobs::machine_params(machine, s);
+  const knobs::Grid grid;
+  const double flops = model(c).flops;
+  nlohmann::json tight = knobs::to_json(knobs::tight_bound(s, grid, mp), flops);
+  tight["slow_level"] = mp.slow_level;
+  tight["c_level"] = mp.c_level;
+  tight["compute_gflops"] = mp.flops * s.threads * 1e-9;
+  tight["grid"] = knobs::to_string(grid);
+  const knobs::Knob a = knobs::analytic_choice(s, grid, mp).knob;
+  tight["analytic_choice"] = {{"k_layers", a.k_layers}, {"kbf", a.kbf}, {"bk", a.bk}};
+  nlohmann::json out = {{"tight", tight}};
+  if (!c.param("knobs") && !c.param("bm") && !c.param("bn")) {
+    try {
+      out["brgemm"] = knobs::to_json(knobs::predict(s, {p.sp.k_layers, p.sp.kbf, p.sp.bk}, mp), flops);
+    } catch (const Error&) {
+      // a knob the model cannot price (bk off the tile grid): no brgemm entry
+    }
+  }
+  return out;
 }
 
 size_t memory_bytes(const Case& c) {
@@ -537,7 +567,7 @@ template std::unique_ptr<Instance> gemm::make_instance<double>(const Case&, cons
 const Family& gemm_family() {
   static const Family f = make_family(
       "gemm", "C += A·B: loop orders, BLIS-style blocked, SFC-CA (Hilbert-curve tiles, k_layers, BRGEMM), library baselines",
-      {accepts_if_parses(params_of), model, make, cases, memory_bytes}, rows());
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes, predictions}, rows());
   return f;
 }
 

@@ -140,6 +140,13 @@ bool panels_fit_l2(const Shape& s, const Knob& k, const MachineParams& mp);
 // The candidate of least predicted time among those whose panels fit L2 (all when none fits;
 // ties: the earlier candidate). Throws like candidates().
 Prediction analytic_choice(const Shape& s, const Grid& g, const MachineParams& mp);
+// The SFC-CA paper's tight roofline (Fig. 6 / 9): the least predicted time over the whole grid
+// (analytic_choice's L2 panel rule is the paper's selection rule, not part of the bound).
+// Throws like candidates().
+Prediction tight_bound(const Shape& s, const Grid& g, const MachineParams& mp);
+// {knob, time_s, gflops (flops / time_s), pack_s, critical_s, critical_compute_s, reduce_s,
+// critical_slow_bytes, brgemm_types}: model.json's predictions.tight / .brgemm (docs/json.md).
+nlohmann::json to_json(const Prediction& p, double flops);
 
 // ---- Nearest neighbour -------------------------------------------------------------------------
 struct NnChoice {

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <list>
+#include <optional>
 #include <unordered_map>
 
 #include "harness/error.hpp"
@@ -188,6 +189,28 @@ Prediction analytic_choice(const Shape& s, const Grid& g, const MachineParams& m
     if (first || p.seconds < best.seconds) best = p, first = false;
   }
   return best;
+}
+
+Prediction tight_bound(const Shape& s, const Grid& g, const MachineParams& mp) {
+  std::optional<Prediction> best;
+  for (const Knob& k : candidates(g, s)) {
+    Prediction p = predict(s, k, mp);
+    if (!best || p.seconds < best->seconds) best = p;
+  }
+  return *best;  // candidates() throws rather than return none
+}
+
+nlohmann::json to_json(const Prediction& p, double flops) {
+  return {{"knob", {{"k_layers", p.knob.k_layers}, {"kbf", p.knob.kbf}, {"bk", p.knob.bk}}},
+          {"time_s", p.seconds},
+          {"gflops", flops / p.seconds * 1e-9},
+          {"pack_s", p.pack},
+          {"critical_s", p.critical},
+          {"critical_compute_s", p.compute},
+          {"reduce_s", p.reduce},
+          {"critical_slow_bytes", p.slow_bytes},
+          {"brgemm_types", {{"A_and_B_slow", p.brgemm[0]}, {"A_slow", p.brgemm[1]}, {"B_slow", p.brgemm[2]},
+                            {"none_slow", p.brgemm[3]}}}};
 }
 
 }  // namespace rooflab::gemm::knobs

@@ -14,8 +14,9 @@ decide:
 Metric `time` compares medians of the times; metric `efficiency` compares roofline
 efficiencies (predicted / measured time, each run with its own machine.json's ceilings), which
 cancels a uniform speed difference between machines: ratio = (t_new / t_base) *
-(predicted_base / predicted_new). The U test is the same for both (efficiency is a monotone
-function of the time within one run).
+(predicted_base / predicted_new). The predictions come from the model.json beside each
+bench.json (`rooflab model --run DIR`): bench.json holds measurements only. The U test is the
+same for both (efficiency is a monotone function of the time within one run).
 
 Exit codes: 0 no regression, 1 bad input or nothing comparable, 2 usage, 3 a benchmark failed
 verification in NEW, 4 at least one benchmark is significantly slower.
@@ -32,6 +33,7 @@ from rooflab.data.jsonfile import Checker, RooflabDataError, read_schema_file, w
 from rooflab.data.run import gbench_seconds
 
 SCHEMA = "rooflab.bench"
+MODEL_SCHEMA = "rooflab.model"
 MIN_REPS = 9  # below this the U test cannot reach p < 0.01 reliably (n = 9 each: p_min = 4e-5)
 METRICS = ("time", "efficiency")
 
@@ -113,11 +115,6 @@ def load_bench(path_arg: str | Path) -> tuple[Path, dict[str, Side]]:
         name = (ck.opt(rl, "name", f"{w}.rooflab", (str,)) or ck.opt(b, "run_name", w, (str,))
                 or ck.get(b, "name", w, (str,)))
         side = out.setdefault(name, Side([], None, ""))
-        pred = ck.opt(rl, "prediction", f"{w}.rooflab", (dict,))
-        if pred is not None:
-            t = ck.opt(pred, "time_s", f"{w}.rooflab.prediction", (float,))
-            if t is not None and t > 0:
-                side.predicted_s = t
         if ck.opt(b, "error_occurred", w, (bool,), False):
             side.error = ck.opt(b, "error_message", w, (str,)) or "error"
         elif ck.opt(b, "run_type", w, (str,)) == "iteration":
@@ -125,6 +122,22 @@ def load_bench(path_arg: str | Path) -> tuple[Path, dict[str, Side]]:
     if not out:
         raise CompareError(f"{path}: no rooflab benchmarks in it")
     return path, out
+
+
+def load_predictions(bench_path: Path, sides: dict[str, Side]) -> None:
+    """Sets each Side's predicted_s from the model.json beside bench_path (the one prediction
+    file); a row without a prediction leaves it None."""
+    path = bench_path.parent / "model.json"
+    doc = read_schema_file(path, MODEL_SCHEMA, 1, "`rooflab model` (a `rooflab model` output)",
+                           missing=f"{path} not found: the efficiency metric reads the predictions from it "
+                                   f"(run `rooflab model --run {bench_path.parent}`)")
+    ck = Checker(path)
+    for i, r in enumerate(ck.items(doc, "rows", "$")):
+        w = f"$.rows[{i}]"
+        side = sides.get(ck.get(r, "name", w, (str,)))
+        t = ck.opt(r, "predicted_s", w, (float,))
+        if side is not None and t is not None and t > 0:
+            side.predicted_s = t
 
 
 def mann_whitney_p(a: list[float], b: list[float]) -> float:
@@ -159,7 +172,7 @@ def compare(base: dict[str, Side], new: dict[str, Side], metric: str, threshold:
         if metric == "efficiency":
             if not (b.predicted_s and n.predicted_s):
                 r.status, r.ratio = "too few", None
-                r.note = "no roofline prediction in BASE or NEW (bench without machine.json)"
+                r.note = "no roofline prediction in BASE's or NEW's model.json (model without machine.json)"
                 rows.append(r)
                 continue
             r.ratio *= b.predicted_s / n.predicted_s
@@ -200,6 +213,9 @@ def gate(base_arg: str | Path, new_arg: str | Path, o: Options = Options()) -> R
     pat = re.compile(o.filter) if o.filter else None
     bpath, base = load_bench(base_arg)
     npath, new = load_bench(new_arg)
+    if o.metric == "efficiency":
+        load_predictions(bpath, base)
+        load_predictions(npath, new)
     if pat:
         base = {k: v for k, v in base.items() if pat.search(k)}
         new = {k: v for k, v in new.items() if pat.search(k)}
@@ -219,8 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = cli.Parser("rooflab compare", "BASE NEW [--metric time|efficiency] [--threshold X] [--alpha A] "
                     "[--min-reps N] [--filter REGEX] [--markdown] [--json-out FILE]",
                     description=__doc__.split("\n\n")[0])
-    ap.add_argument("base", help="BASE bench.json or run directory")
-    ap.add_argument("new", help="NEW bench.json or run directory")
+    ap.add_argument("base", help="BASE bench.json or run directory (--metric efficiency: with model.json beside)")
+    ap.add_argument("new", help="NEW bench.json or run directory (--metric efficiency: with model.json beside)")
     ap.add_argument("--metric", choices=METRICS, default="time")
     ap.add_argument("--threshold", type=cli.finite_float, default=0.10,
                     help="relative slowdown that fails (default 0.10)")

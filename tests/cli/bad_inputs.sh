@@ -65,7 +65,7 @@ check paths 2 -- $RL bench --out=
 for c in list characterize bench model counters run-case sinkhorn gpu-characterize info; do
   check unknown 2 -- $RL $c --bogus; check unknown 2 -- $RL $c -x; check unknown 2 -- $RL $c --bogus=1
 done
-for c in "rtamm pool" "rtamm units" "rtamm evaluate" "rtamm calibrate" "rtamm rescore" "gemm-knobs tune" "gemm-knobs predict" "gemm-knobs build-nn" "gemm-knobs evaluate" "gemm-knobs roofline"; do
+for c in "rtamm pool" "rtamm units" "rtamm evaluate" "rtamm calibrate" "rtamm rescore" "gemm-knobs tune" "gemm-knobs predict" "gemm-knobs build-nn" "gemm-knobs evaluate"; do
   check unknown 2 -- $RL $c --bogus
 done
 for c in frob "" LIST --bogus; do check unknown 2 -- $RL "$c"; done
@@ -81,7 +81,7 @@ check missing 2 -- $RL gemm-knobs tune; check missing 2 -- $RL gemm-knobs evalua
 check missing 2 -- $RL mpi --design ring; check missing 2 -- $RL mpi --np
 check missing 2 -- $RL run-case; check missing 2 -- $MPIEXEC -n 1 $MPI --size
 check missing 2 -- $RL list --filter --verbose; check missing 2 -- $RL bench --out --profile smoke
-for c in list characterize bench model counters run-case sinkhorn gpu-characterize info mpi report claims compare "rtamm pool" "rtamm units" "rtamm evaluate" "rtamm calibrate" "rtamm rescore" "gemm-knobs tune" "gemm-knobs predict" "gemm-knobs build-nn" "gemm-knobs evaluate" "gemm-knobs roofline"; do
+for c in list characterize bench model counters run-case sinkhorn gpu-characterize info mpi report claims compare "rtamm pool" "rtamm units" "rtamm evaluate" "rtamm calibrate" "rtamm rescore" "gemm-knobs tune" "gemm-knobs predict" "gemm-knobs build-nn" "gemm-knobs evaluate"; do
   check help 0 -- $RL $c --help
 done
 check help 0 -- $RL help; check help 0 -- $RL --help; check help 0 -- $RL rtamm help; check help 0 -- $RL gemm-knobs --help

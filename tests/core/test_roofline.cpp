@@ -174,6 +174,42 @@ TEST(Evaluate, MediansEfficiencyAndFailures) {
   EXPECT_FALSE(m["rows"][1].contains("median_s"));
 }
 
+// A variant's own models (the registry's Variant::predictions, passed in by the caller) land in
+// the row's "predictions"; one that cannot price the case leaves the classic roofline standing.
+TEST(Evaluate, ExtraPredictionsPerRowAndTheirFailure) {
+  nlohmann::json fields = {{"family", "f"}, {"threads", 1}, {"flops", 2e8}, {"working_set", 1e9}, {"compute_ceiling", "add_f64"},
+                           {"traffic", {{{"bytes", 1e9}, {"kernel", "read"}}}}};
+  nlohmann::json bench = {{"schema", "rooflab.bench/1"}, {"benchmarks", nlohmann::json::array()}};
+  for (const char* name : {"f/a/f64/10/threads:1", "f/b/f64/10/threads:1", "f/c/f64/10/threads:1"}) {
+    fields["name"] = name;
+    bench["benchmarks"].push_back({{"name", name}, {"run_type", "iteration"}, {"real_time", 100.0},
+                                   {"time_unit", "ms"}, {"rooflab", fields}});
+  }
+  const nlohmann::json machine = read_json_file(ROOFLAB_TEST_DIR "/core/fixture_machine.json");
+  std::vector<std::string> asked;
+  auto extra = [&](const std::string& name, const Machine& mach) -> nlohmann::json {
+    asked.push_back(name);
+    if (name.rfind("f/b/", 0) == 0) throw Error("b: the machine lacks what this model needs");
+    if (name.rfind("f/c/", 0) == 0) return nlohmann::json::object();
+    return {{"tight", {{"time_s", 0.05}, {"add_f64", mach.compute("add_f64", 1)}}}};
+  };
+  auto m = evaluate(bench, &machine, "bench.json", "machine.json", extra);
+  ASSERT_EQ(m["rows"].size(), 3u);
+  EXPECT_EQ(asked.size(), 3u);
+  EXPECT_EQ(m["rows"][0]["predictions"]["tight"]["time_s"], 0.05);
+  EXPECT_GT(m["rows"][0]["predictions"]["tight"]["add_f64"].get<double>(), 0);  // the machine reached it
+  EXPECT_NEAR(m["rows"][1]["predicted_s"].get<double>(), 0.1, 1e-12);  // still predicted
+  EXPECT_EQ(m["rows"][1]["predictions"], nlohmann::json::object());
+  EXPECT_EQ(m["rows"][1]["predictions_missing"], "b: the machine lacks what this model needs");
+  EXPECT_EQ(m["rows"][2]["predictions"], nlohmann::json::object());
+  EXPECT_FALSE(m["rows"][2].contains("predictions_missing"));
+  // Without a machine nothing is asked: every prediction needs one.
+  asked.clear();
+  auto none = evaluate(bench, nullptr, "bench.json", "", extra);
+  EXPECT_TRUE(asked.empty());
+  EXPECT_EQ(none["rows"][0]["predictions"], nlohmann::json::object());
+}
+
 TEST(JsonIo, AtomicWriteRoundTripAndSchema) {
   const auto dir = std::filesystem::temp_directory_path() / "rooflab_test_jsonio";
   std::filesystem::remove_all(dir);

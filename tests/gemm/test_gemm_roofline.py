@@ -1,7 +1,10 @@
-"""The tight (per-BRGEMM) roofline of the GEMM figures: `rooflab gemm-knobs roofline` on the
-gemm_small fixture run (real paper-profile rows of this VM with their machine.json), its file,
-and its use by plots/gemm_data.py (summary columns, the 4096^3 target's model view) and
-plots/gemm_performance.py (the drawn line). The rooflab binary comes from $ROOFLAB_BIN."""
+"""The tight (per-BRGEMM) roofline of the GEMM figures: `rooflab model` puts it into model.json
+(predictions.tight / .brgemm of the sfc_ca rows) for the gemm_small fixture run (real
+paper-profile rows of this VM with their machine.json), and plots/rooflab/data/gemm.py uses it
+(summary columns, the 4096^3 target's model view) as does the figure (the drawn line). The
+fixture holds model.json only, so the test gives `rooflab model` a bench.json made of its rows
+(names, model fields, median times) and takes the predictions it writes into a copy of the
+fixture's model.json. The rooflab binary comes from $ROOFLAB_BIN."""
 from __future__ import annotations
 
 import json
@@ -23,6 +26,17 @@ from rooflab.data.run import RooflabDataError  # noqa: E402
 
 GEMM_SMALL = REPO / "tests" / "fixtures" / "gemm_small"
 RL = os.environ.get("ROOFLAB_BIN", str(REPO / "build" / "release" / "harness" / "cli" / "rooflab"))
+FIELDS = ("name", "family", "variant", "isa", "dtype", "dims", "params", "threads", "flops", "bytes")
+
+
+def bench_of(model: dict) -> dict:
+    """A bench.json with the fixture model's cases: their rooflab fields and median times."""
+    benchmarks = []
+    for r in model["rows"]:
+        rl = {k: r[k] for k in FIELDS}
+        benchmarks.append({"name": r["name"], "run_name": r["name"], "run_type": "iteration",
+                           "real_time": r["median_s"], "time_unit": "s", "rooflab": rl})
+    return {"schema": "rooflab.bench/1", "context": {}, "benchmarks": benchmarks}
 
 
 @pytest.fixture
@@ -31,7 +45,16 @@ def run(tmp_path) -> Path:
         pytest.skip(f"no rooflab binary at {RL} (set ROOFLAB_BIN)")
     dst = tmp_path / "gemm_small"
     shutil.copytree(GEMM_SMALL, dst)
-    subprocess.run([RL, "gemm-knobs", "roofline", "--run", str(dst)], check=True, capture_output=True, text=True)
+    model = json.loads((dst / "model.json").read_text())
+    made = tmp_path / "made"
+    made.mkdir()
+    (made / "bench.json").write_text(json.dumps(bench_of(model)))
+    subprocess.run([RL, "model", "--bench", str(made / "bench.json"), "--machine", str(dst / "machine.json"),
+                    "--out", str(made)], check=True, capture_output=True, text=True)
+    preds = {r["name"]: r["predictions"] for r in json.loads((made / "model.json").read_text())["rows"]}
+    for r in model["rows"]:
+        r["predictions"] = preds[r["name"]]
+    (dst / "model.json").write_text(json.dumps(model))
     return dst
 
 
@@ -40,23 +63,27 @@ def model_rows(run):
 
 
 def test_one_bound_per_shape_never_above_the_fma_ceiling(run):
-    doc = json.loads((run / "gemm_roofline.json").read_text())
-    assert doc["schema"] == "rooflab.gemm_roofline/1"
-    keys = {(r["dtype"], r["threads"], "x".join(map(str, r["dims"]))) for r in model_rows(run)}
-    got = [(s["dtype"], s["threads"], s["mnk"]) for s in doc["shapes"]]
+    rows = model_rows(run)
+    keys = {(r["dtype"], r["threads"], "x".join(map(str, r["dims"]))) for r in rows}
+    tight = gd.tight_roofline(run)
+    got = list(zip(tight["dtype"], tight.threads, tight["mnk"]))
     assert sorted(got) == sorted(keys)  # every shape once
-    for s in doc["shapes"]:
-        t = s["tight"]
-        assert t["gflops"] == pytest.approx(s["flops"] / t["seconds"] / 1e9)
+    assert all(r["predictions"] == {} for r in rows if r["variant"] != "sfc_ca")  # sfc_ca's own model
+    sfc = [r for r in rows if r["variant"] == "sfc_ca"]
+    assert sfc and all(set(r["predictions"]) == {"tight", "brgemm"} for r in sfc)
+    for r in sfc:
+        t = r["predictions"]["tight"]
+        assert t["gflops"] == pytest.approx(r["flops"] / t["time_s"] / 1e9)
         # the critical thread computes at least its share of the (padded) flops at the ceiling
-        assert 0 < t["gflops"] <= s["compute_gflops"] * (1 + 1e-9)
-        assert t["seconds"] == pytest.approx(t["pack_s"] + t["critical_s"] + t["reduce_s"])
+        assert 0 < t["gflops"] <= t["compute_gflops"] * (1 + 1e-9)
+        assert t["time_s"] == pytest.approx(t["pack_s"] + t["critical_s"] + t["reduce_s"])
         assert sum(t["brgemm_types"].values()) > 0
+    for _, s in tight.iterrows():
         # the bound is the least prediction: no configuration that ran is predicted faster
-        for r in s["sfc_ca_runs"]:
-            assert r["seconds"] >= t["seconds"] * (1 - 1e-12)
-    ran = {r["name"] for s in doc["shapes"] for r in s["sfc_ca_runs"]}
-    assert ran == {r["name"] for r in model_rows(run) if r["variant"] == "sfc_ca"}
+        for x in s.sfc_ca_runs:
+            assert x["seconds"] >= s.tight_s * (1 - 1e-12)
+    ran = {x["name"] for runs in tight.sfc_ca_runs for x in runs}
+    assert ran == {r["name"] for r in sfc}
 
 
 def test_summary_and_points_carry_the_tight_bound(run):
@@ -81,13 +108,19 @@ def test_figure_draws_the_tight_roofline(run, tmp_path):
     assert res.roofline.tight_gflops.notna().all()
 
 
-def test_without_the_file_no_tight_columns(tmp_path):
-    dst = tmp_path / "gemm_small"
-    shutil.copytree(GEMM_SMALL, dst)
-    (dst / "gemm_roofline.json").unlink(missing_ok=True)
-    assert gd.tight_roofline(dst) is None
-    doc = gd.summary(dst)
+def test_without_predictions_no_tight_columns(run):
+    model = json.loads((run / "model.json").read_text())
+    good = json.dumps(model)
+    for r in model["rows"]:
+        r["predictions"] = {}
+    (run / "model.json").write_text(json.dumps(model))
+    assert gd.tight_roofline(run) is None
+    doc = gd.summary(run)
     assert all(v["tight_roofline_whm_gflops"] is None for g in doc["groups"] for v in g["implementations"])
-    (dst / "gemm_roofline.json").write_text(json.dumps({"schema": "rooflab.other/1"}))
-    with pytest.raises(RooflabDataError, match="gemm-knobs roofline"):
-        gd.tight_roofline(dst)
+    # a malformed bound is an error naming the key path, never a silent gap
+    model = json.loads(good)
+    sfc = next(i for i, r in enumerate(model["rows"]) if r["predictions"])
+    model["rows"][sfc]["predictions"]["tight"]["time_s"] = "fast"
+    (run / "model.json").write_text(json.dumps(model))
+    with pytest.raises(RooflabDataError, match=rf"rows\[{sfc}\]\.predictions\.tight\.time_s"):
+        gd.tight_roofline(run)

@@ -24,7 +24,7 @@ FIX = REPO / "tests" / "fixtures"
 def knobs_doc() -> dict:
     """A small `gemm-knobs evaluate` file (the shape test_gemm_knobs.py builds)."""
     knob = {"k_layers": 1, "kbf": 2, "bk": 128}
-    shapes = [{"m": 256 + 64 * i, "n": 300, "k": 512,
+    shapes = [{"m": 256 + 64 * i, "n": 300, "k": 512, "flops": 2.0 * (256 + 64 * i) * 300 * 512,
                "autotune": {"knob": knob, "seconds": 1e-3, "retimed_seconds": 1.01e-3, "retimed_loss": 0.01},
                "analytic": {"knob": knob, "seconds": 1.02e-3, "loss": 0.02},
                "nn": {"knob": knob, "seconds": 1.0e-3, "loss": 0.0}} for i in range(4)]
@@ -38,14 +38,14 @@ def knobs_doc() -> dict:
 @pytest.fixture(scope="module")
 def full_run(tmp_path_factory) -> Path:
     """Every file kind in one run directory: run_small's core files, run_failed's steps.json,
-    the MPI sweep, the POT comparison, RTAMM, the GEMM knobs, the tight roofline, the L2 counters."""
+    the MPI sweep, the POT comparison, RTAMM, the GEMM knobs, the L2 counters (the tight roofline
+    is in model.json: tests/gemm/test_gemm_roofline.py covers a malformed one)."""
     run = tmp_path_factory.mktemp("full") / "run"
     shutil.copytree(FIX / "run_small", run)
     shutil.copy(FIX / "run_failed" / "steps.json", run)
     shutil.copy(FIX / "mpi_run" / "mpi_sweep.json", run)
     shutil.copy(FIX / "run_families" / "pot_compare.json", run)
     shutil.copy(FIX / "rtamm" / "run" / "rtamm.json", run)
-    shutil.copy(FIX / "gemm_roofline" / "gemm_roofline.json", run)
     shutil.copytree(FIX / "gemm_small" / "gemm_l2", run / "gemm_l2")
     (run / "gemm_knobs.json").write_text(json.dumps(knobs_doc()))
     return run
@@ -62,7 +62,6 @@ PATHS = {
     "pot_compare.json": ("rows", "rows.0.seconds_per_iteration"),
     "gemm_knobs.json": ("shapes", "summary.nn.mean_loss"),
     "rtamm.json": ("plans", "summary.decision_accuracy"),
-    "gemm_roofline.json": ("shapes", "shapes.0.tight.seconds"),
     "gemm_l2/counters.json": ("backends", "rows.0.events.DLmr"),
 }
 # file -> the commands that read it: ("report" | "claims" | "compare" | "gemm_summary" | figure name)
@@ -76,7 +75,6 @@ READERS = {
     "pot_compare.json": ("report", "claims", "pot_compare"),
     "gemm_knobs.json": ("report", "claims", "gemm_knobs"),
     "rtamm.json": ("report", "claims", "rtamm"),
-    "gemm_roofline.json": ("report", "gemm_summary", "gemm_performance"),
     "gemm_l2/counters.json": ("report", "gemm_l2_misses"),
 }
 PROGS = {"report": "rooflab report", "claims": "rooflab claims", "compare": "rooflab compare",

@@ -14,10 +14,11 @@ NAME = "gemm/blocked/avx2/f64/512x512x512/threads:1"
 
 
 def bench_doc(times_ms: dict[str, list[float]], predicted_s: float | None = 1e-3, errors=()) -> dict:
+    """A bench.json (measurements only) and, under "_model", the model.json beside it carrying
+    each benchmark's predicted_s (write() splits them into a run directory)."""
     benchmarks = []
     for name, times in times_ms.items():
-        rl = {"name": name, "family": name.split("/")[0], "variant": name.split("/")[1],
-              "prediction": None if predicted_s is None else {"time_s": predicted_s}}
+        rl = {"name": name, "family": name.split("/")[0], "variant": name.split("/")[1]}
         if name in errors:
             benchmarks.append({"name": name, "run_name": name, "run_type": "iteration", "error_occurred": True,
                                "error_message": "verification failed: max_err 1 > tol 0", "rooflab": rl})
@@ -28,7 +29,8 @@ def bench_doc(times_ms: dict[str, list[float]], predicted_s: float | None = 1e-3
         benchmarks.append({"name": name + "_median", "run_name": name, "run_type": "aggregate",
                            "aggregate_name": "median", "real_time": sorted(times)[len(times) // 2],
                            "time_unit": "ms", "rooflab": rl})
-    return {"schema": "rooflab.bench/1", "context": {}, "benchmarks": benchmarks}
+    model = {"schema": "rooflab.model/1", "rows": [{"name": n, "predicted_s": predicted_s} for n in times_ms]}
+    return {"schema": "rooflab.bench/1", "context": {}, "benchmarks": benchmarks, "_model": model}
 
 
 def noisy(seed: int, scale: float = 1.0, n: int = 12) -> list[float]:
@@ -38,7 +40,13 @@ def noisy(seed: int, scale: float = 1.0, n: int = 12) -> list[float]:
 
 
 def write(tmp_path, label, doc):
-    p = tmp_path / f"{label}.json"
+    """DIR/bench.json (+ DIR/model.json when doc carries one); returns the bench.json path."""
+    d = tmp_path / label
+    d.mkdir()
+    doc = dict(doc)
+    if "_model" in doc:
+        (d / "model.json").write_text(json.dumps(doc.pop("_model")))
+    p = d / "bench.json"
     p.write_text(json.dumps(doc))
     return str(p)
 
@@ -82,6 +90,22 @@ def test_efficiency_metric_cancels_a_uniformly_faster_machine(tmp_path):
     assert compare.main([base, new, "--metric", "efficiency"]) == 0
     nopred = write(tmp_path, "nopred", bench_doc({NAME: noisy(4)}, predicted_s=None))
     assert compare.main([base, nopred, "--metric", "efficiency"]) == 1  # nothing comparable
+
+
+def test_efficiency_reads_predictions_from_model_json_only(tmp_path, capsys):
+    # bench.json holds measurements only: a stray "prediction" there is not read, and without
+    # the model.json beside it the efficiency metric is a clear error naming the file.
+    base = write(tmp_path, "base", bench_doc({NAME: noisy(3)}, predicted_s=1e-3))
+    doc = bench_doc({NAME: noisy(4, scale=1.3)}, predicted_s=1.3e-3)
+    doc.pop("_model")
+    for b in doc["benchmarks"]:
+        b["rooflab"]["prediction"] = {"time_s": 1.3e-3}
+    nomodel = write(tmp_path, "nomodel", doc)
+    assert compare.main([base, nomodel, "--metric", "time"]) == 4  # time needs no model.json
+    capsys.readouterr()
+    assert compare.main([base, nomodel, "--metric", "efficiency"]) == 1
+    err = capsys.readouterr().err
+    assert "nomodel/model.json not found" in err and "rooflab model --run" in err
 
 
 def test_failed_verification_in_new_is_exit_3(tmp_path):

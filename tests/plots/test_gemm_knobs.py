@@ -21,7 +21,7 @@ def write_eval(run, n=12):
     for i in range(n):
         la, ln = 0.01 * i, 0.002 * (i % 4)  # analytic 0..11%, nn 0..0.6%
         an.append(la), nn.append(ln)
-        shapes.append({"m": 256 + 64 * i, "n": 300 + i, "k": 512,
+        shapes.append({"m": 256 + 64 * i, "n": 300 + i, "k": 512, "flops": 2.0 * (256 + 64 * i) * (300 + i) * 512,
                        "autotune": {"knob": knob(1, 2), "seconds": 1e-3, "retimed_seconds": 1.01e-3,
                                     "retimed_loss": 0.01},
                        "analytic": {"knob": knob(2, 1), "seconds": 1e-3 * (1 + la), "loss": la,

@@ -14,7 +14,6 @@ LOADERS = {
     "pot_compare.json": pot.load_doc,
     "gemm_knobs.json": knobs.load,
     "rtamm.json": rtamm.load,
-    gemm.TIGHT_FILE: gemm.tight_roofline,
     f"{gemm.L2_COUNTERS_DIR}/counters.json":
         lambda d: counters_frames(read_json(Path(d) / gemm.L2_COUNTERS_DIR, "counters"),
                                   Path(d) / gemm.L2_COUNTERS_DIR / "counters.json"),

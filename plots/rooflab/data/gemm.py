@@ -19,12 +19,12 @@ Definitions (over the "ok" gemm rows of model.json):
   roofline WHM    the same with the model's predicted time (model.json predicted_s: the
                   machine.json roofline, min(FMA peak, intensity x bandwidth of the level the
                   working set lives in)) in place of the measured time.
-  tight roofline  per shape, the SFC-CA paper's per-BRGEMM bound (Fig. 6 / 9) from
-                  DIR/gemm_roofline.json (`rooflab gemm-knobs roofline --run DIR`, the analytic
-                  knob model of kernels/gemm/knobs_model.cpp: which A / B blocks come from slow
-                  memory for each thread's range of the curve, C round trips, packing and the
-                  k_layers reduction, at the knob of least predicted time); "tight WHM" uses it
-                  as the time. Absent file: no tight columns (null).
+  tight roofline  per shape, the SFC-CA paper's per-BRGEMM bound (Fig. 6 / 9) from the sfc_ca
+                  rows' predictions.tight in model.json (`rooflab model` with machine.json; the
+                  analytic knob model of kernels/gemm/knobs_model.cpp: which A / B blocks come
+                  from slow memory for each thread's range of the curve, C round trips, packing
+                  and the k_layers reduction, at the knob of least predicted time); "tight WHM"
+                  uses it as the time. None there: no tight columns (null).
   baselines       the libraries (BASELINES: openblas, blis, onednn, libxsmm). The best baseline
                   of a (dtype, threads) group is the one with the highest WHM over the shapes it
                   ran; an implementation's ratio to it is WHM(impl) / WHM(best baseline), both
@@ -58,8 +58,6 @@ TARGET_IMPL = "sfc_ca"
 # The L2-miss counters (Fig. 7) live in their own counters.json: `rooflab counters` merges into
 # an existing file with one config per back end, and the run's general counters simulate L3.
 L2_COUNTERS_DIR = "gemm_l2"
-TIGHT_FILE = "gemm_roofline.json"
-TIGHT_SCHEMA = "rooflab.gemm_roofline/1"
 
 POINT_COLUMNS = ["name", "impl", "variant", "isa", "dtype", "threads", "m", "n", "k", "mnk", "params",
                  "configs", "flops", "intensity", "median_s", "gflops", "predicted_s", "roof_gflops",
@@ -87,35 +85,48 @@ def whm(flops, gflops) -> float:
 
 
 def tight_roofline(run_dir) -> pd.DataFrame | None:
-    """The per-shape tight roofline of DIR/gemm_roofline.json: one row per (dtype, threads, mnk)
-    with tight_gflops, tight_s and the model's view (knob, BRGEMM types, slow level, time
-    split). None when the file is absent; raises on a malformed file or a wrong schema."""
-    path = Path(run_dir) / TIGHT_FILE
-    if not path.exists():
+    """The per-shape tight roofline from DIR/model.json: each sfc_ca row's predictions.tight
+    (made by `rooflab model` with a machine.json). One row per (dtype, threads, mnk) with
+    tight_gflops, tight_s and the model's view (knob, BRGEMM types, slow level, time split); of
+    a shape's sfc_ca rows (one bound per micro-kernel ISA) the least time is the bound.
+    sfc_ca_runs lists each row's predictions.brgemm (its own knobs). None when model.json is
+    absent or no row carries a tight bound; raises on a malformed one."""
+    if not (Path(run_dir) / "model.json").exists():
         return None
-    name, _, major = TIGHT_SCHEMA.partition("/")
-    doc = read_schema_file(path, name, major, f"`rooflab gemm-knobs roofline --run {run_dir}`")
-    ck = Checker(path)
-    rows = []
-    for i, r in enumerate(ck.items(doc, "shapes", "$")):
-        w = f"$.shapes[{i}]"
-        t = ck.get(r, "tight", w, (dict,))
-        k = ck.get(t, "knob", f"{w}.tight", (dict,))
-        num = lambda obj, key, at: ck.get(obj, key, at, (float,))  # noqa: E731
-        knob = "/".join(f"{x}:{ck.get(k, x, f'{w}.tight.knob', (int,))}" for x in ("k_layers", "kbf", "bk"))
-        ran = ck.items(r, "sfc_ca_runs", w, required=False)
-        for j, x in enumerate(ran):
-            ck.get(x, "name", f"{w}.sfc_ca_runs[{j}]", (str,))
-            for key in ("gflops", "seconds"):
-                num(x, key, f"{w}.sfc_ca_runs[{j}]")
-        rows.append({"dtype": ck.get(r, "dtype", w, (str,)), "threads": ck.get(r, "threads", w, (int,)),
-                     "mnk": ck.get(r, "mnk", w, (str,)), "tight_s": num(t, "seconds", f"{w}.tight"),
-                     "tight_gflops": num(t, "gflops", f"{w}.tight"), "tight_knob": knob,
-                     "slow_level": ck.get(r, "slow_level", w, (str,)), "c_level": ck.get(r, "c_level", w, (str,)),
-                     "pack_s": num(t, "pack_s", f"{w}.tight"), "critical_s": num(t, "critical_s", f"{w}.tight"),
-                     "critical_compute_s": num(t, "critical_compute_s", f"{w}.tight"),
-                     "reduce_s": num(t, "reduce_s", f"{w}.tight"),
-                     "brgemm_types": ck.get(t, "brgemm_types", f"{w}.tight", (dict,)), "sfc_ca_runs": ran})
+    doc = read_json(run_dir, "model")
+    ck = Checker(Path(run_dir) / "model.json")
+    shapes: dict[tuple, dict] = {}
+    for i, r in enumerate(ck.items(doc, "rows", "$")):
+        w = f"$.rows[{i}]"
+        preds = ck.opt(r, "predictions", w, (dict,)) or {}
+        if ck.opt(r, "family", w, (str,)) != FAMILY or not preds:
+            continue
+        name = ck.get(r, "name", w, (str,))
+        p = parse_name(name)
+        key = (ck.opt(r, "dtype", w, (str,)) or p["dtype"], ck.opt(r, "threads", w, (int,)) or p["threads"],
+               "x".join(str(d) for d in (ck.opt(r, "dims", w, (list,)) or p["dims"])))
+        num = lambda obj, k, at: ck.get(obj, k, at, (float,))  # noqa: E731
+        shape = shapes.setdefault(key, {"sfc_ca_runs": []})
+        if "brgemm" in preds:
+            b = ck.get(preds, "brgemm", f"{w}.predictions", (dict,))
+            shape["sfc_ca_runs"].append({"name": name, "gflops": num(b, "gflops", f"{w}.predictions.brgemm"),
+                                         "seconds": num(b, "time_s", f"{w}.predictions.brgemm")})
+        if "tight" not in preds:
+            continue
+        at = f"{w}.predictions.tight"
+        t = ck.get(preds, "tight", f"{w}.predictions", (dict,))
+        k = ck.get(t, "knob", at, (dict,))
+        row = {"tight_s": num(t, "time_s", at), "tight_gflops": num(t, "gflops", at),
+               "tight_knob": "/".join(f"{x}:{ck.get(k, x, f'{at}.knob', (int,))}" for x in ("k_layers", "kbf", "bk")),
+               "slow_level": ck.get(t, "slow_level", at, (str,)), "c_level": ck.get(t, "c_level", at, (str,)),
+               "pack_s": num(t, "pack_s", at), "critical_s": num(t, "critical_s", at),
+               "critical_compute_s": num(t, "critical_compute_s", at), "reduce_s": num(t, "reduce_s", at),
+               "brgemm_types": ck.get(t, "brgemm_types", at, (dict,))}
+        if "tight_s" not in shape or row["tight_s"] < shape["tight_s"]:
+            shape.update(row)
+    rows = [{"dtype": d, "threads": th, "mnk": mnk, **v} for (d, th, mnk), v in shapes.items() if "tight_s" in v]
+    if not rows:
+        return None
     return pd.DataFrame(rows, columns=["dtype", "threads", "mnk", "tight_s", "tight_gflops", "tight_knob", "slow_level",
                                        "c_level", "pack_s", "critical_s", "critical_compute_s", "reduce_s",
                                        "brgemm_types", "sfc_ca_runs"])
@@ -305,7 +316,7 @@ def summary(run_dir) -> dict:
             "definition": "WHM = sum_i flops_i / sum_i (flops_i / gflops_i) = total flops / total time, over the "
                           "shapes an implementation ran ok (its fastest configuration per shape); ratios over "
                           "the shapes both implementations ran",
-            "tight_roofline": str(Path(run_dir).resolve() / TIGHT_FILE) if tight is not None else None,
+            "tight_roofline": str(Path(run_dir).resolve() / "model.json") if tight is not None else None,
             "baselines": list(BASELINES), "groups": groups, "targets": evaluate_targets(run, pts, groups, tight),
             "not_used": omitted}
 

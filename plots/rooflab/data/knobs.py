@@ -35,9 +35,8 @@ def load(run_dir) -> tuple[pd.DataFrame, dict]:
                     loss, knob = s[method]["loss"], s[method]["knob"]
                 else:
                     continue
-                # A shape's flops: the file's when it carries them; else 2MNK, restated here until
-                # `gemm-knobs evaluate` writes them (issue 15: Python derives no flop count).
-                flops = float(s["flops"]) if "flops" in s else 2.0 * m * n * k
+                # A shape's flops come from the file (the variant's model): Python derives none.
+                flops = float(s["flops"])
                 rows.append({"m": m, "n": n, "k": k, "flops": flops, "method": method,
                              "knob": f"k_layers:{knob['k_layers']}/kbf:{knob['kbf']}/bk:{knob['bk']}",
                              "loss": float(loss)})

@@ -276,7 +276,7 @@ MODEL_COLUMNS = ["name", "family", "variant", "isa", "dtype", "dims", "params", 
                  "gbps", "predicted_s", "bound", "level", "ceiling_gflops", "ceiling_gbps", "efficiency"]
 # Measured fields: required numbers on an "ok" row, null (or absent) otherwise.
 _MEASURED = ("median_s", "gflops", "gbps")
-# Prediction fields: null when no machine.json was available to `rooflab bench`.
+# Prediction fields: null when no machine.json was available to `rooflab model`.
 _PREDICTED = ("predicted_s", "ceiling_gflops", "ceiling_gbps", "efficiency")
 
 

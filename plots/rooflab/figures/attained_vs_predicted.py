@@ -27,7 +27,7 @@ def plot(run_dir, out_path) -> AttainedResult:
                for _, r in model[model.status != "ok"].iterrows()]
     ok = model[model.status == "ok"]
     nopred = ok[~(ok.predicted_s > 0)]
-    omitted += [f"{n}: no prediction (bench ran without machine.json)" for n in nopred.name]
+    omitted += [f"{n}: no prediction in model.json (`rooflab model` had no machine.json)" for n in nopred.name]
     drawn = ok[ok.predicted_s > 0]
     points = drawn[["name", "family", "predicted_s", "median_s"]].reset_index(drop=True)
 

@@ -2,7 +2,7 @@
 every shape, the shapes sorted by operational intensity (2MNK / the minimal bytes of model.json),
 with the roofline of machine.json for each shape (flops / model.json predicted_s: the FMA
 ceiling or intensity x the bandwidth of the level the matrices live in), the FMA ceiling and,
-when DIR/gemm_roofline.json exists (`rooflab gemm-knobs roofline --run DIR`), the paper's tight
+when model.json's sfc_ca rows carry it (`rooflab model` with machine.json), the paper's tight
 roofline: the per-BRGEMM model of SFC-CA at its best knob (gemm_data.tight_roofline).
 One panel per dtype and thread count; the legend gives each implementation's WHM (plots/gemm_data.py)."""
 from __future__ import annotations
@@ -61,7 +61,7 @@ def plot(run_dir, out_path) -> GemmPerfResult:
             fma[(dt, int(t))] = c
     roofline = pd.DataFrame(roof_rows).sort_values(["dtype", "threads", "x"]).reset_index(drop=True)
     if roofline.roof_gflops.isna().all():
-        omitted = ["model.json has no predictions (bench ran without --machine): no roofline"] + omitted
+        omitted = ["model.json has no predictions (`rooflab model` had no machine.json): no roofline"] + omitted
 
     markers = "os^vD<>phx*+"
     nmax = max(len(v) for v in order.values())
