@@ -411,6 +411,17 @@ std::string case_name(const Options& o, const Topology& topo, int rpn) {
   return n.str();
 }
 
+// Rank 0 creates --out DIR before measuring: a directory it cannot make (the parse-time check
+// cannot tell every case, e.g. under /proc as root) is refused before the work, not after.
+void prepare_out(const Options& o) {
+  if (o.out.empty()) return;
+  try {
+    ensure_writable_dir(o.out);
+  } catch (const Error& e) {
+    throw Error(std::string("--out: ") + e.what());
+  }
+}
+
 // Rank 0's result: DIR/<file> with --out, the calibrations also beside --machine as
 // machine.<section>.json, and the JSON on stdout.
 void emit(const Options& o, const char* file, const json& j, const char* section = nullptr) {
@@ -449,7 +460,10 @@ int run(const Options& o, const Topology& topo) {
   std::string err;
   try {
     s = std::make_unique<Solver<T>>(o, topo);
-    if (topo.rank == 0) model = read_model(o.model);
+    if (topo.rank == 0) {
+      model = read_model(o.model);
+      prepare_out(o);
+    }
   } catch (const std::exception& e) {
     err = e.what();
   }
@@ -596,6 +610,13 @@ double measure_gamma(size_t bytes) {
 // --machine file rank 0 cannot use. All ranks agree on the verdict, so none is left in a
 // collective; true: stop (rank 0 has said why).
 bool calibration_refused(const Options& o, const Topology& topo, std::string err) {
+  if (err.empty() && topo.rank == 0) {
+    try {
+      prepare_out(o);
+    } catch (const std::exception& e) {
+      err = e.what();
+    }
+  }
   if (err.empty() && !o.machine.empty() && topo.rank == 0) {
     try {
       require_schema(read_json_file(o.machine), "rooflab.machine", 1, o.machine);
