@@ -18,6 +18,7 @@
 #include "harness/json_io.hpp"
 #include "microbench/characterize.hpp"
 #include "roofline/evaluate.hpp"
+#include "roofline/mpi_model.hpp"
 
 namespace fs = std::filesystem;
 using namespace rooflab;
@@ -154,7 +155,10 @@ Spec model_spec() {
       .hint("; run `rooflab bench --out DIR` first")
       .path("--machine", PathKind::input_file, "FILE", "machine.json (default: DIR/machine.json)")
       .hint("; run `rooflab characterize` first (--out DIR)")
-      .path("--out", PathKind::output_dir, "DIR", "where model.json goes (default: --run DIR, else the directory of --bench)");
+      .path("--out", PathKind::output_dir, "DIR", "where model.json goes (default: --run DIR, else the directory of --bench)")
+      .path("--mpi-sweep", PathKind::input_dir, "DIR",
+            "instead: the MPI core-sharing model of DIR/mpi_sweep.json, stored into it (no other option)")
+      .hint("; make it with `scripts/mpi_sweep.sh --run DIR`");
 }
 
 // The registry's per-variant models (Variant::predictions) for roofline::evaluate, which does not
@@ -169,6 +173,11 @@ json variant_predictions(const std::string& name, const roofline::Machine& machi
 
 int cmd_model(const Values& v) {
   std::string run = v.str("--run"), bench = v.str("--bench"), machine = v.str("--machine"), out = v.str("--out");
+  if (v.has("--mpi-sweep")) {
+    if (!run.empty() || !bench.empty() || !machine.empty() || !out.empty())
+      throw args::UsageError("--mpi-sweep DIR takes no other option (it reads and rewrites DIR/mpi_sweep.json)");
+    return roofline::mpi::mpi_sweep_main(v.str("--mpi-sweep"));
+  }
   if (!run.empty()) {
     if (bench.empty()) bench = (fs::path(run) / "bench.json").string();
     if (machine.empty()) machine = (fs::path(run) / "machine.json").string();

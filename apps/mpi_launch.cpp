@@ -60,7 +60,8 @@ args::Spec spec() {
       .alias("-n")
       .required()
       .flag("--dry-run", "print the command instead of running it")
-      .rest("OPTIONS", "rooflab_mpi's options, passed on (`rooflab mpi --np 1 -- --help` lists them)")
+      .rest("OPTIONS", "rooflab_mpi's options, passed on (`--out DIR` writes DIR/sinkhorn_mpi.json; "
+                       "`rooflab mpi --np 1 -- --help` lists them)")
       .epilog("ROOFLAB_MPI_BIN and ROOFLAB_MPIEXEC override the paths of rooflab_mpi and mpiexec.");
 }
 

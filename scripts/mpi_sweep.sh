@@ -11,7 +11,8 @@
 # after waiting up to --quiet-wait seconds for the load to drop; the faster measurement is kept
 # (contention only adds time) and both are recorded. Output: RUN/mpi/*.json (one per run) and
 # RUN/mpi_sweep.json (everything, read by the MPI figures and the report), with the model's
-# predicted-vs-measured table and the one-node claim rows (plots/rooflab/mpi_predict.py).
+# predicted-vs-measured table and the one-node claim rows (`rooflab model --mpi-sweep RUN`,
+# roofline/mpi_model.cpp).
 #
 #   scripts/mpi_sweep.sh --run DIR [--build DIR] [--size MxN] [--dtype f64|f32] [--iters K]
 #                        [--max-np P] [--rpn "1 2 4"] [--chunks C] [--noise X] [--quiet-wait S] [--quick|--smoke]
@@ -20,6 +21,7 @@
 #   kernel, coffee with R = P, per P), so the pairs compared were measured side by side (default 3;
 #   0: none); --claims-only: only those (after a sweep); --collect-only: only rebuild RUN/mpi_sweep.json.
 #
+# The calibrations are RUN/mpi/mpi_pingpong.json and RUN/mpi/mpi_timeslice.json.
 # Ranks beyond the CPU count share cores: on a 2-core machine P > 2 measures oversubscription
 # (MPICH's ranks busy-poll, so each message round waits for a scheduler slice), and the runs say
 # so ("oversubscribed"). With RUN/machine.json present, the calibrations become its "mpi" and
@@ -30,7 +32,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cmdline="scripts/mpi_sweep.sh $*"
 run="" build="$here/build/release" size=1024x8192 dtype=f64 iters=10 maxnp=8 rpns="1 2 4" chunks=4 noise=0.15 quiet_wait=30 collect=0
 claim_reps=3 claims_only=0
-usage() { sed -n '16,21p' "$0" | sed 's/^# \{0,2\}//' >&2; exit 2; }
+usage() { sed -n '\|^#   scripts/mpi_sweep.sh --run|,/--collect-only: only/p' "$0" | sed 's/^# \{0,2\}//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case $1 in
     --run) run=$2; shift 2 ;;
@@ -57,9 +59,13 @@ done
 [[ -n $run ]] || { echo "mpi_sweep.sh: --run DIR is required" >&2; usage; }
 [[ $maxnp =~ ^[1-9][0-9]*$ ]] || { echo "mpi_sweep.sh: --max-np takes a positive integer, got '$maxnp'" >&2; exit 2; }
 [[ $claim_reps =~ ^[0-9]+$ ]] || { echo "mpi_sweep.sh: --claim-reps takes a count, got '$claim_reps'" >&2; exit 2; }
-bin="$build/rooflab_mpi"
+bin="$build/rooflab_mpi" rooflab="$build/rooflab"
 if [[ ! -x $bin ]]; then
   echo "mpi_sweep.sh: $bin not found: build it (cmake --build $build --target rooflab_mpi; needs mpich libmpich-dev)" >&2
+  exit 1
+fi
+if [[ ! -x $rooflab ]]; then
+  echo "mpi_sweep.sh: $rooflab not found: build it (cmake --build $build --target rooflab)" >&2
   exit 1
 fi
 mpiexec=${ROOFLAB_MPIEXEC:-mpiexec}
@@ -70,25 +76,26 @@ cpus=$(nproc)
 mkdir -p "$run/mpi"
 out="$run/mpi"
 
-# One timed run: ID NP ARGS... -> $out/ID.json (under the machine-wide timing lock), its
+# One timed run: ID NP ARGS... -> $out/ID.json (rooflab_mpi --out $out/.ID.d writes
+# sinkhorn_mpi.json there; under the machine-wide timing lock), its
 # arguments in ID.args and the 1-minute load when it started in ID.load. A run that fails
 # leaves ID.failed (its exit status and last error lines) instead, and the sweep goes on:
 # mpi_sweep.json lists it under "failed_runs" and the script exits 1 at the end.
 runone() {
   local id=$1 np=$2 rc=0; shift 2
   printf '%s\n' "$np $*" >"$out/$id.args"
-  rm -f "$out/$id.failed"
+  rm -rf "$out/$id.failed" "$out/.$id.d"
   flock "$lock" sh -c 'cut -d" " -f1 /proc/loadavg >"$0"; exec "$@"' "$out/$id.load.new" \
-    "$mpiexec" -n "$np" "$bin" "$@" --out "$out/$id.json.new" >/dev/null 2>"$out/$id.err" || rc=$?
+    "$mpiexec" -n "$np" "$bin" "$@" --out "$out/.$id.d" >/dev/null 2>"$out/$id.err" || rc=$?
   cat "$out/$id.err" >&2
-  if ((rc == 0)) && [[ -s $out/$id.json.new ]]; then
-    mv "$out/$id.json.new" "$out/$id.json"
+  if ((rc == 0)) && [[ -s $out/.$id.d/sinkhorn_mpi.json ]]; then
+    mv "$out/.$id.d/sinkhorn_mpi.json" "$out/$id.json"
     mv "$out/$id.load.new" "$out/$id.load"
-    rm -f "$out/$id.err"
+    rm -rf "$out/$id.err" "$out/.$id.d"
     return 0
   fi
   { echo "exit $rc: $*"; grep -v '^[[:space:]]*$' "$out/$id.err" | tail -n 3; } >"$out/$id.failed"
-  rm -f "$out/$id.json.new" "$out/$id.load.new" "$out/$id.err" "$out/$id.json" "$out/$id.load"
+  rm -rf "$out/.$id.d" "$out/$id.load.new" "$out/$id.err" "$out/$id.json" "$out/$id.load"
   echo "mpi_sweep: run $id failed (exit $rc); the sweep goes on (see $out/$id.failed)" >&2
   return 1
 }
@@ -98,18 +105,18 @@ if ((!collect && !claims_only)); then
 rm -f "$out"/*.failed
 echo "mpi_sweep: $cpus CPUs; P > $cpus is oversubscribed (measures the scheduler, not the design)" >&2
 echo "mpi_sweep: calibrating (ping-pong ranks 0-1, gamma, MPI_Allreduce over 2 ranks)" >&2
-cal=(--pingpong --out "$out/pingpong.json")
+cal=(--pingpong --out "$out")
 [[ -f $run/machine.json ]] && cal+=(--machine "$run/machine.json")
 flock "$lock" "$mpiexec" -n 2 "$bin" "${cal[@]}" >/dev/null
-rm -f "$out/timeslice.json"
+rm -f "$out/mpi_timeslice.json"
 if ((maxnp > cpus)); then
   echo "mpi_sweep: calibrating core sharing (--timeslice, $((2 * cpus)) ranks)" >&2
-  cal=(--timeslice --out "$out/timeslice.json")
+  cal=(--timeslice --out "$out")
   [[ -f $run/machine.json ]] && cal+=(--machine "$run/machine.json")
   flock "$lock" "$mpiexec" -n $((2 * cpus)) "$bin" "${cal[@]}" >/dev/null
 fi
-[[ -f $run/machine.json ]] || echo "mpi_sweep: no $run/machine.json: the model stays in $out/pingpong.json only" >&2
-model=(--model "$out/pingpong.json")
+[[ -f $run/machine.json ]] || echo "mpi_sweep: no $run/machine.json: the model stays in $out/mpi_pingpong.json only" >&2
+model=(--model "$out/mpi_pingpong.json")
 
 n=0
 for ((P = 1; P <= maxnp; P++)); do
@@ -209,7 +216,7 @@ fi
 # The one-node claim's runs side by side (see --claim-reps): the machine's speed drifts between
 # minutes (the same P = 2 run can differ by 30%), so pairs measured apart compare the drift.
 if ((!collect && claim_reps > 0)); then
-  [[ -f $out/pingpong.json ]] || { echo "mpi_sweep.sh: --claims-only needs a sweep in $run first" >&2; exit 1; }
+  [[ -f $out/mpi_pingpong.json ]] || { echo "mpi_sweep.sh: --claims-only needs a sweep in $run first" >&2; exit 1; }
   echo "mpi_sweep: one-node claim runs, $claim_reps repetitions" >&2
   rm -f "$out"/claim_*
   for ((k = 1; k <= claim_reps; k++)); do
@@ -223,11 +230,11 @@ if ((!collect && claim_reps > 0)); then
   done
 fi
 
-# Everything in one file for the figures, with the model's table (plots/rooflab/mpi_predict.py).
-"$py" - "$run" "$out" "$cpus" "$size" "$dtype" "$iters" "$chunks" "$noise" "$cmdline" "$here/plots" <<'EOF'
+# Everything in one file for the figures (exit 5: written, but runs failed), then the model's
+# table and the claim rows added to it by `rooflab model --mpi-sweep`.
+collect_rc=0
+"$py" - "$run" "$out" "$cpus" "$size" "$dtype" "$iters" "$chunks" "$noise" "$cmdline" <<'EOF' || collect_rc=$?
 import datetime, json, os, pathlib, sys
-sys.path.insert(0, sys.argv[10])
-from rooflab import mpi_predict
 run, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 cpus, size, dtype, iters, chunks, noise = int(sys.argv[3]), sys.argv[4], sys.argv[5], int(sys.argv[6]), int(sys.argv[7]), float(sys.argv[8])
 runs, claim_runs = [], []
@@ -249,29 +256,19 @@ doc = {"schema": "rooflab.mpi_sweep/1",
        "cpus": cpus, "size": size, "dtype": dtype, "iterations": iters, "chunks": chunks, "noise_threshold": noise,
        "note": f"{cpus} CPUs: runs with more ranks are oversubscribed and measure the scheduler; "
                "load1 is the 1-minute load when a run started (other work on the machine)",
-       "pingpong": json.loads((out / "pingpong.json").read_text()),
-       "timeslice": json.loads((out / "timeslice.json").read_text()) if (out / "timeslice.json").exists() else None,
+       "pingpong": json.loads((out / "mpi_pingpong.json").read_text()),
+       "timeslice": json.loads((out / "mpi_timeslice.json").read_text()) if (out / "mpi_timeslice.json").exists() else None,
        "runs": runs, "claim_runs": claim_runs, "failed_runs": failed_runs}
-try:  # the model needs runs a failure may have taken (the P = 1 ones): then the runs are kept without it
-    k = mpi_predict.constants(doc)
-    doc["model"] = {"constants": {a: b for a, b in k.items() if a != "compute_1rank_s"}
-                    | {"compute_1rank_s": [{"kernel": a[0], "dtype": a[1], "dims": list(a[2]), "seconds": b}
-                                           for a, b in k["compute_1rank_s"].items()]},
-                    "formula": mpi_predict.__doc__.split("Model, ")[1].strip()}
-    doc["model_table"] = mpi_predict.table(doc)
-    doc["model_summary"] = mpi_predict.summary(doc["model_table"])
-    doc["claims"] = mpi_predict.claims(doc)
-except Exception as e:
-    if not failed_runs:
-        raise
-    doc.update(model=None, model_table=[], model_summary={}, claims={},
-               model_error=f"not computed ({len(failed_runs)} runs failed): {type(e).__name__}: {e}")
 tmp = run / "mpi_sweep.json.tmp"
 tmp.write_text(json.dumps(doc, indent=1))
 os.replace(tmp, run / "mpi_sweep.json")
-print(run / "mpi_sweep.json")
 if failed_runs:
     print(f"mpi_sweep: {len(failed_runs)} run(s) failed: {', '.join(r['id'] for r in failed_runs)} "
           f"(mpi_sweep.json lists them under failed_runs)", file=sys.stderr)
-    sys.exit(1)
+    sys.exit(5)
 EOF
+((collect_rc == 0 || collect_rc == 5)) || exit "$collect_rc"
+# The model needs runs a failure may have taken (the P = 1 ones): then it keeps the runs and
+# says why in model_error. Its stdout (a per-regime summary, then the file) is the sweep's.
+"$rooflab" model --mpi-sweep "$run"
+((collect_rc == 0)) || exit 1

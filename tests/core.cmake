@@ -10,3 +10,6 @@ rooflab_unit_test(test_measure SOURCES core/test_measure.cpp LIBS rooflab_core)
 # Every family / variant / ISA / dtype of the registry verified at tiny odd sizes; links the
 # family list only (no benchmark driver).
 rooflab_unit_test(test_conformance SOURCES core/test_conformance.cpp LIBS rooflab_families)
+# The MPI sweep's core-sharing model and claim rows (roofline/mpi_model), on tests/fixtures/mpi_run.
+rooflab_unit_test(test_mpi_model SOURCES core/test_mpi_model.cpp LIBS rooflab_roofline)
+target_compile_definitions(test_mpi_model PRIVATE ROOFLAB_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}")

@@ -116,21 +116,29 @@ rooflab_mpi_test(bad_unknown_option 2 2 "rooflab_mpi: unknown option '--bogus'" 
 rooflab_mpi_test(bad_missing_value 2 2 "--size needs a value" --design ring --size)
 rooflab_mpi_test(bad_out_under_file 2 2 "--out .*expect.sh/x.json: .*expect.sh is not a directory"
                  --design ring --size 30x8 --out ${_mpi_expect}/x.json)
+rooflab_mpi_test(bad_out_is_file 2 2 "--out .*expect.sh is a file, not a directory" --design ring --size 30x8 --out ${_mpi_expect})
+rooflab_mpi_test(bad_pingpong_out_is_file 2 2 "--out .*expect.sh is a file, not a directory" --pingpong --out ${_mpi_expect})
 rooflab_mpi_test(bad_model_missing 2 2 "--model .*none.json not found" --design ring --size 30x8 --model ${_mpi_tmp}/none.json)
 rooflab_mpi_test(help 2 0 "usage: rooflab_mpi" --help)
-# JSON output (written atomically by rank 0): the name grammar and the run's fields; then
-# the ping-pong fit feeding the communication model of a run.
+# JSON output (written atomically by rank 0 into --out DIR, created if missing): the name
+# grammar and the run's fields; then the ping-pong fit feeding the communication model of a run.
 rooflab_mpi_test(json_out 4 0 "\"name\": \"sinkhorn_mpi/coffee/f32/37x53/ranks:4/rpn:2/chunks:3/threads:1\""
                  --design coffee --size 37x53 --dtype f32 --ranks-per-node 2 --chunks 3 --iters 2
-                 --out ${_mpi_tmp}/coffee.json)
+                 --out ${_mpi_tmp}/coffee)
+add_test(NAME sinkhorn_mpi_json_out_file COMMAND sh -c
+  "rm -rf ${_mpi_tmp}/out_dir && \
+   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${_mpi_bin} --design ring --size 37x53 --iters 1 --out ${_mpi_tmp}/out_dir/new >/dev/null && \
+   grep -q '\"name\": \"sinkhorn_mpi/ring/f64/37x53/ranks:2/' ${_mpi_tmp}/out_dir/new/sinkhorn_mpi.json && \
+   test \"$(ls -A ${_mpi_tmp}/out_dir/new)\" = sinkhorn_mpi.json")
+set_tests_properties(sinkhorn_mpi_json_out_file PROPERTIES LABELS integration TIMEOUT 60)
 find_package(Python3 COMPONENTS Interpreter)
 # Calibration into a copy of a machine.json ("mpi" section, fit quality, the allreduce
 # points), then runs predicting their allreduce from it: full and --comm-only.
 add_test(NAME sinkhorn_mpi_model COMMAND sh -c
   "cp ${CMAKE_CURRENT_LIST_DIR}/fixtures/run_small/machine.json ${_mpi_tmp}/machine.json && \
-   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${_mpi_bin} --pingpong --machine ${_mpi_tmp}/machine.json --out ${_mpi_tmp}/pp.json >/dev/null && \
-   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 4 ${_mpi_bin} --design salar --size 37x53 --ranks-per-node 2 --chunks 2 --iters 2 --model ${_mpi_tmp}/machine.json --out ${_mpi_tmp}/salar.json >/dev/null && \
-   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 4 ${_mpi_bin} --design coffee --size 37x53 --ranks-per-node 2 --chunks 2 --iters 3 --comm-only --model ${_mpi_tmp}/pp.json --out ${_mpi_tmp}/comm.json >/dev/null && \
+   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${_mpi_bin} --pingpong --machine ${_mpi_tmp}/machine.json --out ${_mpi_tmp}/pp >/dev/null && \
+   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 4 ${_mpi_bin} --design salar --size 37x53 --ranks-per-node 2 --chunks 2 --iters 2 --model ${_mpi_tmp}/machine.json --out ${_mpi_tmp}/salar >/dev/null && \
+   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 4 ${_mpi_bin} --design coffee --size 37x53 --ranks-per-node 2 --chunks 2 --iters 3 --comm-only --model ${_mpi_tmp}/pp/mpi_pingpong.json --out ${_mpi_tmp}/comm >/dev/null && \
    ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_mpi/check_model.py ${_mpi_tmp}")
 set_tests_properties(sinkhorn_mpi_model PROPERTIES LABELS integration TIMEOUT 90)
 
@@ -139,7 +147,7 @@ set_tests_properties(sinkhorn_mpi_model PROPERTIES LABELS integration TIMEOUT 90
 cmake_host_system_information(RESULT _mpi_cores QUERY NUMBER_OF_LOGICAL_CORES)
 if(_mpi_cores LESS_EQUAL 8)
   math(EXPR _mpi_np "2 * ${_mpi_cores}")
-  rooflab_mpi_test(timeslice ${_mpi_np} 0 "\"schema\": \"rooflab.mpi_timeslice/1\"" --timeslice)
+  rooflab_mpi_test(timeslice ${_mpi_np} 0 "\"schema\": \"rooflab.mpi_timeslice/1\"" --timeslice --out ${_mpi_tmp}/ts)
 endif()
 
 # `rooflab mpi`: the command it runs, a real run through it, usage errors.

@@ -1,6 +1,8 @@
 // rooflab_mpi: distributed Sinkhorn-Knopp over MPI ranks, one allreduce design per run.
 //   mpirun -np P rooflab_mpi --design mpich|ring|salar|coffee --size MxN [options]
-//   mpirun -np P rooflab_mpi --pingpong [--machine machine.json] [--out FILE.json]
+//   mpirun -np P rooflab_mpi --pingpong [--machine machine.json] [--out DIR]
+// --out DIR gets one file named after its schema: sinkhorn_mpi.json (a run), mpi_pingpong.json
+// (--pingpong) or mpi_timeslice.json (--timeslice).
 // Every rank parses the same command line and checks it the same way, so bad input is
 // reported once (rank 0) and every rank returns non-zero after MPI_Finalize (no MPI_Abort,
 // no rank left waiting in a collective).
@@ -14,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <optional>
@@ -78,8 +81,10 @@ args::Spec spec() {
       .flag("--comm-only", "time the design's allreduce alone (what the model predicts)")
       .choice("--wait", {"spin", "yield"}, "how a rank waits for messages (yield: MPI_Test + sched_yield)", "spin")
       .path("--model", PathKind::input_file, "FILE", "a --pingpong file or machine.json with its \"mpi\" section")
-      .hint("; run `mpiexec -n 2 rooflab_mpi --pingpong --out FILE` first")
-      .path("--out", PathKind::output_file, "FILE", "write the result as JSON (rank 0, atomically)")
+      .hint("; run `mpiexec -n 2 rooflab_mpi --pingpong --out DIR` first (DIR/mpi_pingpong.json)")
+      .path("--out", PathKind::output_dir, "DIR",
+            "write the result into DIR (rank 0, atomically): sinkhorn_mpi.json, or mpi_pingpong.json / "
+            "mpi_timeslice.json for the calibrations")
       .flag("--pingpong", "calibrate the communication model (P >= 2)")
       .flag("--timeslice", "calibrate core sharing (P > CPUs)")
       .path("--machine", PathKind::any, "FILE", "--pingpong / --timeslice: also store the result beside this machine.json");
@@ -238,7 +243,7 @@ class Solver {
     restore();
     k_ = sinkhorn::kernels_for<T>(o.variant, o.isa);
     const auto blk = o.variant == "microkernel" ? sinkhorn::microkernel_default_blocking(o.isa)
-                                                : sinkhorn::Blocking{8, 1024};
+                                                : sinkhorn::kBlockedDefault;
     args_ = SkArgs<T>{A_.data(), rows, N, N, r_.data() + i0_, c_.data(), T(o.fi), sums_.data(), blk.mc, blk.nc};
   }
 
@@ -406,6 +411,28 @@ std::string case_name(const Options& o, const Topology& topo, int rpn) {
   return n.str();
 }
 
+// Rank 0 creates --out DIR before measuring: a directory it cannot make (the parse-time check
+// cannot tell every case, e.g. under /proc as root) is refused before the work, not after.
+void prepare_out(const Options& o) {
+  if (o.out.empty()) return;
+  try {
+    ensure_writable_dir(o.out);
+  } catch (const Error& e) {
+    throw Error(std::string("--out: ") + e.what());
+  }
+}
+
+// Rank 0's result: DIR/<file> with --out, the calibrations also beside --machine as
+// machine.<section>.json, and the JSON on stdout.
+void emit(const Options& o, const char* file, const json& j, const char* section = nullptr) {
+  if (!o.out.empty()) {
+    ensure_writable_dir(o.out);
+    write_json_atomic(std::filesystem::path(o.out) / file, j);
+  }
+  if (section && !o.machine.empty()) write_machine_section(o.machine, section, j);
+  std::cout << j.dump(2) << '\n';
+}
+
 // The alpha-beta(-gamma) model from a --pingpong file, or from machine.json's "mpi" section
 // (--pingpong --machine writes the same object beside it as machine.mpi.json).
 std::optional<CommModel> read_model(const std::string& path) {
@@ -433,7 +460,10 @@ int run(const Options& o, const Topology& topo) {
   std::string err;
   try {
     s = std::make_unique<Solver<T>>(o, topo);
-    if (topo.rank == 0) model = read_model(o.model);
+    if (topo.rank == 0) {
+      model = read_model(o.model);
+      prepare_out(o);
+    }
   } catch (const std::exception& e) {
     err = e.what();
   }
@@ -530,8 +560,7 @@ int run(const Options& o, const Topology& topo) {
     } else {
       j["predicted_comm_s"] = nullptr;
     }
-    if (!o.out.empty()) write_json_atomic(o.out, j);
-    std::cout << j.dump(2) << '\n';
+    emit(o, "sinkhorn_mpi.json", j);
     if (!verified) std::cerr << "rooflab_mpi: verification failed: " << verification.at("detail").get<std::string>() << '\n';
   }
   return verified ? 0 : 3;
@@ -581,6 +610,13 @@ double measure_gamma(size_t bytes) {
 // --machine file rank 0 cannot use. All ranks agree on the verdict, so none is left in a
 // collective; true: stop (rank 0 has said why).
 bool calibration_refused(const Options& o, const Topology& topo, std::string err) {
+  if (err.empty() && topo.rank == 0) {
+    try {
+      prepare_out(o);
+    } catch (const std::exception& e) {
+      err = e.what();
+    }
+  }
   if (err.empty() && !o.machine.empty() && topo.rank == 0) {
     try {
       require_schema(read_json_file(o.machine), "rooflab.machine", 1, o.machine);
@@ -694,9 +730,7 @@ int pingpong(const Options& o, const Topology& topo) {
                          "a += b on 64 KiB of doubles on rank 0 per byte; allreduce: MPI_Allreduce of doubles "
                          "over all ranks after a barrier, each rank's median, max over ranks, against the "
                          "model's MPICH prediction"}};
-    if (!o.out.empty()) write_json_atomic(o.out, j);
-    if (!o.machine.empty()) write_machine_section(o.machine, "mpi", j);
-    std::cout << j.dump(2) << '\n';
+    emit(o, "mpi_pingpong.json", j, "mpi");
   }
   return 0;
 }
@@ -765,9 +799,7 @@ int timeslice(const Options& o, const Topology& topo) {
                        "jump; descheduled_fraction: median over ranks of the jumps' sum / 0.6 s; then MPI_Test of a "
                        "pending receive + sched_yield() in a loop for 0.2 s (what --wait yield does), yield_round_s: "
                        "median over ranks of the median loop time"}};
-  if (!o.out.empty()) write_json_atomic(o.out, j);
-  if (!o.machine.empty()) write_machine_section(o.machine, "mpi_timeslice", j);
-  std::cout << j.dump(2) << '\n';
+  emit(o, "mpi_timeslice.json", j, "mpi_timeslice");
   return 0;
 }
 

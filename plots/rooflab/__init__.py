@@ -4,8 +4,6 @@ flop count, a byte count or a prediction (those come from the C++ side's JSON).
 Layers (tests/plots/test_layout.py checks that imports only go down this list, without cycles):
   cli          the command-line shape of every entry point (standard library only)
   data         the ONE JSON loader (data.jsonfile) and the readers of each file of a run
-  mpi_predict  the MPI core-sharing model scripts/mpi_sweep.sh stores in mpi_sweep.json
-               (the one prediction still made in Python; it belongs in roofline/)
   figures      one module per figure: plot(run_dir, out_path)
   gate         `rooflab compare`: the performance regression gate
   claims       `rooflab claims`: the papers' claims vs a run

@@ -51,10 +51,13 @@ for p in "$F/sub" "$F" /proc/rooflab-x/y "/dev/null/x"; do
   check paths 1 -- $RL rtamm evaluate --machine $FIX --out "$p"
   check paths 1 -- $RL gemm-knobs build-nn --out "$p"
   check paths 1 -- $RL model --bench $SRC/tests/fixtures/run_small/bench.json --out "$p"
+  check paths 2 -- $MPIEXEC -n 1 $MPI --design ring --size 8x8 --iters 1 --out "$p"  # rooflab_mpi: every refusal is 2
+  check paths 2 -- $MPIEXEC -n 2 $MPI --pingpong --out "$p"
 done
 for p in /nonexistent/m.json /tmp "$F/x"; do
   check paths 1 -- $RL bench --machine "$p" --out $T
   check paths 1 -- $RL model --bench "$p"
+  check paths 1 -- $RL model --mpi-sweep "$p"
   check paths 1 -- $RL rtamm pool --machine "$p"
   check paths 1 -- $RL sinkhorn --cost "$p" --reg 1
   check paths 1 -- $RL gemm-knobs predict --shape 8x8x8 --machine "$p"
@@ -73,7 +76,8 @@ check unknown 2 -- $RL rtamm frob; check unknown 2 -- $RL gemm-knobs frob; check
 check unknown 2 -- $RL info extra; check unknown 2 -- $RL list extra
 for o in --profile --filter; do check missing 2 -- $RL list $o; done
 for o in --out --machine --case --profile --filter; do check missing 2 -- $RL bench $o; done
-for o in --run --bench --machine --out; do check missing 2 -- $RL model $o; done
+for o in --run --bench --machine --out --mpi-sweep; do check missing 2 -- $RL model $o; done
+check unknown 2 -- $RL model --mpi-sweep $SRC/tests/fixtures/mpi_run --run $SRC/tests/fixtures/mpi_run
 check missing 2 -- $RL characterize --out; check missing 2 -- $RL characterize --threads
 check missing 2 -- $RL counters --runs; check missing 2 -- $RL sinkhorn --grid; check missing 2 -- $RL sinkhorn --grid 4x4
 check missing 2 -- $RL rtamm units; check missing 2 -- $RL rtamm rescore --machine $FIX

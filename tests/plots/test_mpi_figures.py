@@ -14,7 +14,6 @@ from conftest import REPO, assert_png
 from rooflab.figures import mpi_breakdown
 from rooflab.data import mpi as mpi_data
 from rooflab.figures import mpi_model
-from rooflab import mpi_predict
 from rooflab.report import sections as mpi_report
 from rooflab.figures import mpi_scaling
 from rooflab.data.run import RooflabDataError
@@ -63,7 +62,7 @@ def test_model_table_is_the_formula_of_the_measured_constants(tmp_path, sweep):
     t = res.table
     full = [r for r in sweep["runs"] if not r["comm_only"] and r["ranks"] >= 2]
     assert len(t) == len(full) > 0
-    cpus, k = sweep["cpus"], mpi_predict.constants(sweep)
+    cpus, k = sweep["cpus"], sweep["model"]["constants"]  # stored by `rooflab model --mpi-sweep`
     assert k["spin_gap_s"] == sweep["timeslice"]["spin_gap_s"] > 0
     # Regimes: one core per rank up to the CPU count; beyond, by how the ranks wait.
     for r in t.itertuples():
@@ -84,40 +83,13 @@ def test_model_table_is_the_formula_of_the_measured_constants(tmp_path, sweep):
     M = run["dims"][0]
     assert row.predicted_compute_s == pytest.approx(c1 * math.ceil(M / 3) / M * share, rel=1e-3)
     assert row.measured_iter_s == pytest.approx(run["time_per_iter_s"])
-    # Ratios are measured / predicted, and the stored table is what mpi_predict computes.
+    # Ratios are measured / predicted (that the stored table is what the model computes from the
+    # runs: tests/core/test_mpi_model.cpp).
     ok = t[t.comm_ratio.notna()]
     assert list(ok.comm_ratio) == pytest.approx(list(ok.measured_comm_s / ok.predicted_comm_s), rel=1e-3)
-    stored = {r["id"]: r for r in sweep["model_table"]}
-    for r in mpi_predict.table(sweep):
-        assert r["predicted_iter_s"] == pytest.approx(stored[r["id"]]["predicted_iter_s"], rel=1e-3)
     # Ablations have no --comm-only twin: no comm ratio, but an iteration prediction.
     abl = t[t.id == "coffee_p4_r2_nooverlap"].iloc[0]
     assert math.isnan(abl.comm_ratio) and abl.predicted_iter_s > 0
-
-
-def test_predict_terms_on_a_synthetic_sweep():
-    doc = {"cpus": 2, "pingpong": {"alpha_s": 1e-6, "beta_bytes_per_s": 1e9, "gamma_s_per_byte": 0},
-           "timeslice": {"spin_gap_s": 4e-3, "yield_round_s": 5e-6},
-           "runs": [{"id": "one", "design": "mpich", "ranks": 1, "ranks_per_node": 1, "comm_only": False,
-                     "dims": [100, 64], "dtype": "f64", "kernel": "microkernel", "compute_time_per_iter_s": 0.010,
-                     "time_per_iter_s": 0.010, "predicted_comm_s": 0.0, "allreduce_rounds": 0}]}
-    base = {"ranks_per_node": 8, "chunks": 4, "dims": [100, 64], "dtype": "f64", "kernel": "microkernel",
-            "predicted_comm_s": 1e-4, "allreduce_rounds": 10, "time_per_iter_s": 1.0, "comm_only": False}
-    k = mpi_predict.constants(doc)
-    spin = mpi_predict.predict(base | {"design": "ring", "ranks": 8, "wait": "spin"}, k)
-    assert spin["regime"] == "shared-spin" and spin["ranks_per_core"] == 4
-    assert spin["predicted_comm_s"] == pytest.approx(1e-4 + 10 * 3 * 4e-3)
-    assert spin["predicted_compute_s"] == pytest.approx(0.010 * 13 / 100 * 4)  # ceil(100 / 8) rows
-    yld = mpi_predict.predict(base | {"design": "ring", "ranks": 8, "wait": "yield"}, k)
-    assert yld["predicted_comm_s"] == pytest.approx(1e-4 + 10 * 3 * 5e-6)
-    # Two ranks on two CPUs: alpha-beta only; coffee's overlap hides chunks 2..C under the column scale.
-    cof = mpi_predict.predict(base | {"design": "coffee", "ranks": 2, "overlap": True}, k)
-    assert cof["regime"] == "unshared" and cof["sharing_comm_s"] == 0
-    assert cof["hidden_by_overlap_s"] == pytest.approx(min(1e-4, 0.005 / 3) * 3 / 4)
-    assert cof["predicted_iter_s"] == pytest.approx(0.005 + 1e-4 - cof["hidden_by_overlap_s"])
-    # Without the time-slice calibration a shared run has no prediction (never a made-up one).
-    del doc["timeslice"]
-    assert mpi_predict.predict(base | {"design": "ring", "ranks": 8}, mpi_predict.constants(doc))["predicted_comm_s"] is None
 
 
 def test_claim_rows_pair_runs_of_the_same_p(sweep):
@@ -136,28 +108,6 @@ def test_claim_rows_pair_runs_of_the_same_p(sweep):
     for r in mpi:
         cof = next(x for x in sweep["runs"] if x["id"] == r["ids"][0][1])
         assert cof["ranks_per_node"] == cof["ranks"] and cof["nodes"] == 1 and cof["wait"] == "spin"
-    again = mpi_predict.claims(sweep)["coffee_mpi_vs_ring_one_node"]
-    assert [x["speedup"] for x in again] == pytest.approx([x["speedup"] for x in mpi], rel=1e-3)
-
-
-def test_claims_prefer_the_interleaved_repetitions():
-    def run(what, P, rep, t):
-        kernel = "typical" if what == "ringtypical" else "microkernel"
-        return {"id": f"claim_{what}_p{P}_rep{rep}", "design": "coffee" if what == "coffee" else "ring", "ranks": P,
-                "ranks_per_node": P, "kernel": kernel, "dims": [64, 64], "dtype": "f64", "oversubscribed": False,
-                "chunks": 4, "time_per_iter_s": t, "comm_only": False}
-    # Per repetition: typical, ring, coffee; the machine is 2x slower in repetition 2.
-    times = {1: (10.0, 2.0, 2.5), 2: (20.0, 4.0, 5.0), 3: (12.0, 2.0, 2.0)}
-    claim_runs = [run(w, 2, k, t) for k, ts in times.items() for w, t in zip(("ringtypical", "ring", "coffee"), ts)]
-    # A sweep run that disagrees must not be used when claim runs exist.
-    doc = {"runs": [run("ring", 2, 9, 100.0) | {"id": "ring_p2"}], "claim_runs": claim_runs}
-    c = mpi_predict.claims(doc)
-    assert c["source"] == "claim_runs"
-    cpu, = c["coffee_cpu_vs_ring_one_node"]
-    assert cpu["repetitions"] == 3 and cpu["speedup"] == pytest.approx(5.0)  # ratios 5, 5, 6
-    assert cpu["speedup_range"] == pytest.approx([5.0, 6.0]) and cpu["ring_microkernel_s"] == pytest.approx(2.0)
-    mpi, = c["coffee_mpi_vs_ring_one_node"]
-    assert mpi["speedup"] == pytest.approx(0.8) and mpi["speedup_range"] == pytest.approx([0.8, 1.0])
 
 
 def test_report_section_lists_model_and_figures(tmp_path):

@@ -11,7 +11,7 @@ tmp = Path(sys.argv[1])
 fixture = json.loads((Path(__file__).parent.parent / "fixtures/run_small/machine.json").read_text())
 machine = json.loads((tmp / "machine.json").read_text())
 section = json.loads((tmp / "machine.mpi.json").read_text())
-pp = json.loads((tmp / "pp.json").read_text())
+pp = json.loads((tmp / "pp" / "mpi_pingpong.json").read_text())  # --out DIR: the file named after its schema
 
 assert machine == fixture, "the calibration edited machine.json"
 assert section["schema"] == "rooflab.machine_section/1" and section["section"] == "mpi"
@@ -26,8 +26,9 @@ ar = mpi["allreduce"]
 assert ar["ranks"] == 2 and len(ar["points"]) >= 5
 assert {p["algorithm"] for p in ar["points"]} == {"recursive doubling", "Rabenseifner"}
 assert pp["alpha_s"] == mpi["alpha_s"], "--out and --machine got different calibrations"
+assert sorted(p.name for p in (tmp / "pp").iterdir()) == ["mpi_pingpong.json"]
 
-salar = json.loads((tmp / "salar.json").read_text())
+salar = json.loads((tmp / "salar" / "sinkhorn_mpi.json").read_text())
 assert salar["ranks_per_node"] == 2 and salar["predicted_comm_s"] > 0
 assert salar["model"]["source"].endswith("machine.json") and "salar" in salar["model"]["assumes"]
 assert math.isclose(salar["measured_over_predicted_comm"], salar["comm_time_per_iter_s"] / salar["predicted_comm_s"])
@@ -38,7 +39,7 @@ assert all(len(v) == 4 for v in pr.values())
 assert max(pr["time_s"]) == salar["time_per_iter_s"] and max(pr["comm_s"]) == salar["comm_time_per_iter_s"]
 assert max(pr["compute_s"]) == salar["compute_time_per_iter_s"] and all(c >= 0 for c in pr["cpu_s"])
 assert salar["allreduce_rounds"] == 4 and salar["wait"] == "spin"
-comm = json.loads((tmp / "comm.json").read_text())
+comm = json.loads((tmp / "comm" / "sinkhorn_mpi.json").read_text())
 assert comm["compute_time_per_iter_s"] == 0 and comm["per_rank"]["compute_s"] == [0, 0, 0, 0]
 assert comm["name"].endswith("ranks:4/rpn:2/chunks:2/part:comm/threads:1") and comm["comm_only"]
 assert comm["time_per_iter_s"] == comm["comm_time_per_iter_s"] and comm["noise_rel_iqr"] >= 0

@@ -66,7 +66,7 @@ def mpi_section(run_dir, out_dir) -> str:
         parts.append(note(f"Runs with more than {sw.cpus} ranks share {sw.cpus} CPUs (oversubscription): MPICH's "
                           "ranks busy-poll, so a rank that waits for a message keeps its core until the scheduler's "
                           "slice ends, and each message round can cost a slice. The --wait yield runs hand the core "
-                          "over instead; the model (plots/rooflab/mpi_predict.py) charges rounds x (ranks per core - 1) "
+                          "over instead; the model (roofline/mpi_model.cpp) charges rounds x (ranks per core - 1) "
                           "x the measured turn."))
     for fname, title, module in FIGURES:
         try:
