@@ -83,6 +83,10 @@ struct Variant {
   std::function<std::string(const Case&)> accepts;
   std::function<Model(const Case&)> model;
   std::function<std::unique_ptr<Instance>(const Case&)> make;
+  // A vendor library's name ("openblas") when the variant calls it as a baseline; empty: an own
+  // kernel. `rooflab list --json` carries it, so figures need no list of their own.
+  std::string library;
+  bool is_baseline() const { return !library.empty(); }
 };
 
 struct Family {
@@ -107,6 +111,7 @@ struct VariantRow {
   std::string description;
   std::vector<Isa> isas = {};                           // empty: not ISA-specific
   std::vector<DType> dtypes = {DType::f64, DType::f32};
+  std::string library = {};                             // Variant::library: set by baseline rows
 };
 struct FamilyHooks {
   std::function<std::string(const Case&)> accepts;      // "" or the reason (accepts_if_parses)
