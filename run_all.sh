@@ -196,10 +196,13 @@ else
   grep -E 'error|warning: unused|Error' "$out/$CUR_LOG" | head -40
   if [ $rc = 0 ] && [ -x "$RL" ]; then end ok; else end failed "$(why $rc "build (${targets[*]})")"; fi
 fi
-if ok build && ! "$RL" list --profile "$profile" ${filter:+--filter "$filter"} >/dev/null; then
+# list.json: the run's cases and the registry the figures read (variant order, baselines, ISAs).
+if ok build && ! "$RL" list --json --profile "$profile" ${filter:+--filter "$filter"} >"$out/.list.json.tmp"; then
+  rm -f "$out/.list.json.tmp"
   echo "run_all.sh: no benchmark of profile $profile matches --filter '$filter' (see rooflab list)" >&2
   exit 2
 fi
+if ok build; then mv "$out/.list.json.tmp" "$out/list.json"; fi
 
 # --- the machine and the benchmarks
 if ! ok build; then

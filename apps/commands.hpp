@@ -5,9 +5,13 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/args.hpp"
 
 namespace rooflab {
+// `rooflab list --json`'s "isa_order" and "families" (apps/list.cpp, docs/json.md#list).
+nlohmann::json families_json();
 namespace counters {
 // `rooflab run-case NAME [--runs K] [--backend none|papi|likwid]`: verify, then count K runs.
 // Exit codes: 0 ok, 2 the back end is unavailable, 3 verification failed (message on stderr).

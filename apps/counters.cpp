@@ -60,15 +60,11 @@ Options options_of(const args::Values& v) {
 }
 
 std::vector<Case> select_cases(const Options& o) {
+  if (o.cases.empty()) return match_cases(o.profile, o.filter);
   std::vector<Case> cases;
-  if (o.cases.empty()) {
-    cases = expand_cases(o.profile);
-  } else {
-    for (const auto& n : o.cases) cases.push_back(parse_case_name(n));
-  }
+  for (const auto& n : o.cases) cases.push_back(parse_case_name(n));
   cases = filter_cases(cases, o.filter);
-  if (cases.empty())
-    throw Error("no case selected (profile " + o.profile + ", filter '" + o.filter + "'); see rooflab list");
+  if (cases.empty()) throw Error("filter '" + o.filter + "' matches none of the cases given");
   return cases;
 }
 

@@ -50,12 +50,15 @@ Spec list_spec() {
       .profile("which sizes")
       .string("--filter", "REGEX", "only names matching REGEX (searched, as --benchmark_filter)")
       .flag("--verbose", "first every family and variant with its description and ISAs")
-      .flag("--json", "every selected case with its model (flops, bytes, traffic, ...) as JSON on stdout");
+      .flag("--json", "every selected case with its model (flops, bytes, traffic, ...) and the families (variants, "
+                       "own kernel or baseline, ISAs) as JSON on stdout");
 }
 
-// `list --json`: the facts a figure needs per case, from the variant rows (docs/json.md#list).
+// `list --json`: the facts a figure needs per case, from the variant rows, and the registry's
+// families (docs/json.md#list).
 void print_cases_json(const std::vector<Case>& cases, const std::string& profile, const std::string& filter) {
   json out = {{"schema", "rooflab.list/1"}, {"profile", profile}, {"filter", filter}};
+  out.update(families_json());
   json rows = json::array();
   for (const auto& c : cases) {
     rows.push_back(case_fields(c));

@@ -16,6 +16,7 @@
 #include "apps/commands.hpp"
 #include "harness/args.hpp"
 #include "harness/error.hpp"
+#include "harness/families.hpp"
 #include "harness/json_io.hpp"
 #include "kernels/sinkhorn/solve.hpp"
 
@@ -76,6 +77,15 @@ std::pair<int64_t, int64_t> parse_grid(const std::string& grid, size_t elem) {
   return {M, N};
 }
 
+// The DRAM bytes one iteration must move: the family model's traffic of the variant's full
+// iteration (part:iter) at this size, so a speed-up can be set against the bandwidth it implies.
+template <class T>
+double bytes_per_iteration(const std::string& variant, const std::string& isa, int64_t M, int64_t N, int threads) {
+  const Case c{"sinkhorn", variant, isa.empty() ? Isa::none : *parse_isa(isa),
+               std::is_same_v<T, double> ? DType::f64 : DType::f32, {M, N}, {}, threads};
+  return variant_of(c).model(c).bytes();
+}
+
 template <class T>
 int run_solve(const std::vector<double>& C, int64_t M, int64_t N, const std::vector<double>& a,
               const std::vector<double>& b, const SolveOptions& o, const std::string& plan_path) {
@@ -104,7 +114,8 @@ int run_solve(const std::vector<double>& C, int64_t M, int64_t N, const std::vec
                       {"stop_value", r.stop_value},
                       {"marginal_error", r.marginal_error},
                       {"seconds", r.seconds},
-                      {"seconds_per_iteration", r.seconds / double(std::max<int64_t>(1, r.iterations))}};
+                      {"seconds_per_iteration", r.seconds / double(std::max<int64_t>(1, r.iterations))},
+                      {"bytes_per_iteration", bytes_per_iteration<T>(o.variant, r.isa, M, N, o.threads)}};
   j["reg_m"] = std::isinf(o.reg_m) ? nlohmann::json(nullptr) : nlohmann::json(o.reg_m);
   std::printf("%s\n", j.dump(1).c_str());
   return 0;

@@ -95,6 +95,10 @@ struct Variant {
   // "predictions" (e.g. gemm sfc_ca's tight per-BRGEMM roofline); empty: none. Throws Error
   // when the machine lacks what a model needs.
   Predictions predictions;
+  // A vendor library's name ("openblas") when the variant calls it as a baseline; empty: an own
+  // kernel. `rooflab list --json` carries it, so figures need no list of their own.
+  std::string library;
+  bool is_baseline() const { return !library.empty(); }
 };
 
 struct Family {
@@ -119,6 +123,7 @@ struct VariantRow {
   std::string description;
   std::vector<Isa> isas = {};                           // empty: not ISA-specific
   std::vector<DType> dtypes = {DType::f64, DType::f32};
+  std::string library = {};                             // Variant::library: set by baseline rows
 };
 struct FamilyHooks {
   std::function<std::string(const Case&)> accepts;      // "" or the reason (accepts_if_parses)

@@ -13,7 +13,7 @@ iteration (one more pass over K) stays in, as it is part of POT's iteration. roo
 Each row also records the DRAM bytes one iteration must move and the bandwidth that implies,
 so a speedup can be checked against what the memory system allows: POT 2 mat-vecs + 1/10 of a
 check pass over K; a rooflab variant's traffic floor as its solve reports it
-(bytes_per_iteration), or, while `rooflab sinkhorn` does not report it, VARIANT_PASSES below.
+(bytes_per_iteration: the family model's traffic of one iteration).
 Run timings under the machine's timing lock:
 
   flock /tmp/rooflab-timing.lock scripts/pot_compare.py --rooflab "build/release/rooflab sinkhorn" \
@@ -32,10 +32,6 @@ from rooflab import cli  # noqa: E402
 from rooflab.data.jsonfile import RooflabDataError, parse_text, write_json_atomic  # noqa: E402
 
 PROG = "scripts/pot_compare.py"
-# DRAM passes over the M x N f64 matrix per iteration (reads + writes) of each rooflab variant:
-# its roofline model's traffic floor, restated until `rooflab sinkhorn` reports
-# bytes_per_iteration itself (issue 15: Python derives no byte count).
-VARIANT_PASSES = {"fused_uv": 1, "mapuot": 2, "c2r": 5, "microkernel": 5, "blocked": 5}
 
 
 class Failure(Exception):
@@ -85,9 +81,10 @@ def solve(cmd: list[str]) -> dict:
         last = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
         raise Failure(f"{what} failed (exit {p.returncode}): {last}")
     doc = parse_text(p.stdout, f"the output of {what}")
-    t = doc.get("seconds_per_iteration") if isinstance(doc, dict) else None
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0:
-        raise Failure(f"the output of {what}: seconds_per_iteration is {t!r}, expected a positive number")
+    for key in ("seconds_per_iteration", "bytes_per_iteration"):
+        t = doc.get(key) if isinstance(doc, dict) else None
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not t > 0:
+            raise Failure(f"the output of {what}: {key} is {t!r}, expected a positive number")
     return doc
 
 
@@ -148,16 +145,14 @@ def main(argv=None) -> int:
                 if best is None or out["seconds_per_iteration"] < best["seconds_per_iteration"]:
                     best = out
             s = best["seconds_per_iteration"]
-            nbytes = best.get("bytes_per_iteration") or VARIANT_PASSES.get(variant, 0) * mn
-            row = {"impl": "rooflab", "variant": variant, "isa": best.get("isa"), "N": n, "threads": args.threads,
-                   "seconds_per_iteration": s, "speedup_vs_pot": pot_s / s}
-            if nbytes:
-                row.update({"bytes_per_iteration": nbytes, "gbps": nbytes / s / 1e9,
-                            "traffic_ratio_pot": pot_bytes / nbytes})
-            rows.append(row)
+            nbytes = best["bytes_per_iteration"]
+            rows.append({"impl": "rooflab", "variant": variant, "isa": best.get("isa"), "N": n,
+                         "threads": args.threads, "seconds_per_iteration": s, "speedup_vs_pot": pot_s / s,
+                         "bytes_per_iteration": nbytes, "gbps": nbytes / s / 1e9,
+                         "traffic_ratio_pot": pot_bytes / nbytes})
             print(f"{n}x{n} rooflab {variant}/{best.get('isa') or '-'}: {s * 1e3:.2f} ms/iteration "
-                  f"({pot_s / s:.1f}x POT" + (f"; {nbytes / s / 1e9:.1f} GB/s, POT moves "
-                                              f"{pot_bytes / nbytes:.1f}x its bytes)" if nbytes else ")"), flush=True)
+                  f"({pot_s / s:.1f}x POT; {nbytes / s / 1e9:.1f} GB/s, POT moves "
+                  f"{pot_bytes / nbytes:.1f}x its bytes)", flush=True)
     result = {"schema": "rooflab.pot_compare/1", "reg": args.reg, "reg_m": args.reg_m, "iters": args.iters,
               "reps": args.reps, "pot_version": ot.__version__, "rows": rows}
     if args.out:

@@ -108,7 +108,16 @@ rooflab_cli_test(list_json 0 "\"traffic\": \\[" ${RL} list --json --profile smok
 add_test(NAME cli_list_json_fields COMMAND sh -c
   "${RL} list --json --profile smoke 2>/dev/null | python3 -c \"import json,sys; d=json.load(sys.stdin); assert d['schema']=='rooflab.list/1' and d['cases']; need={'name','family','variant','isa','dtype','dims','params','threads','flops','bytes','traffic','working_set','compute_ceiling','model_note'}; bad=[c['name'] for c in d['cases'] if not need <= set(c) or c['flops'] < 0 or c['bytes'] <= 0]; assert not bad, bad; print(len(d['cases']), 'cases')\"")
 set_tests_properties(cli_list_json_fields PROPERTIES LABELS integration)
+# list --json's families block: variants in table order, own kernel or library baseline, ISAs.
+add_test(NAME cli_list_json_families COMMAND sh -c
+  "${RL} list --json --profile smoke --filter ^gemm/ 2>/dev/null | python3 -c \"import json,sys; d=json.load(sys.stdin); o=d['isa_order']; g=[f for f in d['families'] if f['name']=='gemm'][0]; v={x['name']: x for x in g['variants']}; assert v['sfc_ca']['kind']=='own' and v['sfc_ca']['library'] is None and v['sfc_ca']['isas']==o; b=[x['library'] for x in g['variants'] if x['kind']=='baseline']; assert all(b) and set(b) <= {'openblas','blis','onednn'}, b; print(sorted(b))\"")
+set_tests_properties(cli_list_json_families PROPERTIES LABELS integration)
 rooflab_cli_test(list_json_nomatch 1 "0 benchmarks" ${RL} list --json --filter no-such-thing)
+# `rooflab sinkhorn` reports the DRAM bytes of one iteration from the family model (part:iter):
+# c2r 1 read + 2 updates of the M x N matrix + r, c; fused_uv one read of K + its vectors.
+add_test(NAME cli_sinkhorn_bytes_per_iteration COMMAND sh -c
+  "${RL} sinkhorn --grid 48x40 --reg 0.5 --variant c2r --max-iter 2 | python3 -c \"import json,sys; d=json.load(sys.stdin); assert d['bytes_per_iteration'] == (5*48*40 + 48 + 40)*8, d\" && ${RL} sinkhorn --grid 48x40 --reg 0.5 --variant fused_uv --dtype f32 --max-iter 2 | python3 -c \"import json,sys; d=json.load(sys.stdin); assert d['bytes_per_iteration'] == (48*40 + 2*48 + 3*40)*4, d\"")
+set_tests_properties(cli_sinkhorn_bytes_per_iteration PROPERTIES LABELS integration)
 # `rooflab sinkhorn`: inf / NaN are refused before any iteration (`--tol inf` must not
 # "converge"), sizes that overflow or exceed the memory are refused before allocating.
 foreach(bad inf -inf nan NaN 1e999 -1 x "")

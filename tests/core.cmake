@@ -1,4 +1,6 @@
 rooflab_unit_test(test_registry SOURCES core/test_registry.cpp LIBS rooflab_core)
+# `list --json`'s families block (apps/list.cpp): the registry as data for figures.
+rooflab_unit_test(test_list SOURCES core/test_list.cpp LIBS rooflab_apps)
 rooflab_unit_test(test_json_io SOURCES core/test_json_io.cpp core/test_diagnostics.cpp LIBS rooflab_core)
 rooflab_unit_test(test_roofline SOURCES core/test_roofline.cpp LIBS rooflab_core)
 target_compile_definitions(test_roofline PRIVATE ROOFLAB_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}")

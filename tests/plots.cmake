@@ -22,7 +22,7 @@ message(STATUS "plots tests: using ${ROOFLAB_PYTHON}")
 
 set(_plots_env MPLBACKEND=Agg PYTHONDONTWRITEBYTECODE=1)
 foreach(_suite rooflab_data figures report family_figures pot_figure gemm_knobs gemm_figures compare claims gpu_figures mpi_figures rtamm_figures failed_rows run_all
-                bad_json layout pot_script)
+                bad_json layout pot_script registry)
   add_test(NAME plots.${_suite}
            COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/run_pytest.py
                    ${CMAKE_CURRENT_SOURCE_DIR}/plots/test_${_suite}.py -q -p no:cacheprovider
@@ -33,6 +33,8 @@ endforeach()
 # failed_rows also runs `rooflab model` (C++) on the fixture's failed bench entries.
 if(TARGET rooflab)
   set_property(TEST plots.failed_rows APPEND PROPERTY ENVIRONMENT "ROOFLAB_BIN=$<TARGET_FILE:rooflab>")
+  # registry: a run without list.json takes the variant facts from this build's `list --json`.
+  set_property(TEST plots.registry APPEND PROPERTY ENVIRONMENT "ROOFLAB_BIN=$<TARGET_FILE:rooflab>")
 endif()
 
 add_test(NAME plots.render_report

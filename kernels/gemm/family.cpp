@@ -533,7 +533,8 @@ std::vector<VariantRow> rows() {
 #ifdef ROOFLAB_HAVE_LIBXSMM
     if (s.kind == Kind::sfc_xsmm) description += " (" + detail::libxsmm_info() + ")";
 #endif
-    out.push_back({s.name, description, has_isa(s.kind) ? all_isas() : std::vector<Isa>{}, dtypes_of(s)});
+    out.push_back({s.name, description, has_isa(s.kind) ? all_isas() : std::vector<Isa>{}, dtypes_of(s),
+                   s.kind == Kind::baseline ? s.lib->name : ""});
   }
   return out;
 }

@@ -208,7 +208,7 @@ SolveResult<T> solve(const T* C, int64_t M, int64_t N, const T* a, const T* b, c
     }
   } else {
     const SkKernels<T> k = kernels_for<T>(var, isa);
-    const Blocking bl = var == "microkernel" ? microkernel_default_blocking(isa) : Blocking{8, 1024};
+    const Blocking bl = var == "microkernel" ? microkernel_default_blocking(isa) : kBlockedDefault;
     const SkArgs<T> args{K.data(), M, N, N, a, b, T(1), work.data(), bl.mc, bl.nc};
     const SkTeam<T> team{o.threads, partial.data(), stride};
     while (it < o.max_iter) {

@@ -76,3 +76,15 @@ def test_a_failing_or_lying_solver_is_one_line(script, tmp_path, capsys, fake, t
     err = capsys.readouterr().err
     assert rc == 1 and err.count("\n") == 1 and says in err, err
     assert err.startswith("scripts/pot_compare.py: error: ") and not (tmp_path / "o.json").exists()
+
+
+@pytest.mark.parametrize("extra,says", [("", "bytes_per_iteration is None"),
+                                        (', "bytes_per_iteration": 0', "bytes_per_iteration is 0"),
+                                        (', "bytes_per_iteration": "many"', "bytes_per_iteration is 'many'")])
+def test_a_solver_without_its_traffic_is_one_line(script, tmp_path, capsys, extra, says):
+    # The bytes an iteration moves come from the solve (the family model), never from a table here.
+    rc = call(script, tmp_path, "--sizes", "16", "--iters", "10", "--reps", "1", "--variants", "mapuot",
+              "--out", str(tmp_path / "o.json"), extra=extra)
+    err = capsys.readouterr().err
+    assert rc == 1 and err.count("\n") == 1 and says in err, err
+    assert not (tmp_path / "o.json").exists()

@@ -25,7 +25,8 @@ Definitions (over the "ok" gemm rows of model.json):
                   from slow memory for each thread's range of the curve, C round trips, packing
                   and the k_layers reduction, at the knob of least predicted time); "tight WHM"
                   uses it as the time. None there: no tight columns (null).
-  baselines       the libraries (BASELINES: openblas, blis, onednn, libxsmm). The best baseline
+  baselines       the library variants the registry marks as baselines (openblas, blis, onednn;
+                  rooflab.data.registry: DIR/list.json or `rooflab list --json`). The best baseline
                   of a (dtype, threads) group is the one with the highest WHM over the shapes it
                   ran; an implementation's ratio to it is WHM(impl) / WHM(best baseline), both
                   over the shapes the two have in common (so a missing shape biases neither).
@@ -48,11 +49,11 @@ import pandas as pd
 
 from rooflab.data.jsonfile import Checker, RooflabDataError, read_schema_file, write_json_atomic
 from rooflab import cli
+from rooflab.data.registry import load_registry
 from rooflab.data.run import Run, counters_frames, load_run, parse_name, read_json
 
 FAMILY = "gemm"
 SCHEMA = "rooflab.gemm_summary/1"
-BASELINES = ("openblas", "blis", "onednn", "libxsmm")
 GRID_SIZES = (256, 512, 1024, 2048, 4096)  # the paper profile's 125-shape grid
 TARGET_IMPL = "sfc_ca"
 # The L2-miss counters (Fig. 7) live in their own counters.json: `rooflab counters` merges into
@@ -68,8 +69,13 @@ def impl_label(variant: str, isa) -> str:
     return variant + (f"/{isa}" if isinstance(isa, str) and isa else "")
 
 
-def is_baseline(impl: str) -> bool:
-    return impl.split("/")[0] in BASELINES
+def baselines(run_dir) -> tuple[str, ...]:
+    """The gemm variants the registry marks as library baselines, for the run in run_dir."""
+    return load_registry(run_dir).baselines(FAMILY)
+
+
+def is_baseline(impl: str, baseline_variants) -> bool:
+    return impl.split("/")[0] in baseline_variants
 
 
 def whm(flops, gflops) -> float:
@@ -175,15 +181,15 @@ def _whm_over(pts: pd.DataFrame, shapes: set[str] | None = None, col: str = "gfl
     return whm(p.flops, p[col]) if not p[col].isna().any() else math.nan
 
 
-def summarize_group(pts: pd.DataFrame) -> dict:
-    """Summary of one (dtype, threads) group of gemm_points()."""
+def summarize_group(pts: pd.DataFrame, baseline_variants) -> dict:
+    """Summary of one (dtype, threads) group of gemm_points(); baseline_variants: baselines()."""
     impls = {}
     for impl, g in pts.groupby("impl", sort=True):
         total_t = float((g.flops / g.gflops).sum()) / 1e9
         roof = _whm_over(g, col="roof_gflops")
         tight = _whm_over(g, col="tight_gflops")
         impls[impl] = {"impl": impl, "variant": g.variant.iloc[0], "isa": g.isa.iloc[0],
-                       "baseline": is_baseline(impl), "n_shapes": int(len(g)),
+                       "baseline": is_baseline(impl, baseline_variants), "n_shapes": int(len(g)),
                        "full_grid": _is_full_grid(set(g["mnk"])), "total_flops": float(g.flops.sum()),
                        "total_time_s": total_t, "whm_gflops": whm(g.flops, g.gflops),
                        "roofline_whm_gflops": None if math.isnan(roof) else roof,
@@ -309,7 +315,8 @@ def summary(run_dir) -> dict:
     run = load_run(run_dir, required=("model",))
     tight = tight_roofline(run_dir)
     pts, omitted = gemm_points(run.model_df, tight)
-    groups = [summarize_group(g) for _, g in pts.groupby(["dtype", "threads"], sort=True)]
+    base = baselines(run_dir)
+    groups = [summarize_group(g, base) for _, g in pts.groupby(["dtype", "threads"], sort=True)]
     bench = run.bench or {}
     return {"schema": SCHEMA, "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "run": str(Path(run_dir).resolve()), "profile": bench.get("profile"), "filter": bench.get("filter"),
@@ -317,7 +324,7 @@ def summary(run_dir) -> dict:
                           "shapes an implementation ran ok (its fastest configuration per shape); ratios over "
                           "the shapes both implementations ran",
             "tight_roofline": str(Path(run_dir).resolve() / "model.json") if tight is not None else None,
-            "baselines": list(BASELINES), "groups": groups, "targets": evaluate_targets(run, pts, groups, tight),
+            "baselines": list(base), "groups": groups, "targets": evaluate_targets(run, pts, groups, tight),
             "not_used": omitted}
 
 

@@ -54,9 +54,10 @@ def plot(run_dir, out_path) -> GemmL2Result:
         out = fc.no_family_figure(gd.FAMILY + " (L2 counters)", run_dir, out_path, omitted)
         return GemmL2Result(out, False, rows, config, omitted)
     rows = rows.copy()
+    base_variants = gd.baselines(run_dir)
     rows["group"] = rows["dtype"] + " " + rows["mnk"] + " " + rows.threads.astype(str) + "T"
     rows["k_layers"] = rows.k_layers.astype("Int64")  # None (baselines) stays missing, not NaN
-    rows["order"] = [(0, 0 if pd.isna(k) else int(k)) if v == gd.TARGET_IMPL else (1, 0) if not gd.is_baseline(i)
+    rows["order"] = [(0, 0 if pd.isna(k) else int(k)) if v == gd.TARGET_IMPL else (1, 0) if not gd.is_baseline(i, base_variants)
                      else (2, 0) for v, i, k in zip(rows.variant, rows.impl, rows.k_layers)]
     rows = rows.sort_values(["group", "order", "impl"]).reset_index(drop=True)
     gfl = timed(run_dir)
@@ -64,7 +65,7 @@ def plot(run_dir, out_path) -> GemmL2Result:
     best = {dt: ranking_baseline(run_dir, dt) for dt in rows["dtype"].unique()}
     rows["best_baseline"] = False
     for grp, g in rows.groupby("group"):
-        base = g[g.impl.map(gd.is_baseline)]
+        base = g[g.impl.map(lambda i: gd.is_baseline(i, base_variants))]
         if base.empty:
             continue
         pick = base[base.impl == best.get(g["dtype"].iloc[0])]
@@ -82,7 +83,7 @@ def plot(run_dir, out_path) -> GemmL2Result:
         for x, r in g.iterrows():
             color, _ = fc.impl_style(r.impl)
             ax.bar(x, r.l2_misses, 0.7, color=color, edgecolor="k", lw=1.8 if r.best_baseline else 0.5,
-                   hatch="//" if gd.is_baseline(r.impl) else None)
+                   hatch="//" if gd.is_baseline(r.impl, base_variants) else None)
             txt = f"{r.l2_misses:.3g}"
             if ref and not r.best_baseline and r.l2_misses > 0:
                 txt += f"\n{ref / r.l2_misses:.2f}x fewer" if r.l2_misses < ref else f"\n{r.l2_misses / ref:.2f}x more"

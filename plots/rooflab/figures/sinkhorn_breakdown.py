@@ -13,11 +13,13 @@ import pandas as pd
 
 from rooflab.figures import common as fc
 from rooflab.figures.common import plt
+from rooflab.data.registry import Registry, load_registry
 from rooflab.data.run import load_run
 
 FAMILY = "sinkhorn"
-ORDER = ["typical", "c2r", "blocked", "microkernel"]  # COFFEE's optimization steps, in order
-ISA_ORDER = ["scalar", "avx2", "avx512"]
+# Bars follow the family table's variant order (typical, c2r, blocked, microkernel: COFFEE's
+# optimization steps) and the registry's ISA order (rooflab.data.registry).
+STEP_COLORS = ("#9e9e9e", "#1f77b4", "#2ca02c", "#d62728")  # the table's first variants, in order
 PROBLEM_PARAMS = ("fi",)  # define the problem (rows with different fi are not comparable)
 COFFEE_ROW_COL = 15.6     # COFFEE: the strided column pass of `typical` vs its row pass
 
@@ -50,15 +52,20 @@ def _bar_label(r) -> str:
     return fc.variant_label(r) + ("\n" + " ".join(extra) if extra else "")
 
 
-def _order_key(r) -> tuple:
-    v = ORDER.index(r.variant) if r.variant in ORDER else len(ORDER)
-    isa = ISA_ORDER.index(r.isa) if r.isa in ISA_ORDER else (-1 if r.isa is None else len(ISA_ORDER))
+def _order_key(r, order: list[str], isa_order: tuple[str, ...]) -> tuple:
+    v = order.index(r.variant) if r.variant in order else len(order)
+    isa = isa_order.index(r.isa) if r.isa in isa_order else (-1 if r.isa is None else len(isa_order))
     return (v, r.variant, isa, str(r.isa), _bar_label(r))
 
 
-def breakdown_data(model: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """The bars, the typical row/column ratios and the not-plotted rows, from model_frame()."""
+def breakdown_data(model: pd.DataFrame, registry: Registry | None) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """The bars, the typical row/column ratios and the not-plotted rows, from model_frame();
+    `registry` (load_registry()) orders the bars; None only for a model without sinkhorn rows."""
     ok, omitted = fc.family_rows(model, FAMILY)
+    if not ok.empty and registry is None:
+        raise ValueError("breakdown_data: sinkhorn rows need the registry to order them")
+    order = registry.variant_order(FAMILY) if registry is not None else []
+    isa_order = registry.isa_order if registry is not None else ()
     bars, ratios = [], []
     keys = ["_dtype", "_dims", "_threads", "_fi"]
     ok[keys] = pd.DataFrame([_problem(r) for _, r in ok.iterrows()], index=ok.index, columns=keys)
@@ -66,7 +73,7 @@ def breakdown_data(model: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, lis
         col = g[g.params.apply(_part) == "col"]
         typ = col[col.variant == "typical"]
         base = float(typ.median_s.min()) if not typ.empty else math.nan
-        for _, r in sorted(col.iterrows(), key=lambda x: _order_key(x[1])):
+        for _, r in sorted(col.iterrows(), key=lambda x: _order_key(x[1], order, isa_order)):
             bars.append({"group": _group_title(*key), "dtype": key[0], "dims": key[1], "threads": key[2],
                          "fi": key[3], "label": _bar_label(r), "variant": r.variant, "isa": r.isa,
                          "name": r["name"], "median_s": r.median_s, "speedup": base / r.median_s})
@@ -82,7 +89,8 @@ def breakdown_data(model: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, lis
 
 def plot(run_dir, out_path) -> BreakdownResult:
     run = load_run(run_dir, required=("model",))
-    bars, ratios, omitted = breakdown_data(run.model_df)
+    registry = load_registry(run_dir) if (run.model_df.family == FAMILY).any() else None
+    bars, ratios, omitted = breakdown_data(run.model_df, registry)
     if bars.empty:
         has_family = (run.model_df.family == FAMILY).any()
         if has_family and not omitted:
@@ -100,7 +108,7 @@ def plot(run_dir, out_path) -> BreakdownResult:
     fig, axes = plt.subplots(nrows, ncols, figsize=(6.6 * ncols + 0.6, 4.6 * nrows + foot + 0.6), squeeze=False)
     fig.subplots_adjust(left=0.08, right=0.98, top=1 - 0.75 / (4.6 * nrows + foot + 0.6),
                         bottom=(foot + 0.7) / (4.6 * nrows + foot + 0.6), hspace=0.75, wspace=0.22)
-    colors = {v: c for v, c in zip(ORDER, ("#9e9e9e", "#1f77b4", "#2ca02c", "#d62728"))}
+    colors = dict(zip(registry.variant_order(FAMILY), STEP_COLORS))
     for ax, grp in zip(axes.flat, groups):
         g = bars[bars.group == grp]
         x = np.arange(len(g))
