@@ -47,8 +47,4 @@ BenchFlags parse_benchmark_flags(const std::vector<std::string>& args);
 std::vector<Case> select_cases(const std::string& profile, const std::string& filter,
                                const std::vector<std::string>& names);
 
-// rooflab's per-case fields (the case and its model's flops, bytes, traffic) as stored in bench.json.
-// No prediction: `rooflab model` makes those, into model.json.
-nlohmann::json case_fields(const Case& c);
-
 }  // namespace rooflab

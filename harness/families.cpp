@@ -61,4 +61,30 @@ void validate_case(const Case& c) {
   check_case(*find_family(c.family), c);
 }
 
+nlohmann::json case_fields(const Case& c) {
+  using json = nlohmann::json;
+  json j;
+  j["name"] = c.name();
+  j["family"] = c.family;
+  j["variant"] = c.variant;
+  j["isa"] = c.isa == Isa::none ? json(nullptr) : json(std::string(to_string(c.isa)));
+  j["dtype"] = std::string(to_string(c.dtype));
+  j["dims"] = c.dims;
+  json params = json::object();
+  for (const auto& [k, v] : c.params) params[k] = v;
+  j["params"] = params;
+  j["threads"] = c.threads;
+  const Model m = variant_of(c).model(c);
+  j["flops"] = m.flops;
+  j["bytes"] = m.bytes();
+  j["working_set"] = m.working_set;
+  j["intensity"] = m.bytes() > 0 ? json(m.flops / m.bytes()) : json(nullptr);
+  j["compute_ceiling"] = m.compute_ceiling;
+  j["model_note"] = m.note;
+  json traffic = json::array();
+  for (const auto& t : m.traffic) traffic.push_back({{"bytes", t.bytes}, {"kernel", t.kernel}});
+  j["traffic"] = traffic;
+  return j;
+}
+
 }  // namespace rooflab

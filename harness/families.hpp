@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/registry.hpp"
 
 namespace rooflab {
@@ -34,5 +36,9 @@ std::vector<Case> match_cases(std::string_view profile, const std::string& regex
 // check_case() against the case's family from the list. Throws Error with a clear message.
 void validate_case(const Case& c);
 const Variant& variant_of(const Case& c);  // throws Error if unknown
+
+// rooflab's per-case fields (the case and its model's flops, bytes, traffic) as stored in bench.json.
+// No prediction: `rooflab model` makes those, into model.json.
+nlohmann::json case_fields(const Case& c);
 
 }  // namespace rooflab

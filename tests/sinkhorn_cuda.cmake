@@ -74,3 +74,10 @@ add_executable(sinkhorn_cuda_family_check ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_cud
                ${CMAKE_CURRENT_LIST_DIR}/sinkhorn_cuda/families_cuda_only.cpp)
 target_link_libraries(sinkhorn_cuda_family_check PRIVATE rooflab_apps)
 set_tests_properties(sinkhorn_cuda_device_check PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 600)
+# Both device drivers parse with harness/args before looking for a device: usage errors exit 2.
+rooflab_skc_test(device_check_usage 2 "--n must be an integer in \\[64, 65536\\], got 'abc'"
+  $<TARGET_FILE:sinkhorn_cuda_device_check> --n abc)
+rooflab_skc_test(family_check_usage 2 "needs RUN_DIR" $<TARGET_FILE:sinkhorn_cuda_family_check> --reps 3)
+rooflab_skc_test(family_check_reps 2 "--reps must be an integer in \\[1, 10000\\], got '0'"
+  $<TARGET_FILE:sinkhorn_cuda_family_check> /tmp --reps 0)
+

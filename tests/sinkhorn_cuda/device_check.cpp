@@ -8,16 +8,17 @@
 //      (default 10240) f32 and f64, and the part-2 / part-4 tile sweep (MAP-UOT Fig. 8).
 // Exit 0 all correct, 1 a mismatch, 77 no device. --json FILE writes everything measured.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
+#include <functional>
 #include <fstream>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "harness/args.hpp"
+#include "harness/measure.hpp"
 #include "kernels/sinkhorn/cuda/sinkhorn_cuda.hpp"
 #include "kernels/sinkhorn/sinkhorn.hpp"
 #include "tests/sinkhorn_cuda/emulate.hpp"
@@ -82,17 +83,11 @@ bool correctness(json& out, bool large) {
 }
 
 // ---- Timing ---------------------------------------------------------------------------------
-template <class F>
-double median_seconds(int reps, F f) {
-  f(), f();  // warm-up
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+// The median of `reps` single runs after two warm-ups (the launchers synchronize the device).
+double median_seconds(int reps, const std::function<void()>& f) {
+  measure::Policy p;
+  p.warmup = 2, p.repetitions = reps, p.runs_per_sample = 1, p.quiet.mark = false;
+  return measure::measure(f, p).stats().median;
 }
 
 template <class T>
@@ -146,20 +141,10 @@ void sweep(int64_t n, int reps, double copy_gbps, json& out) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
-  bool timing = false, large = true;
-  std::string json_path;
-  int64_t n = 10240;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--time")) timing = true;
-    else if (!std::strcmp(argv[i], "--no-large")) large = false;  // e.g. under compute-sanitizer
-    else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
-    else if (!std::strcmp(argv[i], "--n") && i + 1 < argc) n = std::stoll(argv[++i]);
-    else {
-      std::fprintf(stderr, "usage: %s [--time] [--no-large] [--n N] [--json FILE]\n", argv[0]);
-      return 2;
-    }
-  }
+static int run_check(const args::Values& v) {
+  const bool timing = v.flag("--time"), large = !v.flag("--no-large");
+  const std::string json_path = v.str("--json");
+  const int64_t n = v.integer("--n");
   if (const std::string why = unavailable_reason(); !why.empty()) {
     std::printf("skipped: %s\n", why.c_str());
     return 77;
@@ -205,4 +190,19 @@ int main(int argc, char** argv) {
   }
   if (!json_path.empty()) std::ofstream(json_path) << doc.dump(1) << "\n";
   return rc;
+}
+
+int main(int argc, char** argv) {
+  const args::Spec spec = args::Spec("sinkhorn_cuda_device_check",
+                                     "the CUDA kernels against the reference and the emulation; exit 77 without a device")
+                              .flag("--time", "also time the stream / peak kernels, the variants and the tile sweep")
+                              .flag("--no-large", "skip the large shapes (e.g. under compute-sanitizer)")
+                              .integer("--n", "N", "the N x N size of the timed variants and the sweep", 64, 65536, 10240)
+                              .path("--json", args::PathKind::output_file, "FILE", "the results as JSON");
+  try {
+    return args::run_single(spec, {argv + 1, argv + argc}, run_check);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sinkhorn_cuda_device_check: error: %s\n", e.what());
+    return 1;
+  }
 }

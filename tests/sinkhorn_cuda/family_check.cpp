@@ -8,17 +8,17 @@
 // rooflab.bench/1 fields the model reads) and RUN/model.json (roofline::evaluate).
 // Exit 0 all verified, 3 a verification failed, 1 an error, 77 no device.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "apps/commands.hpp"
+#include "harness/args.hpp"
 #include "harness/error.hpp"
 #include "harness/families.hpp"
 #include "harness/json_io.hpp"
+#include "harness/measure.hpp"
 #include "kernels/sinkhorn/cuda/sinkhorn_cuda.hpp"
 #include "roofline/evaluate.hpp"
 
@@ -26,34 +26,11 @@ using namespace rooflab;
 using json = nlohmann::json;
 
 namespace {
-json fields_of(const Case& c) {
-  const Model m = variant_of(c).model(c);
-  json params = json::object();
-  for (const auto& [k, v] : c.params) params[k] = v;
-  json traffic = json::array();
-  for (const auto& t : m.traffic) traffic.push_back({{"bytes", t.bytes}, {"kernel", t.kernel}});
-  return {{"name", c.name()}, {"family", c.family}, {"variant", c.variant}, {"isa", nullptr},
-          {"dtype", std::string(to_string(c.dtype))}, {"dims", c.dims}, {"params", params}, {"threads", c.threads},
-          {"flops", m.flops}, {"bytes", m.bytes()}, {"working_set", m.working_set},
-          {"intensity", m.flops / m.bytes()}, {"compute_ceiling", m.compute_ceiling}, {"model_note", m.note},
-          {"traffic", traffic}};
-}
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s RUN_DIR [--profile quick|paper] [--reps K] [--case NAME]...\n", argv[0]);
-    return 2;
-  }
-  const std::filesystem::path run = argv[1];
-  std::string profile = "quick";
-  int reps = 20;
-  std::vector<std::string> names;
-  for (int i = 2; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--profile")) profile = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--reps")) reps = std::stoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--case")) names.push_back(argv[i + 1]);
-  }
+int run_check(const args::Values& v) {
+  const std::filesystem::path run = v.positional(0);
+  const std::string profile = v.str("--profile");
+  const int reps = int(v.integer("--reps"));
+  const std::vector<std::string> names = v.all("--case");
   if (const std::string why = sinkhorn_cuda::unavailable_reason(); !why.empty()) {
     std::printf("skipped: %s\n", why.c_str());
     return 77;
@@ -66,7 +43,7 @@ int main(int argc, char** argv) {
     json benchmarks = json::array();
     for (size_t k = 0; k < cases.size(); ++k) {
       const Case& c = cases[k];
-      json f = fields_of(c);
+      json f = case_fields(c);
       json e = {{"name", c.name()}, {"run_name", c.name()}, {"run_type", "iteration"}, {"time_unit", "ms"}};
       try {
         validate_case(c);
@@ -74,13 +51,9 @@ int main(int argc, char** argv) {
         const Verification v = inst->verify();
         f["verification"] = {{"ok", v.ok}, {"max_err", v.max_err}, {"tol", v.tol}, {"detail", v.detail}};
         if (!v.ok) throw Error("verification failed: " + v.detail);
-        inst->run(), inst->run();
-        std::vector<double> t;
-        for (int r = 0; r < reps; ++r) {
-          const auto t0 = std::chrono::steady_clock::now();
-          inst->run();
-          t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        }
+        measure::Policy pol;  // two warm-ups, then --reps single runs (the device syncs in run())
+        pol.warmup = 2, pol.repetitions = reps, pol.runs_per_sample = 1, pol.quiet.mark = false;
+        std::vector<double> t = measure::measure([&] { inst->run(); }, pol).seconds();
         for (size_t r = 0; r < t.size(); ++r) {
           json it = e;
           it["repetition_index"] = r;
@@ -88,9 +61,8 @@ int main(int argc, char** argv) {
           it["rooflab"] = f;
           benchmarks.push_back(it);
         }
-        std::sort(t.begin(), t.end());
         std::printf("[%zu/%zu] %s: ok (max err %.3g, tol %.3g), median %.4f ms\n", k + 1, cases.size(), c.name().c_str(),
-                    v.max_err, v.tol, t[t.size() / 2] * 1e3);
+                    v.max_err, v.tol, measure::stats(t).median * 1e3);
       } catch (const std::exception& ex) {
         rc = std::string(ex.what()).rfind("verification failed", 0) == 0 ? 3 : (rc ? rc : 1);
         e["error_occurred"] = true;
@@ -110,4 +82,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   return rc;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const args::Spec spec =
+      args::Spec("sinkhorn_cuda_family_check", "gpu-characterize + bench + model of the sinkhorn_cuda family "
+                                               "without Google Benchmark; exit 77 without a device")
+          .positional("RUN_DIR", "holds machine.json; gets machine.gpu.json, bench.json, model.json")
+          .profile("the cases of this profile")
+          .integer("--reps", "K", "timed runs per case (after two warm-ups)", 1, 10000, 20)
+          .string("--case", "NAME", "a further case by name").repeated();
+  try {
+    return args::run_single(spec, {argv + 1, argv + argc}, run_check);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sinkhorn_cuda_family_check: error: %s\n", e.what());
+    return 1;
+  }
 }
