@@ -260,7 +260,7 @@ std::vector<args::Command> command_table() {
       raw("gemm-knobs", "sfc_ca's k_layers / kbf: autotune, analytic model, nearest neighbour", gemm::knobs::knobs_main),
       raw("mpi", "distributed Sinkhorn: mpiexec -n P rooflab_mpi ...",
           [](const std::vector<std::string>& a) { return cli::mpi_main(a, g_argv0); }),
-      {"gpu-characterize", "CUDA device bandwidth + peak FLOP/s -> DIR/machine.json \"gpu\" section",
+      {"gpu-characterize", "CUDA device bandwidth + peak FLOP/s -> DIR/machine.gpu.json (machine.json's \"gpu\" section)",
        sinkhorn_cuda::gpu_characterize_spec, sinkhorn_cuda::gpu_characterize_run, nullptr, false},
       {"info", "build and CPU facts", info_spec, cmd_info, nullptr, false},
   };

@@ -180,3 +180,8 @@ set_tests_properties(cli_bench_gb_bad_flag_creates_nothing PROPERTIES LABELS int
 add_test(NAME cli_bench_interrupt_sigint COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bench_interrupt.sh ${RL} ${TMPD}/int_sigint INT)
 add_test(NAME cli_bench_interrupt_sigterm COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bench_interrupt.sh ${RL} ${TMPD}/int_sigterm TERM)
 set_tests_properties(cli_bench_interrupt_sigint cli_bench_interrupt_sigterm PROPERTIES LABELS integration)
+
+# README.md: <= 12 KB, and its command table names every command of `rooflab --help`.
+add_test(NAME cli_readme_commands COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli/readme_commands.sh
+         $<TARGET_FILE:rooflab> ${PROJECT_SOURCE_DIR}/README.md)
+set_tests_properties(cli_readme_commands PROPERTIES LABELS integration)
