@@ -326,7 +326,8 @@ int run_bench(const BenchOptions& opt) {
       f = case_fields(c);
       if (machine) {
         try {
-          predicted = roofline::predict(variant_of(c).model(c), *machine, c.threads).time_s;
+          predicted = roofline::predict(variant_of(c).model(c), *machine, c.threads,
+                                        roofline::pricing_isa(c.isa, variant_of(c).is_baseline())).time_s;
         } catch (const Error&) {
           // no console efficiency; `rooflab model` records why in model.json
         }

@@ -74,7 +74,10 @@ nlohmann::json case_fields(const Case& c) {
   for (const auto& [k, v] : c.params) params[k] = v;
   j["params"] = params;
   j["threads"] = c.threads;
-  const Model m = variant_of(c).model(c);
+  const Variant& v = variant_of(c);
+  // The model prices a vendor baseline with the widest ISA's ceilings (roofline::pricing_isa).
+  j["library"] = v.library.empty() ? json(nullptr) : json(v.library);
+  const Model m = v.model(c);
   j["flops"] = m.flops;
   j["bytes"] = m.bytes();
   j["working_set"] = m.working_set;

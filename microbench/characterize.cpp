@@ -146,6 +146,12 @@ double dram_floor(const std::map<std::string, size_t>& measured,
   return none;
 }
 
+std::string isa_list(const std::vector<Isa>& isas) {
+  std::string s;
+  for (Isa i : isas) s += (s.empty() ? "" : ", ") + std::string(to_string(i));
+  return s;
+}
+
 std::string likwid_test(const std::string& base, Isa isa) {
   if (isa == Isa::avx512) return base + "_avx512";
   if (isa == Isa::avx2) return base + "_avx";
@@ -201,6 +207,37 @@ json run_likwid(const CharacterizeOptions& opt, const ProfileParams& prof, Isa i
   json out = {{"available", true}, {"version", likwid_bench_version(*exe)}, {"points", points}};
   if (!errors.empty()) out["errors"] = errors;
   return out;
+}
+
+struct ComputeKernel {
+  const char* name;
+  ComputeFn fn;
+  double flops_per_lane;
+  int lanes;
+};
+std::vector<ComputeKernel> compute_kernels(const KernelTable& kt) {
+  return {{"fma_f64", kt.fma_f64, 2, kt.lanes_f64},       {"fma_f32", kt.fma_f32, 2, kt.lanes_f32},
+          {"add_f64", kt.add_f64, 1, kt.lanes_f64},       {"add_f32", kt.add_f32, 1, kt.lanes_f32},
+          {"mul_f64", kt.mul_f64, 1, kt.lanes_f64},       {"mul_f32", kt.mul_f32, 1, kt.lanes_f32},
+          {"addmin_f64", kt.addmin_f64, 2, kt.lanes_f64}, {"addmin_f32", kt.addmin_f32, 2, kt.lanes_f32}};
+}
+
+// The FP ceiling whose issue rate is known on every x86-64 core this project targets (Haswell
+// and Zen 2 on): two FMA pipes at full AVX2 width, so avx2 fma_f64 = 2 x 4 lanes x 2 flops per
+// cycle. AVX-512 is left out (one or two pipes, depending on the part). Without AVX2: scalar
+// add_f64 on two FP add pipes, 2 lanes: the compiler packs the baseline build's independent
+// accumulators into SSE2 vectors (addpd).
+FpClockSource fp_clock_source(const json& by_isa) {
+  FpClockSource s;
+  const bool avx2 = by_isa.contains("avx2");
+  const char* isa = avx2 ? "avx2" : "scalar";
+  const char* key = avx2 ? "fma_f64" : "add_f64";
+  s.kernel = std::string(isa) + " " + key;
+  s.pipes = 2;
+  s.lanes = avx2 ? 4 : 2;
+  s.flops_per_op = avx2 ? 2 : 1;
+  s.gflops = by_isa.at(isa).at("ceilings").at(key).value("1", 0.0);
+  return s;
 }
 
 }  // namespace
@@ -285,28 +322,32 @@ json characterize(const CharacterizeOptions& opt) {
     curves.insert(curves.end(), c.begin(), c.end());
   }
 
-  struct ComputeKernel {
-    const char* name;
-    ComputeFn fn;
-    double flops_per_lane;
-    int lanes;
-  };
-  const ComputeKernel compute_kernels[] = {
-      {"fma_f64", kt.fma_f64, 2, kt.lanes_f64},       {"fma_f32", kt.fma_f32, 2, kt.lanes_f32},
-      {"add_f64", kt.add_f64, 1, kt.lanes_f64},       {"add_f32", kt.add_f32, 1, kt.lanes_f32},
-      {"mul_f64", kt.mul_f64, 1, kt.lanes_f64},       {"mul_f32", kt.mul_f32, 1, kt.lanes_f32},
-      {"addmin_f64", kt.addmin_f64, 2, kt.lanes_f64}, {"addmin_f32", kt.addmin_f32, 2, kt.lanes_f32}};
-  json ceilings = json::object(), ceilings_median = json::object();
-  for (const auto& ck : compute_kernels) {
-    say("compute " + std::string(ck.name) + " (" + std::string(to_string(isa)) + "), threads 1.." +
-        std::to_string(max_t));
-    for (int t : thread_counts) {
-      Stat s = measure_compute(ck.fn, ck.flops_per_lane * ck.lanes, topo.core_cpu, t,
-                               prof.compute);
-      ceilings[ck.name][std::to_string(t)] = s.best;
-      ceilings_median[ck.name][std::to_string(t)] = s.median;
+  // Every ISA the CPU has (ROOFLAB_MAX_ISA caps it): the model prices each kernel against the
+  // ceilings of its own ISA. The best one's tables are also compute.ceilings.
+  std::vector<Isa> compute_isas;
+  for (Isa i : {Isa::scalar, Isa::avx2, Isa::avx512})
+    if (isa_supported(i)) compute_isas.push_back(i);
+  json by_isa = json::object();
+  for (Isa ci : compute_isas) {
+    const KernelTable& ck_t = kernels_for(ci);
+    json ceil = json::object(), med = json::object();
+    for (const auto& ck : compute_kernels(ck_t)) {
+      say("compute " + std::string(ck.name) + " (" + std::string(to_string(ci)) + "), threads 1.." +
+          std::to_string(max_t));
+      for (int t : thread_counts) {
+        Stat s = measure_compute(ck.fn, ck.flops_per_lane * ck.lanes, topo.core_cpu, t,
+                                 prof.compute);
+        ceil[ck.name][std::to_string(t)] = s.best;
+        med[ck.name][std::to_string(t)] = s.median;
+      }
     }
+    by_isa[std::string(to_string(ci))] = {{"ceilings", ceil}, {"ceilings_median", med}};
   }
+  const json& ceilings = by_isa.at(std::string(to_string(isa))).at("ceilings");
+  const json& ceilings_median = by_isa.at(std::string(to_string(isa))).at("ceilings_median");
+
+  // --- clock cross-check: the clock the 1-thread FP ceiling implies with the ISA's pipes ---
+  const ClockCheck clock = check_clock(ghz, fp_clock_source(by_isa));
 
   // --- capacities ---
   const Curve read1 = best_curve(find_curve(curves, BwKernel::read, 1));
@@ -483,19 +524,33 @@ json characterize(const CharacterizeOptions& opt) {
            std::to_string(prof.lat.samples) + " samples of >= " +
            fmt(prof.lat.target_s * 1e3) + " ms."},
       {"compute",
-       "Each pinned thread advances " + std::to_string(kComputeAccumulators) + " independent " +
-           std::string(to_string(isa)) +
-           " accumulator chains (covers latency x throughput) for a calibrated iteration "
-           "count; GFLOP/s = threads x iterations x accumulators x lanes x flops per op / time, best of " +
-           std::to_string(prof.compute.samples) + " samples of >= " +
+       "Each pinned thread advances " + std::to_string(kComputeAccumulators) +
+           " independent accumulator chains (covers latency x throughput) for a calibrated "
+           "iteration count; GFLOP/s = threads x iterations x accumulators x lanes x flops per "
+           "op / time, best of " + std::to_string(prof.compute.samples) + " samples of >= " +
            fmt(prof.compute.target_s * 1e3) +
            " ms (ceilings_median: the median). Flops per op: fma 2, add 1, mul 1, addmin 2 "
-           "(add then min: the Floyd-Warshall relaxation). The ISA is the widest the CPU has "
-           "(avx512 > avx2 > scalar; scalar has no FMA instruction, so fma = mul + add)."},
+           "(add then min: the Floyd-Warshall relaxation). Measured for every ISA the CPU has "
+           "(by_isa: " + isa_list(compute_isas) + "; ROOFLAB_MAX_ISA caps it), each with the same "
+           "samples and thread counts; compute.ceilings / ceilings_median repeat the widest "
+           "(compute.isa, avx512 > avx2 > scalar). scalar is the baseline x86-64 build of the same "
+           "kernels (SSE2: no FMA instruction, so fma = mul + add; the compiler may pack the "
+           "independent accumulators into 2-lane vectors, as it does rooflab's own code built "
+           "for that target). The model prices a "
+           "kernel against its own ISA's table: a case with an ISA by_isa[isa], a vendor "
+           "baseline without one the widest (libraries dispatch to their best code), rooflab's "
+           "own code without one (built for baseline x86-64) scalar."},
       {"clock",
-       "host.clock_ghz_estimate: chains of dependent 64-bit integer adds (1 cycle latency on "
-       "x86-64) on core 0, best of " + std::to_string(prof.clock.samples) +
-           " samples: the clock with one core busy."},
+       "host.clock.integer_chain_ghz: chains of 64 dependent register-register 64-bit integer "
+       "adds (1 cycle latency on x86-64; no immediate adds, which recent cores fold at rename) "
+       "on core 0, best of " + std::to_string(prof.clock.samples) +
+           " samples: the clock with one core busy. host.clock.fp_implied_ghz: the 1-thread " +
+           clock.source.kernel + " ceiling / (" + fmt(clock.source.pipes) + " pipes x " +
+           fmt(clock.source.lanes) + " lanes x " + fmt(clock.source.flops_per_op) +
+           " flops) per cycle (x86-64 cores since Haswell and Zen 2 issue two full-width AVX2 "
+           "FMAs, or two SSE2 adds, per cycle). host.clock_ghz_estimate is the integer-chain "
+           "clock when the two agree within " + fmt(clock.tolerance * 100) +
+           "%, else null with host.clock_ghz_dropped_reason."},
       {"likwid_bench",
        "likwid-bench -t load/copy (_avx or _avx512 when available) -w N:SIZE:T -i ITERS at the "
        "top of the L1 and L2 ranges and the largest sweep size, for 1 and all threads (" +
@@ -513,7 +568,18 @@ json characterize(const CharacterizeOptions& opt) {
                     {"isa", isas},
                     {"virtualized", host.virtualized},
                     {"hypervisor", host.hypervisor.empty() ? json(nullptr) : json(host.hypervisor)},
-                    {"clock_ghz_estimate", ghz}};
+                    {"clock_ghz_estimate", clock.estimate_ghz ? json(*clock.estimate_ghz) : json(nullptr)},
+                    {"clock",
+                     {{"integer_chain_ghz", clock.integer_chain_ghz},
+                      {"fp_implied_ghz", clock.fp_implied_ghz ? json(*clock.fp_implied_ghz) : json(nullptr)},
+                      {"fp_kernel", clock.source.kernel},
+                      {"fp_gflops", clock.source.gflops},
+                      {"pipes_assumed", clock.source.pipes},
+                      {"lanes", clock.source.lanes},
+                      {"flops_per_op", clock.source.flops_per_op},
+                      {"tolerance", clock.tolerance},
+                      {"agree", clock.agree}}}};
+  if (!clock.estimate_ghz) host_json["clock_ghz_dropped_reason"] = clock.dropped_reason;
   if (host.cpu_mhz_reported) host_json["cpu_mhz_reported"] = *host.cpu_mhz_reported;
 
   if (const auto load_after = diag::load_average(); load_after && *load_after > ncores + 0.5)
@@ -544,7 +610,8 @@ json characterize(const CharacterizeOptions& opt) {
            {{"isa", to_string(isa)},
             {"accumulators", kComputeAccumulators},
             {"ceilings", ceilings},
-            {"ceilings_median", ceilings_median}}},
+            {"ceilings_median", ceilings_median},
+            {"by_isa", by_isa}}},
           {"latency", {{"threads", 1}, {"points", lat_points}, {"levels", lat_levels}}},
           {"likwid_bench", likwid},
           {"method", method}};

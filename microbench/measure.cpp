@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <numeric>
 #include <optional>
@@ -369,12 +370,44 @@ double estimate_clock_ghz(int cpu, const Timing& timing) {
   ScopedPin pin(cpu);
   Shared sh;
   uint64_t x = 0;
+  // The addend is a register whose value the core cannot know at rename: recent cores fold
+  // chains of `add reg, imm` there (several per cycle), never `add reg, reg`.
+  volatile uint64_t one = 1;
+  const uint64_t y = one;
   timed_samples(sh, true, timing, [&](uint64_t reps) {
     for (uint64_t r = 0; r < reps; ++r)
-      asm volatile(".rept 64\n\taddq $1, %0\n\t.endr" : "+r"(x));
+      asm volatile(".rept 64\n\taddq %1, %0\n\t.endr" : "+r"(x) : "r"(y));
   });
   g_sink.store(double(x), std::memory_order_relaxed);
   return 64.0 / summarize(sh.secs_per_rep, false).best * 1e-9;
+}
+
+ClockCheck check_clock(double integer_chain_ghz, const FpClockSource& fp, double tolerance) {
+  ClockCheck c;
+  c.integer_chain_ghz = integer_chain_ghz;
+  c.source = fp;
+  c.tolerance = tolerance;
+  const double per_cycle = fp.pipes * fp.lanes * fp.flops_per_op;
+  if (fp.gflops > 0 && per_cycle > 0) c.fp_implied_ghz = fp.gflops / per_cycle;
+  if (!(integer_chain_ghz > 0) || !c.fp_implied_ghz) {
+    c.dropped_reason = "no clock to compare with (integer chain " + std::to_string(integer_chain_ghz) +
+                       " GHz, FP-implied " + (c.fp_implied_ghz ? std::to_string(*c.fp_implied_ghz) : "none") + ")";
+    return c;
+  }
+  c.agree = std::fabs(integer_chain_ghz / *c.fp_implied_ghz - 1) <= tolerance;
+  if (c.agree) {
+    c.estimate_ghz = integer_chain_ghz;
+  } else {
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "the dependent integer-add chain gives %.3g GHz, the 1-thread %s ceiling "
+                  "(%.4g GFLOP/s over %g pipes x %g lanes x %g flops per cycle) implies %.3g GHz: "
+                  "they differ by more than %.0f%%",
+                  integer_chain_ghz, fp.kernel.c_str(), fp.gflops, fp.pipes, fp.lanes,
+                  fp.flops_per_op, *c.fp_implied_ghz, tolerance * 100);
+    c.dropped_reason = buf;
+  }
+  return c;
 }
 
 }  // namespace rooflab::microbench

@@ -4,6 +4,7 @@
 // least `target_s`, then `samples` samples are taken; callers get the best and the median.
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,7 +77,29 @@ std::vector<LatencyPoint> measure_latency(int cpu, const std::vector<size_t>& si
 Stat measure_compute(ComputeFn fn, double flops_per_iter, const std::vector<int>& cpus,
                      int threads, const Timing& timing);
 
-// Core clock from a chain of dependent integer adds (1 cycle latency on every x86-64 core).
+// Core clock from a chain of dependent register-register integer adds (1 cycle latency on
+// every x86-64 core; an immediate add could be folded at rename, so none is used).
 double estimate_clock_ghz(int cpu, const Timing& timing);
+
+// The clock a measured 1-thread FP ceiling implies: gflops / (pipes x lanes x flops per op).
+struct FpClockSource {
+  std::string kernel;       // e.g. "avx2 fma_f64"
+  double gflops = 0;        // its 1-thread ceiling
+  double pipes = 0;         // FP pipes assumed to issue it every cycle
+  double lanes = 0;         // elements per vector
+  double flops_per_op = 0;  // fma 2, add 1
+};
+struct ClockCheck {
+  double integer_chain_ghz = 0;
+  std::optional<double> fp_implied_ghz;
+  FpClockSource source;
+  double tolerance = 0.10;
+  bool agree = false;
+  std::optional<double> estimate_ghz;  // the integer-chain clock when the two agree
+  std::string dropped_reason;          // why there is no estimate, naming both clocks
+};
+// Keeps the integer-chain clock when it is within `tolerance` (relative) of the FP-implied
+// one; otherwise no estimate, with the reason.
+ClockCheck check_clock(double integer_chain_ghz, const FpClockSource& fp, double tolerance = 0.10);
 
 }  // namespace rooflab::microbench

@@ -65,6 +65,20 @@ Model model_from_fields(const json& f, const Reader& rd) {
   return m;
 }
 
+// Which ISA's compute ceilings price a row (pricing_isa): "isa" when set; else a vendor
+// baseline ("library" set) the widest, rooflab's own code scalar. nullopt: a row without
+// "library" (bench.json of an older rooflab), which cannot tell the two apart.
+std::optional<Isa> row_pricing_isa(const json& f, const Reader& rd) {
+  const std::string isa = rd.string(f, "isa", "");
+  if (!isa.empty()) {
+    const auto i = parse_isa(isa);
+    if (!i) rd.fail("\"isa\" must be scalar, avx2 or avx512, got \"" + isa + "\"");
+    return *i;
+  }
+  if (!f.contains("library")) return std::nullopt;
+  return pricing_isa(Isa::none, !rd.string(f, "library", "").empty());
+}
+
 int threads_of(const json& f, const Reader& rd) {
   if (!f.contains("threads") || f["threads"].is_null()) return 1;
   if (!f["threads"].is_number_integer() || f["threads"].get<int64_t>() < 1 || f["threads"].get<int64_t>() > 1 << 20)
@@ -114,9 +128,10 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
     const Reader rd{file + ": benchmark \"" + name + "\""};
     const Model model = model_from_fields(f, rd);
     const int threads = threads_of(f, rd);
+    const std::optional<Isa> pricing = row_pricing_isa(f, rd);
     const double flops = rd.number(f, "flops", 0.0), bytes = rd.number(f, "bytes", 0.0);
     json r = {{"name", name}};
-    for (const char* k : {"family", "variant", "isa", "dtype", "dims", "params", "threads",
+    for (const char* k : {"family", "variant", "isa", "library", "dtype", "dims", "params", "threads",
                           "flops", "bytes", "intensity"})
       r[k] = f.contains(k) ? f[k] : json(nullptr);
     r["message"] = "";
@@ -139,17 +154,24 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
       r["gbps"] = med > 0 ? json(bytes / med / 1e9) : json(nullptr);
     }
     // Null until predicted (docs/json.md): a row without a prediction has the keys, not holes.
-    for (const char* k : {"predicted_s", "bound", "level", "ceiling_gflops", "ceiling_gbps", "efficiency",
-                          "bandwidth_kernels", "prediction_notes"})
+    for (const char* k : {"predicted_s", "bound", "level", "ceiling_gflops", "compute_isa", "ceiling_gbps",
+                          "efficiency", "bandwidth_kernels", "prediction_notes"})
       r[k] = nullptr;
     r["predictions"] = json::object();
     if (machine) {
       try {
-        const Prediction p = predict(model, *machine, threads);
+        Prediction p = predict(model, *machine, threads, pricing.value_or(Isa::none));
+        if (!pricing && !p.compute_isa.empty())  // as before by_isa, and said
+          p.notes.insert(p.notes.begin(),
+                         "bench.json names no \"library\" for this case (an older `rooflab bench`): a "
+                         "vendor baseline cannot be told from rooflab's own baseline-x86-64 code, so it is "
+                         "priced against the widest ISA's compute ceilings (" + p.compute_isa +
+                         ") as before; re-run `rooflab bench`");
         r["predicted_s"] = p.time_s;
         r["bound"] = p.bound;
         r["level"] = p.level;
         r["ceiling_gflops"] = p.compute_gflops;
+        r["compute_isa"] = p.compute_isa.empty() ? json(nullptr) : json(p.compute_isa);
         r["ceiling_gbps"] = p.bandwidth_gbps;
         r["bandwidth_kernels"] = p.bandwidth_kernels;
         r["prediction_notes"] = p.notes;

@@ -62,6 +62,11 @@ struct ShapeCheck {
         fail(where + "." + k, "must be a finite number, got " + v.dump().substr(0, 60));
     }
   }
+  // {"fma_f64": {threads table}, ...}
+  void ceilings(const nlohmann::json& c, const std::string& where) const {
+    object(c, where);
+    for (auto k = c.begin(); k != c.end(); ++k) threads_table(k.value(), where + "." + k.key());
+  }
   void levels(const nlohmann::json& lv, const std::string& where) const {
     object(lv, where);
     for (auto l = lv.begin(); l != lv.end(); ++l) {
@@ -103,11 +108,21 @@ Machine machine_from_json(const nlohmann::json& j, const std::filesystem::path& 
     }
   }
   if (j.contains("compute")) {
-    sc.object(j["compute"], "compute");
-    if (j["compute"].contains("ceilings")) {
-      sc.object(j["compute"]["ceilings"], "compute.ceilings");
-      for (auto c = j["compute"]["ceilings"].begin(); c != j["compute"]["ceilings"].end(); ++c)
-        sc.threads_table(c.value(), "compute.ceilings." + c.key());
+    const auto& comp = j["compute"];
+    sc.object(comp, "compute");
+    if (comp.contains("isa") && !(comp["isa"].is_string() && parse_isa(comp["isa"].get<std::string>())))
+      sc.fail("compute.isa", "must be scalar, avx2 or avx512, got " + comp["isa"].dump().substr(0, 60));
+    if (comp.contains("ceilings")) sc.ceilings(comp["ceilings"], "compute.ceilings");
+    if (comp.contains("by_isa")) {
+      sc.object(comp["by_isa"], "compute.by_isa");
+      for (auto i = comp["by_isa"].begin(); i != comp["by_isa"].end(); ++i) {
+        const std::string where = "compute.by_isa." + i.key();
+        if (!parse_isa(i.key())) sc.fail("compute.by_isa", "has key \"" + i.key() + "\": ISAs are scalar, avx2 or avx512");
+        sc.object(i.value(), where);
+        if (!i.value().contains("ceilings")) sc.fail(where, "has no \"ceilings\"");
+        for (const char* part : {"ceilings", "ceilings_median"})
+          if (i.value().contains(part)) sc.ceilings(i.value()[part], where + "." + part);
+      }
     }
   }
   if (j.contains("gpu")) sc.object(j["gpu"], "gpu");
@@ -141,6 +156,37 @@ double Machine::compute(const std::string& key, int threads) const {
   const auto& c = raw.value("compute", nlohmann::json::object()).value("ceilings", nlohmann::json::object());
   if (!c.contains(key)) throw Error("machine.json has no compute ceiling '" + key + "'");
   return lookup_threads(c[key], threads, "compute ceiling " + key);
+}
+
+std::string Machine::best_compute_isa() const {
+  const auto& c = raw.value("compute", nlohmann::json::object());
+  return c.contains("isa") && c["isa"].is_string() ? c["isa"].get<std::string>() : std::string();
+}
+
+Machine::ComputeCeiling Machine::find_compute(const std::string& key, int threads, Isa isa) const {
+  const auto& comp = raw.value("compute", nlohmann::json::object());
+  const std::string best = best_compute_isa();
+  const std::string want = isa == Isa::none ? best : std::string(to_string(isa));
+  ComputeCeiling out;
+  if (!want.empty() && comp.contains("by_isa") && comp["by_isa"].contains(want)) {
+    const auto& c = comp["by_isa"][want]["ceilings"];
+    if (!c.contains(key)) throw Error("machine.json has no compute ceiling '" + key + "' for " + want);
+    out.gflops = lookup_threads(c[key], threads, "compute ceiling " + key + " (" + want + ")");
+    out.isa = want;
+    return out;
+  }
+  out.gflops = compute(key, threads);
+  out.isa = best;
+  if (want != best) {
+    const std::string file = path.empty() ? std::string("machine.json") : path.string();
+    out.note = comp.contains("by_isa")
+                   ? file + " has no " + want + " compute ceilings (the CPU it was measured on lacks " +
+                         want + "): priced against the " + (best.empty() ? "unnamed" : best) + " ones"
+                   : file + " has no per-ISA compute ceilings (compute.by_isa, from an older `rooflab "
+                            "characterize`): priced against the " + (best.empty() ? "unnamed ISA's" : best) +
+                         " ones, not " + want + "'s; re-run `rooflab characterize`";
+  }
+  return out;
 }
 
 double Machine::bandwidth(const std::string& level, const std::string& kernel, int threads) const {

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/isa.hpp"
+
 namespace rooflab::roofline {
 
 struct Machine {
@@ -21,8 +23,23 @@ struct Machine {
   std::vector<Level> caches;
 
   // GFLOP/s of a compute ceiling ("fma_f64", "add_f32", "addmin_f32", ...) at `threads`
-  // (the largest measured thread count <= threads). Throws Error when absent.
+  // (the largest measured thread count <= threads), of the widest ISA measured
+  // (compute.ceilings). Throws Error when absent.
   double compute(const std::string& key, int threads) const;
+  // The same ceiling of one ISA's table (compute.by_isa[isa]); Isa::none: the widest, as
+  // above. A file without that table (older than by_isa, or from a CPU without the ISA)
+  // gives the widest one's, with a note saying so. Throws Error when the key is absent.
+  struct ComputeCeiling {
+    double gflops = 0;
+    std::string isa;   // the table used: "avx2", ..., or "" when the file names none
+    std::string note;  // non-empty when it is not the table asked for
+  };
+  ComputeCeiling find_compute(const std::string& key, int threads, Isa isa) const;
+  double compute(const std::string& key, int threads, Isa isa) const {
+    return find_compute(key, threads, isa).gflops;
+  }
+  // compute.isa: the widest ISA measured ("" in a file without it).
+  std::string best_compute_isa() const;
   // GB/s of a bandwidth kernel at a level ("L1".."DRAM"), same thread rule. Throws Error.
   // S-stream kernels ("read_s4", "update_s2": S concurrent streams per thread) are read from
   // bandwidth.streams.levels, the 1-stream ones from bandwidth.levels.

@@ -61,7 +61,12 @@ bool names_gpu(const Model& m) {
 }
 }  // namespace
 
-Prediction predict(const Model& m, const Machine& machine, int threads) {
+Isa pricing_isa(Isa case_isa, bool baseline) {
+  if (case_isa != Isa::none) return case_isa;
+  return baseline ? Isa::none : Isa::scalar;
+}
+
+Prediction predict(const Model& m, const Machine& machine, int threads, Isa isa) {
   Prediction p;
   if (names_gpu(m)) {
     p = predict_gpu(m, machine);
@@ -69,7 +74,10 @@ Prediction predict(const Model& m, const Machine& machine, int threads) {
     p.level = machine.level_for(m.working_set, threads);
     if (m.flops > 0) {
       if (m.compute_ceiling.empty()) throw Error("model has flops but names no compute ceiling");
-      p.compute_gflops = machine.compute(m.compute_ceiling, threads);
+      const Machine::ComputeCeiling c = machine.find_compute(m.compute_ceiling, threads, isa);
+      p.compute_gflops = c.gflops;
+      p.compute_isa = c.isa;
+      if (!c.note.empty()) p.notes.push_back(c.note);
       p.compute_time_s = m.flops / (p.compute_gflops * 1e9);
     }
     for (const auto& t : m.traffic) {
@@ -88,6 +96,7 @@ nlohmann::json to_json(const Prediction& p) {
   return {{"level", p.level},           {"bound", p.bound},
           {"time_s", p.time_s},         {"compute_time_s", p.compute_time_s},
           {"memory_time_s", p.memory_time_s}, {"compute_gflops", p.compute_gflops},
+          {"compute_isa", p.compute_isa.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.compute_isa)},
           {"bandwidth_gbps", p.bandwidth_gbps}, {"bandwidth_kernels", p.bandwidth_kernels},
           {"notes", p.notes}};
 }

@@ -3,6 +3,7 @@
 //   t = max(flops / compute ceiling, sum_i bytes_i / bandwidth(level, kernel_i))
 // with the level chosen from the working set and the machine's capacities.
 // A model naming "gpu:" ceilings is predicted from machine.json's "gpu" section instead.
+// The compute ceiling is the one of the kernel's own ISA (pricing_isa, compute.by_isa).
 //
 // A traffic term may name an S-stream kernel ("read_s4": S concurrent streams per thread, as
 // in a kernel that walks 4 matrix rows at once). Its ceiling is the S-stream one where
@@ -27,13 +28,20 @@ struct Prediction {
   double compute_time_s = 0;
   double memory_time_s = 0;
   double compute_gflops = 0;  // the compute ceiling used
+  std::string compute_isa;    // the ISA whose table priced it ("" when no compute term / gpu)
   double bandwidth_gbps = 0;  // effective bandwidth over the traffic terms (bytes / memory time)
   std::vector<std::string> bandwidth_kernels;  // ceiling used per traffic term (after fallback)
   std::vector<std::string> notes;              // fallbacks and other caveats
 };
 
-// Throws Error when the machine lacks a ceiling the model names.
-Prediction predict(const Model& m, const Machine& machine, int threads);
+// Which ISA's compute ceilings price a case: its own ISA when it has one; a vendor baseline
+// without one the widest measured (Isa::none: libraries dispatch to their best code);
+// rooflab's own code without one is built for baseline x86-64, so scalar.
+Isa pricing_isa(Isa case_isa, bool baseline);
+
+// Throws Error when the machine lacks a ceiling the model names. `isa` selects the compute
+// table (Machine::find_compute; Isa::none: the widest); a fallback is in `notes`.
+Prediction predict(const Model& m, const Machine& machine, int threads, Isa isa = Isa::none);
 nlohmann::json to_json(const Prediction& p);
 
 }  // namespace rooflab::roofline

@@ -210,6 +210,155 @@ TEST(Evaluate, ExtraPredictionsPerRowAndTheirFailure) {
   EXPECT_EQ(none["rows"][0]["predictions"], nlohmann::json::object());
 }
 
+// ---- Per-ISA compute ceilings (compute.by_isa) -------------------------------------------
+// The fixture plus one table per ISA with distinct round numbers: scalar 10, avx2 40, avx512 80
+// GFLOP/s of fma_f64 at 1 thread; compute.ceilings repeats the widest (avx512).
+static nlohmann::json by_isa_json() {
+  nlohmann::json j = read_json_file(ROOFLAB_TEST_DIR "/core/fixture_machine.json");
+  auto table = [](double g) {
+    return nlohmann::json{{"ceilings", {{"fma_f64", {{"1", g}, {"2", 2 * g}}}, {"add_f64", {{"1", g / 2}}}}},
+                          {"ceilings_median", {{"fma_f64", {{"1", 0.9 * g}}}}}};
+  };
+  j["compute"]["isa"] = "avx512";
+  j["compute"]["by_isa"] = {{"scalar", table(10)}, {"avx2", table(40)}, {"avx512", table(80)}};
+  j["compute"]["ceilings"] = j["compute"]["by_isa"]["avx512"]["ceilings"];
+  return j;
+}
+
+TEST(Machine, ComputeCeilingOfEachIsa) {
+  const Machine m = machine_from_json(by_isa_json());
+  EXPECT_EQ(m.compute("fma_f64", 1, Isa::scalar), 10.0);
+  EXPECT_EQ(m.compute("fma_f64", 2, Isa::avx2), 80.0);
+  EXPECT_EQ(m.compute("fma_f64", 1, Isa::avx512), 80.0);
+  EXPECT_EQ(m.compute("fma_f64", 1, Isa::none), 80.0);  // the widest
+  EXPECT_EQ(m.compute("fma_f64", 1), 80.0);
+  EXPECT_EQ(m.find_compute("add_f64", 1, Isa::avx2).isa, "avx2");
+  EXPECT_TRUE(m.find_compute("add_f64", 1, Isa::avx2).note.empty());
+  EXPECT_THROW(m.compute("addmin_f32", 1, Isa::avx2), Error);
+  // A file from a CPU without AVX-512: the widest it has, and a note naming the ISA.
+  nlohmann::json j = by_isa_json();
+  j["compute"]["by_isa"].erase("avx512");
+  j["compute"]["isa"] = "avx2";
+  const auto c = machine_from_json(j).find_compute("fma_f64", 1, Isa::avx512);
+  EXPECT_EQ(c.gflops, 80.0);  // compute.ceilings, as written above
+  EXPECT_EQ(c.isa, "avx2");
+  EXPECT_NE(c.note.find("no avx512 compute ceilings"), std::string::npos) << c.note;
+}
+
+TEST(Predict, PricingIsaRule) {
+  EXPECT_EQ(pricing_isa(Isa::avx2, false), Isa::avx2);
+  EXPECT_EQ(pricing_isa(Isa::avx512, true), Isa::avx512);
+  EXPECT_EQ(pricing_isa(Isa::none, true), Isa::none);     // a library: its best code
+  EXPECT_EQ(pricing_isa(Isa::none, false), Isa::scalar);  // own code built for baseline x86-64
+}
+
+namespace {
+// One compute-bound row per pricing case: 8e9 flops of fma_f64 at 1 thread, 1 s measured.
+nlohmann::json isa_bench() {
+  nlohmann::json bench = {{"schema", "rooflab.bench/1"}, {"benchmarks", nlohmann::json::array()}};
+  auto row = [&](const std::string& name, const nlohmann::json& isa, const nlohmann::json* library) {
+    nlohmann::json f = {{"name", name}, {"family", "f"}, {"isa", isa}, {"threads", 1}, {"flops", 8e9},
+                        {"working_set", 16 << 10}, {"compute_ceiling", "fma_f64"},
+                        {"traffic", {{{"bytes", 1e3}, {"kernel", "read"}}}}};
+    if (library) f["library"] = *library;
+    bench["benchmarks"].push_back({{"name", name}, {"run_type", "iteration"}, {"real_time", 1.0},
+                                   {"time_unit", "s"}, {"rooflab", f}});
+  };
+  const nlohmann::json none = nullptr, lib = "openblas";
+  row("f/own_avx2/avx2/f64/10/threads:1", "avx2", &none);
+  row("f/own/f64/10/threads:1", nullptr, &none);
+  row("f/openblas/f64/10/threads:1", nullptr, &lib);
+  row("f/old/f64/10/threads:1", nullptr, nullptr);  // an older bench.json: no "library"
+  return bench;
+}
+const nlohmann::json& row_named(const nlohmann::json& model, const std::string& prefix) {
+  for (const auto& r : model["rows"])
+    if (r["name"].get<std::string>().rfind(prefix, 0) == 0) return r;
+  throw Error("no row " + prefix);
+}
+}  // namespace
+
+// Each row is priced against its own ISA's table: avx2 code against avx2, rooflab's own code
+// without an ISA against scalar, a vendor baseline against the widest; model.json says which.
+TEST(Evaluate, EachRowPricedAgainstItsOwnIsa) {
+  const nlohmann::json machine = by_isa_json();
+  const auto m = evaluate(isa_bench(), &machine, "bench.json", "machine.json");
+  const auto& avx2 = row_named(m, "f/own_avx2/");
+  EXPECT_EQ(avx2["compute_isa"], "avx2");
+  EXPECT_EQ(avx2["ceiling_gflops"], 40.0);
+  EXPECT_NEAR(avx2["predicted_s"].get<double>(), 8e9 / 40e9, 1e-12);
+  EXPECT_TRUE(avx2["prediction_notes"].empty());
+  const auto& own = row_named(m, "f/own/");
+  EXPECT_EQ(own["compute_isa"], "scalar");
+  EXPECT_NEAR(own["predicted_s"].get<double>(), 8e9 / 10e9, 1e-12);
+  EXPECT_EQ(own["library"], nullptr);
+  const auto& lib = row_named(m, "f/openblas/");
+  EXPECT_EQ(lib["compute_isa"], "avx512");
+  EXPECT_EQ(lib["library"], "openblas");
+  EXPECT_NEAR(lib["predicted_s"].get<double>(), 8e9 / 80e9, 1e-12);
+  EXPECT_TRUE(lib["prediction_notes"].empty());
+  // No "library": as before by_isa (the widest), and a note saying why.
+  const auto& old = row_named(m, "f/old/");
+  EXPECT_EQ(old["compute_isa"], "avx512");
+  ASSERT_EQ(old["prediction_notes"].size(), 1u);
+  EXPECT_NE(old["prediction_notes"][0].get<std::string>().find("re-run `rooflab bench`"), std::string::npos);
+}
+
+// A machine.json without by_isa (older files, the committed gate baseline) prices every row
+// against compute.ceilings and says so where that is not the row's ISA: never an error.
+TEST(Evaluate, MachineWithoutByIsaFallsBackWithANote) {
+  const nlohmann::json machine = read_json_file(ROOFLAB_TEST_DIR "/core/fixture_machine.json");  // isa avx2
+  ASSERT_FALSE(machine["compute"].contains("by_isa"));
+  const auto m = evaluate(isa_bench(), &machine, "bench.json", "machine.json");
+  const auto& avx2 = row_named(m, "f/own_avx2/");
+  EXPECT_EQ(avx2["compute_isa"], "avx2");  // compute.ceilings is the avx2 table: nothing to say
+  EXPECT_NEAR(avx2["predicted_s"].get<double>(), 8e9 / 40e9, 1e-12);
+  EXPECT_TRUE(avx2["prediction_notes"].empty());
+  const auto& own = row_named(m, "f/own/");
+  EXPECT_EQ(own["status"], "ok");
+  EXPECT_EQ(own["compute_isa"], "avx2");
+  EXPECT_NEAR(own["predicted_s"].get<double>(), 8e9 / 40e9, 1e-12);
+  ASSERT_EQ(own["prediction_notes"].size(), 1u);
+  const std::string note = own["prediction_notes"][0];
+  EXPECT_NE(note.find("compute.by_isa"), std::string::npos) << note;
+  EXPECT_NE(note.find("not scalar's"), std::string::npos) << note;
+  EXPECT_NE(note.find("`rooflab characterize`"), std::string::npos) << note;
+  EXPECT_FALSE(own.contains("prediction_missing"));
+}
+
+// A malformed by_isa is one clear error naming the file and the key.
+TEST(Machine, MalformedByIsaIsOneClearError) {
+  auto message = [](const nlohmann::json& j) -> std::string {
+    try {
+      machine_from_json(j, "m.json");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  nlohmann::json j = by_isa_json();
+  EXPECT_EQ(message(j), "");
+  j["compute"]["by_isa"]["avx3"] = j["compute"]["by_isa"]["avx2"];
+  EXPECT_EQ(message(j), "m.json: compute.by_isa has key \"avx3\": ISAs are scalar, avx2 or avx512 "
+                        "(re-run `rooflab characterize`)");
+  j = by_isa_json();
+  j["compute"]["by_isa"]["avx2"].erase("ceilings");
+  EXPECT_EQ(message(j), "m.json: compute.by_isa.avx2 has no \"ceilings\" (re-run `rooflab characterize`)");
+  j = by_isa_json();
+  j["compute"]["by_isa"]["scalar"]["ceilings"]["fma_f64"] = {{"one", 1.0}};
+  EXPECT_NE(message(j).find("compute.by_isa.scalar.ceilings.fma_f64 has key \"one\""), std::string::npos);
+  j = by_isa_json();
+  j["compute"]["by_isa"]["avx512"]["ceilings_median"]["fma_f64"]["1"] = "fast";
+  EXPECT_NE(message(j).find("compute.by_isa.avx512.ceilings_median.fma_f64.1 must be a finite number"),
+            std::string::npos);
+  j = by_isa_json();
+  j["compute"]["by_isa"] = nlohmann::json::array();
+  EXPECT_NE(message(j).find("compute.by_isa must be an object"), std::string::npos);
+  j = by_isa_json();
+  j["compute"]["isa"] = "sse9";
+  EXPECT_NE(message(j).find("compute.isa must be scalar, avx2 or avx512"), std::string::npos);
+}
+
 TEST(JsonIo, AtomicWriteRoundTripAndSchema) {
   const auto dir = std::filesystem::temp_directory_path() / "rooflab_test_jsonio";
   std::filesystem::remove_all(dir);

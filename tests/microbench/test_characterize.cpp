@@ -5,7 +5,9 @@
 #include <set>
 
 #include "harness/error.hpp"
+#include "harness/isa.hpp"
 #include "microbench/characterize.hpp"
+#include "microbench/measure.hpp"
 
 using nlohmann::json;
 using rooflab::microbench::characterize;
@@ -43,7 +45,22 @@ TEST(Characterize, TopLevelAndHostKeys) {
   EXPECT_EQ(h.at("isa").at(0), "scalar");
   EXPECT_TRUE(h.at("virtualized").is_boolean());
   EXPECT_TRUE(h.at("hypervisor").is_string() || h.at("hypervisor").is_null());
-  EXPECT_TRUE(positive_finite(h.at("clock_ghz_estimate")));
+  // The clock: an estimate when the integer chain and the FP ceiling agree, else null with why.
+  const json& ck = h.at("clock");
+  EXPECT_TRUE(positive_finite(ck.at("integer_chain_ghz")));
+  EXPECT_TRUE(positive_finite(ck.at("fp_implied_ghz")));
+  EXPECT_EQ(ck.at("pipes_assumed"), 2);
+  EXPECT_TRUE(ck.at("fp_kernel") == "avx2 fma_f64" || ck.at("fp_kernel") == "scalar add_f64") << ck.at("fp_kernel");
+  const double ratio = ck.at("integer_chain_ghz").get<double>() / ck.at("fp_implied_ghz").get<double>();
+  EXPECT_EQ(ck.at("agree").get<bool>(), std::fabs(ratio - 1) <= 0.10) << ratio;
+  if (ck.at("agree").get<bool>()) {
+    EXPECT_TRUE(positive_finite(h.at("clock_ghz_estimate")));
+    EXPECT_EQ(h.at("clock_ghz_estimate"), ck.at("integer_chain_ghz"));
+    EXPECT_FALSE(h.contains("clock_ghz_dropped_reason"));
+  } else {
+    EXPECT_TRUE(h.at("clock_ghz_estimate").is_null());
+    EXPECT_TRUE(h.at("clock_ghz_dropped_reason").is_string());
+  }
   for (const char* k : {"sweep", "bandwidth", "levels", "capacities", "latency", "compute",
                         "clock", "likwid_bench"})
     EXPECT_TRUE(m.at("method").at(k).is_string()) << k;
@@ -126,6 +143,59 @@ TEST(Characterize, ComputeCeilingsForEveryOpAndThreadCount) {
     for (int t = 1; t <= cores; ++t)
       EXPECT_TRUE(positive_finite(comp.at("ceilings").at(op).at(std::to_string(t))))
           << op << " " << t;
+}
+
+// compute.by_isa: every ISA the CPU has (host.isa, capped by ROOFLAB_MAX_ISA), every op and
+// thread count, positive; compute.ceilings is the widest one's table.
+static void expect_by_isa(const json& m, const std::vector<int>& threads) {
+  const json& comp = m.at("compute");
+  const json& by_isa = comp.at("by_isa");
+  std::vector<std::string> isas;
+  for (const auto& [k, v] : by_isa.items()) isas.push_back(k);
+  std::vector<std::string> host = m.at("host").at("isa").get<std::vector<std::string>>();
+  std::sort(isas.begin(), isas.end());
+  std::sort(host.begin(), host.end());
+  EXPECT_EQ(isas, host);
+  for (const auto& [isa, t] : by_isa.items()) {
+    for (const char* op : {"fma_f64", "fma_f32", "add_f64", "add_f32", "addmin_f32", "addmin_f64",
+                           "mul_f64", "mul_f32"})
+      for (int n : threads)
+        for (const char* part : {"ceilings", "ceilings_median"})
+          EXPECT_TRUE(positive_finite(t.at(part).at(op).at(std::to_string(n)))) << isa << " " << part << " " << op << " " << n;
+  }
+  EXPECT_EQ(comp.at("ceilings"), by_isa.at(comp.at("isa").get<std::string>()).at("ceilings"));
+  EXPECT_EQ(comp.at("ceilings_median"), by_isa.at(comp.at("isa").get<std::string>()).at("ceilings_median"));
+}
+
+TEST(Characterize, ComputeCeilingsForEveryIsa) {
+  const json& m = tiny_machine();
+  std::vector<int> threads;
+  for (int t = 1; t <= m.at("host").at("cores").get<int>(); ++t) threads.push_back(t);
+  expect_by_isa(m, threads);
+  for (const std::string isa : {"scalar", "avx2", "avx512"})
+    EXPECT_EQ(m.at("compute").at("by_isa").contains(isa), rooflab::isa_supported(*rooflab::parse_isa(isa))) << isa;
+}
+
+// The clock rule on numbers: kept within 10% of the FP-implied clock, else dropped with both.
+TEST(Characterize, ClockCheckKeepsOrDropsWithTheReason) {
+  using rooflab::microbench::check_clock;
+  using rooflab::microbench::FpClockSource;
+  const FpClockSource avx2{"avx2 fma_f64", 48.0, 2, 4, 2};  // 48 / 16 = 3 GHz
+  const auto ok = check_clock(3.2, avx2);
+  ASSERT_TRUE(ok.fp_implied_ghz);
+  EXPECT_DOUBLE_EQ(*ok.fp_implied_ghz, 3.0);
+  EXPECT_TRUE(ok.agree);
+  EXPECT_EQ(ok.estimate_ghz.value_or(0), 3.2);
+  const auto folded = check_clock(15.3, {"avx2 fma_f64", 43.2, 2, 4, 2});  // 2.7 GHz implied
+  EXPECT_FALSE(folded.agree);
+  EXPECT_FALSE(folded.estimate_ghz);
+  EXPECT_NE(folded.dropped_reason.find("15.3 GHz"), std::string::npos) << folded.dropped_reason;
+  EXPECT_NE(folded.dropped_reason.find("2.7 GHz"), std::string::npos) << folded.dropped_reason;
+  EXPECT_FALSE(check_clock(2.6, avx2).agree);  // 13% below
+  EXPECT_TRUE(check_clock(2.75, avx2).agree);
+  const auto none = check_clock(3.0, {"avx2 fma_f64", 0, 2, 4, 2});
+  EXPECT_FALSE(none.estimate_ghz);
+  EXPECT_FALSE(none.dropped_reason.empty());
 }
 
 TEST(Characterize, LatencyCurveAndDisabledLikwid) {
@@ -223,4 +293,9 @@ TEST(Characterize, SmokeProfileFillsWhatReadersNeed) {
   for (const char* k : {"fma_f64", "fma_f32", "add_f64", "add_f32", "mul_f64", "mul_f32", "addmin_f64", "addmin_f32"})
     for (int t : expect_threads)
       EXPECT_TRUE(positive_finite(m.at("compute").at("ceilings").at(k).at(std::to_string(t)))) << k << " " << t;
+  expect_by_isa(m, expect_threads);
+  EXPECT_TRUE(positive_finite(m.at("host").at("clock").at("integer_chain_ghz")));
+  EXPECT_TRUE(positive_finite(m.at("host").at("clock").at("fp_implied_ghz")));
+  EXPECT_TRUE(positive_finite(m.at("host").at("clock_ghz_estimate")) ||
+              m.at("host").at("clock_ghz_dropped_reason").is_string());
 }
