@@ -225,8 +225,7 @@ std::vector<ComputeKernel> compute_kernels(const KernelTable& kt) {
 // The FP ceiling whose issue rate is known on every x86-64 core this project targets (Haswell
 // and Zen 2 on): two FMA pipes at full AVX2 width, so avx2 fma_f64 = 2 x 4 lanes x 2 flops per
 // cycle. AVX-512 is left out (one or two pipes, depending on the part). Without AVX2: scalar
-// add_f64 on two FP add pipes, 2 lanes: the compiler packs the baseline build's independent
-// accumulators into SSE2 vectors (addpd).
+// add_f64 (SSE2 addpd, 2 lanes) on two FP add pipes.
 FpClockSource fp_clock_source(const json& by_isa) {
   FpClockSource s;
   const bool avx2 = by_isa.contains("avx2");
@@ -533,10 +532,9 @@ json characterize(const CharacterizeOptions& opt) {
            "(add then min: the Floyd-Warshall relaxation). Measured for every ISA the CPU has "
            "(by_isa: " + isa_list(compute_isas) + "; ROOFLAB_MAX_ISA caps it), each with the same "
            "samples and thread counts; compute.ceilings / ceilings_median repeat the widest "
-           "(compute.isa, avx512 > avx2 > scalar). scalar is the baseline x86-64 build of the same "
-           "kernels (SSE2: no FMA instruction, so fma = mul + add; the compiler may pack the "
-           "independent accumulators into 2-lane vectors, as it does rooflab's own code built "
-           "for that target). The model prices a "
+           "(compute.isa, avx512 > avx2 > scalar). scalar is the baseline x86-64 target at its full "
+           "SSE2 width (2 doubles / 4 floats per register; no FMA instruction, so fma = mul + "
+           "add): what code built for that target can reach. The model prices a "
            "kernel against its own ISA's table: a case with an ISA by_isa[isa], a vendor "
            "baseline without one the widest (libraries dispatch to their best code), rooflab's "
            "own code without one (built for baseline x86-64) scalar."},
