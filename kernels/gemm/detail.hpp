@@ -26,6 +26,10 @@ struct Baseline {
 
 #ifdef ROOFLAB_HAVE_OPENBLAS
 extern const Baseline openblas;
+// Re-runs OpenBLAS's core selection with OPENBLAS_CORETYPE=core set for that call only (the
+// environment is restored after); the core in use after it ("" when the build is not
+// DYNAMIC_ARCH, which has no selection to re-run).
+std::string openblas_select_core(const std::string& core);
 #endif
 #if defined(ROOFLAB_HAVE_BLIS)
 extern const Baseline blis;

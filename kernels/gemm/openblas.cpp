@@ -45,6 +45,20 @@ void* openblas_symbol(const char* name) {
 }
 
 const char* kCoreVar = "OPENBLAS_CORETYPE";
+}  // namespace
+
+std::string openblas_select_core(const std::string& core) {
+  void* h = openblas_handle();
+  auto quit = reinterpret_cast<VoidFn>(dlsym(h, "gotoblas_dynamic_quit"));
+  auto init = reinterpret_cast<VoidFn>(dlsym(h, "gotoblas_dynamic_init"));
+  if (!quit || !init) return "";
+  const code_path::ScopedEnv scoped(kCoreVar, core);
+  quit();
+  init();
+  return openblas_get_corename();
+}
+
+namespace {
 
 // Chooses the core once, before any GEMM call; every entry point goes through it.
 const code_path::Facts& facts() {
@@ -62,13 +76,7 @@ const code_path::Facts& facts() {
     } else if (!code_path::openblas_core_to_force(cpu, detected, false)) {
       out.selected_by = "OpenBLAS's own detection";
     } else {
-      void* h = openblas_handle();
-      auto quit = reinterpret_cast<VoidFn>(dlsym(h, "gotoblas_dynamic_quit"));
-      auto init = reinterpret_cast<VoidFn>(dlsym(h, "gotoblas_dynamic_init"));
-      if (quit && init) {
-        const code_path::ScopedEnv scoped(kCoreVar, best);
-        quit();
-        init();
+      if (!openblas_select_core(best).empty()) {
         out.selected_by = std::string(kCoreVar) + "=" + best + " set by rooflab for OpenBLAS's core selection only "
                           "(its own detection: " + detected + ")";
       } else {

@@ -9,6 +9,7 @@
 
 #include "harness/families.hpp"
 #include "kernels/gemm/code_path.hpp"
+#include "kernels/gemm/detail.hpp"
 
 namespace rooflab {
 namespace {
@@ -51,6 +52,32 @@ TEST(CodePathLibs, OpenblasRunsItsBestCoreUnlessTheUserChose) {
       EXPECT_NE(f["reason"].get<std::string>().find("Prescott"), std::string::npos) << f.dump();
     }
   }
+}
+
+// The selection itself (taken whenever OpenBLAS's detection is below the CPU's tier, which
+// this CPU may not show): the core changes, the variable does not outlive the call.
+TEST(CodePathLibs, OpenblasCoreSelectionSetsTheVariableForThatCallOnly) {
+#ifndef ROOFLAB_HAVE_OPENBLAS
+  GTEST_SKIP() << "OpenBLAS was not found at configure time";
+#else
+  const std::string user = expected_coretype();
+  const std::string ran = gemm::detail::openblas.facts().ran;  // "core <name>", selection done
+  ASSERT_EQ(ran.rfind("core ", 0), 0u) << ran;
+  auto env_is_as_the_user_left_it = [&] {
+    const char* now = std::getenv("OPENBLAS_CORETYPE");
+    if (user.empty()) {
+      EXPECT_EQ(now, nullptr) << now;
+    } else {
+      EXPECT_EQ(std::string(now ? now : "(unset)"), user);
+    }
+  };
+  const std::string got = gemm::detail::openblas_select_core("Prescott");  // SSE3: any x86-64 runs it
+  if (got.empty()) GTEST_SKIP() << "not a DYNAMIC_ARCH OpenBLAS: its core is fixed at build time";
+  EXPECT_EQ(got, "Prescott");
+  env_is_as_the_user_left_it();
+  EXPECT_EQ(gemm::detail::openblas_select_core(ran.substr(5)), ran.substr(5));
+  env_is_as_the_user_left_it();
+#endif
 }
 
 TEST(CodePathLibs, BlisReportsItsConfigurationAndRestoresTheEnvironment) {
