@@ -25,7 +25,8 @@ nlohmann::json families_json() {
                       {"library", var.is_baseline() ? nlohmann::json(var.library) : nlohmann::json(nullptr)},
                       {"isas", isas},
                       {"dtypes", dtypes},
-                      {"description", var.description}});
+                      {"description", var.description},
+                      {"code_path", var.code_path ? var.code_path() : nlohmann::json(nullptr)}});
     }
     fams.push_back({{"name", f.name}, {"description", f.description}, {"variants", vars}});
   }

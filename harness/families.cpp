@@ -84,6 +84,7 @@ nlohmann::json case_fields(const Case& c) {
   j["intensity"] = m.bytes() > 0 ? json(m.flops / m.bytes()) : json(nullptr);
   j["compute_ceiling"] = m.compute_ceiling;
   j["model_note"] = m.note;
+  if (const Variant& v = variant_of(c); v.code_path) j["code_path"] = v.code_path();
   json traffic = json::array();
   for (const auto& t : m.traffic) traffic.push_back({{"bytes", t.bytes}, {"kernel", t.kernel}});
   j["traffic"] = traffic;

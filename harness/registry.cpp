@@ -229,7 +229,8 @@ Family make_family(std::string name, std::string description, const FamilyHooks&
   f.name = std::move(name);
   f.description = std::move(description);
   for (const VariantRow& r : rows)
-    f.variants.push_back({r.name, r.description, r.isas, r.dtypes, h.accepts, h.model, h.make, h.predictions, r.library});
+    f.variants.push_back({r.name, r.description, r.isas, r.dtypes, h.accepts, h.model, h.make, h.predictions, r.library,
+                          r.code_path});
   f.cases = h.cases;
   f.memory_bytes = h.memory_bytes;
   return f;

@@ -99,6 +99,10 @@ struct Variant {
   // kernel. `rooflab list --json` carries it, so figures need no list of their own.
   std::string library;
   bool is_baseline() const { return !library.empty(); }
+  // For a variant that runs a vendor library's code (a baseline, or a vendor back end): the code
+  // path it runs and whether that is the library's best for this CPU (bench.json "code_path");
+  // empty: none.
+  std::function<nlohmann::json()> code_path;
 };
 
 struct Family {
@@ -124,6 +128,7 @@ struct VariantRow {
   std::vector<Isa> isas = {};                           // empty: not ISA-specific
   std::vector<DType> dtypes = {DType::f64, DType::f32};
   std::string library = {};                             // Variant::library: set by baseline rows
+  std::function<nlohmann::json()> code_path = {};       // Variant::code_path
 };
 struct FamilyHooks {
   std::function<std::string(const Case&)> accepts;      // "" or the reason (accepts_if_parses)

@@ -533,8 +533,13 @@ std::vector<VariantRow> rows() {
 #ifdef ROOFLAB_HAVE_LIBXSMM
     if (s.kind == Kind::sfc_xsmm) description += " (" + detail::libxsmm_info() + ")";
 #endif
+    std::function<nlohmann::json()> code_path;
+    if (s.kind == Kind::baseline) code_path = [lib = s.lib] { return lib->facts().to_json(); };
+#ifdef ROOFLAB_HAVE_LIBXSMM
+    if (s.kind == Kind::sfc_xsmm) code_path = [] { return detail::libxsmm_facts().to_json(); };
+#endif
     out.push_back({s.name, description, has_isa(s.kind) ? all_isas() : std::vector<Isa>{}, dtypes_of(s),
-                   s.kind == Kind::baseline ? s.lib->name : ""});
+                   s.kind == Kind::baseline ? s.lib->name : "", code_path});
   }
   return out;
 }

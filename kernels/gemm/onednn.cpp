@@ -1,22 +1,61 @@
 // oneDNN baseline: dnnl::matmul, f32 only (oneDNN 2.6 has no f64 matmul), C += A·B through a
 // sum post-op (scale 1). The primitive is created once per instance (not timed); run() wraps
 // the three buffers in memory objects and executes. oneDNN's OpenMP runtime uses
-// omp_get_max_threads(), which the harness sets to T.
+// omp_get_max_threads(), which the harness sets to T. Code path: oneDNN dispatches its JIT
+// kernels up to dnnl_get_effective_cpu_isa() (this CPU, capped only by a user's
+// ONEDNN_MAX_CPU_ISA), which is what code_path reports.
 #include <dnnl.hpp>
 
 #include <memory>
 #include <string>
 
 #include "harness/error.hpp"
+#include "kernels/gemm/code_path.hpp"
 #include "kernels/gemm/detail.hpp"
 
 namespace rooflab::gemm::detail {
 namespace {
+std::string isa_name(dnnl_cpu_isa_t isa) {
+  switch (isa) {
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_mic: return "avx512_mic";
+    case dnnl_cpu_isa_avx512_mic_4ops: return "avx512_mic_4ops";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    default: return "isa " + std::to_string(int(isa));
+  }
+}
+
+const code_path::Facts& facts() {
+  static const code_path::Facts f = [] {
+    const dnnl_version_t* v = dnnl_version();
+    const code_path::Tier cpu = code_path::cpu_tier(code_path::host_cpu_features());
+    code_path::Facts out;
+    out.library = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+    const std::string isa = isa_name(dnnl_get_effective_cpu_isa());
+    out.ran = "ISA " + isa + " (effective CPU ISA)";
+    out.best = cpu == code_path::Tier::avx512 ? "ISA avx512_core or above"
+               : cpu == code_path::Tier::avx2  ? "ISA avx2 or above"
+                                               : out.ran;
+    const auto cap = code_path::env("ONEDNN_MAX_CPU_ISA") ? code_path::env("ONEDNN_MAX_CPU_ISA")
+                                                           : code_path::env("DNNL_MAX_CPU_ISA");
+    out.selected_by = cap ? "ONEDNN_MAX_CPU_ISA=" + *cap + " set by the user (respected)" : "oneDNN's own detection";
+    return code_path::judge(out, code_path::onednn_isa_tier(isa), cpu,
+                            "this CPU has " + std::string(code_path::to_string(cpu)));
+  }();
+  return f;
+}
+
 std::string info() {
   const dnnl_version_t* v = dnnl_version();
   const char* rt = v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : v->cpu_runtime == DNNL_RUNTIME_TBB ? "TBB" : "other";
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
-         " (" + rt + " runtime, omp_get_max_threads() threads)";
+         " (" + rt + " runtime, omp_get_max_threads() threads, " + facts().ran + ")";
 }
 
 struct State {
@@ -52,5 +91,5 @@ Compute<float> make_f32(const Dims& d, int) {
 Compute<double> no_f64(const Dims&, int) { throw Error("gemm/onednn: oneDNN 2.6 has no f64 matmul"); }
 }  // namespace
 
-const Baseline onednn = {"onednn", false, info, no_f64, make_f32};
+const Baseline onednn = {"onednn", false, info, facts, no_f64, make_f32};
 }  // namespace rooflab::gemm::detail

@@ -30,6 +30,11 @@ Definitions (over the "ok" gemm rows of model.json):
                   of a (dtype, threads) group is the one with the highest WHM over the shapes it
                   ran; an implementation's ratio to it is WHM(impl) / WHM(best baseline), both
                   over the shapes the two have in common (so a missing shape biases neither).
+  code path       what a library ran and whether it is its best for this CPU: bench.json
+                  rooflab.code_path (library, ran, best, representative, selected_by, reason).
+                  A ratio or target against a baseline with representative false carries
+                  "baseline not representative (<reason>)"; a target against it is not
+                  evaluated (reached null, the label as its reason; the value stays).
 Targets (issue 5, "Performance to reach"; benchmarks, never pass/fail tests), at the largest
 thread count of the run (the paper profile runs all cores):
   f64_whm_vs_best_baseline  WHM(sfc_ca, f64) >= 1.5 x WHM(best f64 baseline)
@@ -76,6 +81,29 @@ def baselines(run_dir) -> tuple[str, ...]:
 
 def is_baseline(impl: str, baseline_variants) -> bool:
     return impl.split("/")[0] in baseline_variants
+
+
+def code_paths(bench: dict | None) -> dict[str, dict]:
+    """{variant: bench.json rooflab.code_path} of the gemm rows that carry one (vendor
+    libraries). Of rows that disagree (should not happen in one run) a non-representative one
+    stands, so a flag is never lost."""
+    out: dict[str, dict] = {}
+    for b in (bench or {}).get("benchmarks", []):
+        rl = b.get("rooflab") or {}
+        cp = rl.get("code_path")
+        if rl.get("family") != FAMILY or not isinstance(cp, dict):
+            continue
+        v = rl.get("variant")
+        if v not in out or (out[v].get("representative") is not False and cp.get("representative") is False):
+            out[v] = cp
+    return out
+
+
+def not_representative_label(cp: dict | None) -> str | None:
+    """"baseline not representative (<reason>)" for a code path with representative false."""
+    if not cp or cp.get("representative") is not False:
+        return None
+    return f"baseline not representative ({cp.get('reason') or 'the library does not run its best code for this CPU'})"
 
 
 def whm(flops, gflops) -> float:
@@ -181,8 +209,10 @@ def _whm_over(pts: pd.DataFrame, shapes: set[str] | None = None, col: str = "gfl
     return whm(p.flops, p[col]) if not p[col].isna().any() else math.nan
 
 
-def summarize_group(pts: pd.DataFrame, baseline_variants) -> dict:
-    """Summary of one (dtype, threads) group of gemm_points(); baseline_variants: baselines()."""
+def summarize_group(pts: pd.DataFrame, baseline_variants, paths: dict[str, dict] | None = None) -> dict:
+    """Summary of one (dtype, threads) group of gemm_points(); baseline_variants: baselines();
+    paths: code_paths() (each implementation's code_path and its not_representative label)."""
+    paths = paths or {}
     impls = {}
     for impl, g in pts.groupby("impl", sort=True):
         total_t = float((g.flops / g.gflops).sum()) / 1e9
@@ -196,7 +226,9 @@ def summarize_group(pts: pd.DataFrame, baseline_variants) -> dict:
                        "fraction_of_roofline": None if math.isnan(roof) else whm(g.flops, g.gflops) / roof,
                        "tight_roofline_whm_gflops": None if math.isnan(tight) else tight,
                        "fraction_of_tight_roofline": None if math.isnan(tight) else whm(g.flops, g.gflops) / tight,
-                       "multi_config_shapes": int((g.configs > 1).sum())}
+                       "multi_config_shapes": int((g.configs > 1).sum()),
+                       "code_path": paths.get(g.variant.iloc[0]),
+                       "not_representative": not_representative_label(paths.get(g.variant.iloc[0]))}
     base = [v for v in impls.values() if v["baseline"]]
     best = max(base, key=lambda v: v["whm_gflops"]) if base else None
     for v in impls.values():
@@ -211,6 +243,7 @@ def summarize_group(pts: pd.DataFrame, baseline_variants) -> dict:
     return {"dtype": pts["dtype"].iloc[0], "threads": int(pts.threads.iloc[0]), "n_shapes": int(pts["mnk"].nunique()),
             "best_baseline": best["impl"] if best else None,
             "best_baseline_whm_gflops": best["whm_gflops"] if best else None,
+            "best_baseline_not_representative": best["not_representative"] if best else None,
             "implementations": sorted(impls.values(), key=lambda v: (v["baseline"], -v["whm_gflops"]))}
 
 
@@ -246,7 +279,9 @@ def evaluate_targets(run: Run, pts: pd.DataFrame, groups: list[dict], tight: pd.
         else:
             t["impl"] = sfc["impl"]
             t.update(value_fn(g, sfc))
-            if t["value"] is not None:
+            if t.get("baseline_not_representative"):
+                t["reason"] = t["baseline_not_representative"]  # a ratio to it is no verdict
+            elif t["value"] is not None:
                 t["reached"] = bool(t["value"] >= goal)
         out.append(t)
 
@@ -254,7 +289,8 @@ def evaluate_targets(run: Run, pts: pd.DataFrame, groups: list[dict], tight: pd.
         if sfc["ratio_to_best_baseline"] is None:
             return {"reason": f"no baseline ran {g['dtype']} shapes in common with {sfc['impl']}"}
         b = next(v for v in g["implementations"] if v["impl"] == g["best_baseline"])
-        return {"value": sfc["ratio_to_best_baseline"], "baseline": b["impl"], "impl_whm_gflops": sfc["whm_gflops"],
+        return {"value": sfc["ratio_to_best_baseline"], "baseline": b["impl"],
+                "baseline_not_representative": b["not_representative"], "impl_whm_gflops": sfc["whm_gflops"],
                 "baseline_whm_gflops": b["whm_gflops"], "common_shapes": sfc["common_shapes_with_best_baseline"],
                 "full_grid": sfc["full_grid"] and b["full_grid"],
                 "impl_fraction_of_roofline": sfc["fraction_of_roofline"],
@@ -269,7 +305,8 @@ def evaluate_targets(run: Run, pts: pd.DataFrame, groups: list[dict], tight: pd.
         if not common:
             return {"reason": f"{sfc['impl']} and onednn have no shape in common"}
         a, b = _whm_over(p[p.impl == sfc["impl"]], common), _whm_over(p[p.impl == d["impl"]], common)
-        return {"value": a / b, "baseline": d["impl"], "impl_whm_gflops": a, "baseline_whm_gflops": b,
+        return {"value": a / b, "baseline": d["impl"], "baseline_not_representative": d["not_representative"],
+                "impl_whm_gflops": a, "baseline_whm_gflops": b,
                 "common_shapes": len(common), "full_grid": _is_full_grid(common),
                 "impl_fraction_of_roofline": sfc["fraction_of_roofline"],
                 "baseline_fraction_of_roofline": d["fraction_of_roofline"]}
@@ -316,7 +353,8 @@ def summary(run_dir) -> dict:
     tight = tight_roofline(run_dir)
     pts, omitted = gemm_points(run.model_df, tight)
     base = baselines(run_dir)
-    groups = [summarize_group(g, base) for _, g in pts.groupby(["dtype", "threads"], sort=True)]
+    paths = code_paths(run.bench)
+    groups = [summarize_group(g, base, paths) for _, g in pts.groupby(["dtype", "threads"], sort=True)]
     bench = run.bench or {}
     return {"schema": SCHEMA, "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "run": str(Path(run_dir).resolve()), "profile": bench.get("profile"), "filter": bench.get("filter"),
@@ -324,7 +362,7 @@ def summary(run_dir) -> dict:
                           "shapes an implementation ran ok (its fastest configuration per shape); ratios over "
                           "the shapes both implementations ran",
             "tight_roofline": str(Path(run_dir).resolve() / "model.json") if tight is not None else None,
-            "baselines": list(base), "groups": groups, "targets": evaluate_targets(run, pts, groups, tight),
+            "baselines": list(base), "code_paths": paths, "groups": groups, "targets": evaluate_targets(run, pts, groups, tight),
             "not_used": omitted}
 
 
@@ -336,6 +374,7 @@ def write_summary(run_dir, out=None) -> Path:
 def format_summary(doc: dict) -> str:
     """The summary as plain text: one table per (dtype, threads), then the targets."""
     lines = []
+    flagged: dict[str, str] = {}
     for g in doc["groups"]:
         lines.append(f"{g['dtype']}, {g['threads']} threads, {g['n_shapes']} shapes "
                      f"(best baseline: {g['best_baseline'] or 'none'}):")
@@ -345,7 +384,14 @@ def format_summary(doc: dict) -> str:
             fr = "—" if v["fraction_of_roofline"] is None else f"{v['fraction_of_roofline']:.2f}"
             ft = "—" if v.get("fraction_of_tight_roofline") is None else f"{v['fraction_of_tight_roofline']:.2f}"
             ra = "—" if v["ratio_to_best_baseline"] is None else f"{v['ratio_to_best_baseline']:.3f}"
-            lines.append(f"  {v['impl']:24s} {v['n_shapes']:6d} {v['whm_gflops']:12.2f} {fr:>10s} {ft:>8s} {ra:>11s}")
+            mark = " *" if v.get("not_representative") else ""
+            if mark:
+                flagged[v["impl"]] = v["not_representative"]
+            lines.append(f"  {v['impl'] + mark:24s} {v['n_shapes']:6d} {v['whm_gflops']:12.2f} {fr:>10s} {ft:>8s} {ra:>11s}")
+        if g.get("best_baseline_not_representative"):
+            lines.append(f"  x best base is a ratio to {g['best_baseline']}: {g['best_baseline_not_representative']}")
+    for impl, label in flagged.items():
+        lines.append(f"* {impl}: {label}")
     lines.append("targets:")
     for t in doc["targets"]:
         state = {True: "REACHED", False: "not reached", None: "not evaluated"}[t["reached"]]

@@ -24,7 +24,7 @@ def target_line(t: dict) -> str:
     state = {True: "reached", False: "NOT reached", None: "not evaluated"}[t["reached"]]
     if t["value"] is None:
         return f"{t['id']}: {state} ({t.get('reason', '')})"
-    return f"{t['id']}: {t['value']:.3f} vs {t['target']} — {state}"
+    return f"{t['id']}: {t['value']:.3f} vs {t['target']} — {state}" + (f" ({t['reason']})" if t.get("reason") else "")
 
 
 def plot(run_dir, out_path) -> GemmWhmResult:
@@ -53,6 +53,8 @@ def plot(run_dir, out_path) -> GemmWhmResult:
             ratio = v["ratio_to_best_baseline"]
             label = f"{v['whm_gflops']:.1f}" + ("" if ratio is None or v["impl"] == g["best_baseline"]
                                                 else f"\n{ratio:.2f}x")
+            if v.get("not_representative"):
+                label += "\nnot representative"
             ax.text(x, v["whm_gflops"] + ymax * 0.01, label, ha="center", va="bottom", fontsize=7.5)
             bars.append({"dtype": g["dtype"], "threads": g["threads"], "impl": v["impl"],
                          "whm_gflops": v["whm_gflops"], "roofline_whm_gflops": v["roofline_whm_gflops"],

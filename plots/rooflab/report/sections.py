@@ -1,5 +1,6 @@
 """The report's family sections that carry their own tables beside their figures: Sinkhorn on
-MPI (RUN/mpi_sweep.json), GEMM knob selection (RUN/gemm_knobs.json), RTAMM (RUN/rtamm.json).
+MPI (RUN/mpi_sweep.json), GEMM knob selection (RUN/gemm_knobs.json), the GEMM libraries' code
+paths (RUN/bench.json), RTAMM (RUN/rtamm.json).
 Each is fn(run_dir, out_dir) -> HTML; a file that is absent or unusable is a note naming the
 command that writes it (`report` refuses an unusable one before drawing, unless --keep-going)."""
 from __future__ import annotations
@@ -9,8 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rooflab.data import mpi as mpi_data
+from rooflab.data import gemm as gemm_data, mpi as mpi_data
 from rooflab.data.jsonfile import RooflabDataError
+from rooflab.data.run import read_json
 from rooflab.figures import gemm_knobs, mpi_breakdown, mpi_model, mpi_scaling, rtamm
 from rooflab.report.html import esc, fmt_num, fmt_time, not_drawn, note, table
 
@@ -94,6 +96,29 @@ def mpi_section(run_dir, out_dir) -> str:
              "measured / predicted", "iteration predicted", "iteration measured", "measured / predicted"], rows,
             num_cols={1, 2, 3, 6, 7, 8, 9, 10, 11, 12}))
     return "\n".join(parts)
+
+
+def gemm_baselines_section(run_dir, out_dir) -> str:
+    """What each GEMM library ran (bench.json rooflab.code_path), flagged where it is not the
+    library's best for this CPU: a ratio to it is then no comparison with the library."""
+    head = "<h2>GEMM libraries: the code path each ran</h2>"
+    bench_path = Path(run_dir) / "bench.json"
+    if not bench_path.exists():
+        return head + note(f"no bench.json: run `rooflab bench --filter ^gemm/ --out {run_dir}`")
+    try:
+        paths = gemm_data.code_paths(read_json(run_dir, "bench"))
+    except RooflabDataError as e:
+        return head + not_drawn(e)
+    if not paths:
+        return head + note("no gemm row of a vendor library in bench.json (or a bench.json older than code_path)")
+    rows, classes = [], []
+    for variant, cp in sorted(paths.items()):
+        label = gemm_data.not_representative_label(cp)
+        rows.append([esc(variant), esc(cp.get("library", "")), esc(cp.get("ran", "")), esc(cp.get("best", "")),
+                     "yes" if not label else f"<b>no</b>: {esc(label)}", esc(cp.get("selected_by", ""))])
+        classes.append("failed" if label else "")
+    return head + table(["variant", "library", "ran", "best for this CPU", "representative", "selected by"], rows,
+                        row_classes=classes)
 
 
 def gemm_knobs_section(run_dir, out_dir) -> str:
