@@ -36,6 +36,13 @@ std::map<std::string, Range> level_ranges(const std::map<std::string, size_t>& c
 // Median value of the points whose size lies in r; nullopt if none does.
 std::optional<double> median_in(const std::vector<std::pair<double, double>>& points, Range r);
 
+// Indices of the interior points (sorted by size) more than `tolerance` below both
+// neighbours: v < (1 - tolerance) x min(left, right). A cache hierarchy makes bandwidth fall
+// with size, never dip and recover, so such a point is the measurement's (a loop tail, an
+// alignment, a disturbed sample), not the memory system's.
+std::vector<size_t> plateau_dips(const std::vector<std::pair<double, double>>& points,
+                                 double tolerance = 0.10);
+
 // Log-log interpolation of value at `bytes` (clamped to the curve's ends); points sorted.
 double interpolate(const std::vector<std::pair<double, double>>& points, double bytes);
 
