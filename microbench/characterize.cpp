@@ -522,8 +522,9 @@ json characterize(const CharacterizeOptions& opt) {
            "vector code, the last ones into independent sums too, so sizes that are not a "
            "multiple of the unrolled step pay no scalar tail); copy_nt/triad_nt use non-temporal "
            "stores (_mm512_stream_pd / _mm256_stream_pd / movnti) and sfence. `dips`: points "
-           "more than " + fmt(kDipTolerance * 100) + "% below both neighbours (a cache "
-           "hierarchy never makes one), each also in bandwidth.warnings."},
+           "more than " + fmt(kDipTolerance * 100) + "% below both neighbours, except the "
+           "first point after a step down (a cache thrashing just past its capacity); a cache "
+           "hierarchy makes no other such tooth. Each is also a line in bandwidth.warnings."},
       {"streams",
        "bandwidth.streams: read and update with S = 2, 4, 8 concurrent streams per thread "
        "(each thread's share of the working set split into S arrays walked in lockstep, the "

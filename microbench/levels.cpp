@@ -102,9 +102,10 @@ std::optional<double> median_in(const std::vector<std::pair<double, double>>& po
 std::vector<size_t> plateau_dips(const std::vector<std::pair<double, double>>& points,
                                  double tolerance) {
   std::vector<size_t> out;
-  for (size_t i = 1; i + 1 < points.size(); ++i)
-    if (points[i].second < (1 - tolerance) * std::min(points[i - 1].second, points[i + 1].second))
-      out.push_back(i);
+  for (size_t i = 1; i + 1 < points.size(); ++i) {
+    const double l = points[i - 1].second, v = points[i].second, r = points[i + 1].second;
+    if (v < (1 - tolerance) * std::min(l, r) && r >= (1 - tolerance) * l) out.push_back(i);
+  }
   return out;
 }
 
