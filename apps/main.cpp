@@ -116,6 +116,10 @@ int cmd_characterize(const Values& v) {
   write_json_atomic(dest, m);
   for (const auto& w : m["caches"].value("warnings", json::array()))
     std::fprintf(stderr, "warning: %s\n", w.get<std::string>().c_str());
+  for (const auto& w : m["bandwidth"].value("warnings", json::array()))
+    std::fprintf(stderr, "warning: bandwidth %s\n", w.get<std::string>().c_str());
+  for (const auto& w : m["likwid_bench"].value("disagreements", json::array()))
+    std::fprintf(stderr, "warning: %s\n", w.get<std::string>().c_str());
   std::printf("%s\n", dest.c_str());
   return 0;
 }

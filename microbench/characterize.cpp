@@ -66,6 +66,8 @@ constexpr size_t kMinBytes = 4096;
 constexpr size_t kSweepCap = size_t(1) << 30;
 constexpr size_t kAssumedLlc = size_t(32) << 20;
 
+}  // namespace
+
 std::vector<size_t> sweep_sizes(size_t max_ws, int per_octave) {
   std::vector<size_t> s;
   for (int k = 0;; ++k) {
@@ -77,6 +79,8 @@ std::vector<size_t> sweep_sizes(size_t max_ws, int per_octave) {
   if (double(s.back()) * 1.01 < double(max_ws)) s.push_back(max_ws / 64 * 64);
   return s;
 }
+
+namespace {
 
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
@@ -152,19 +156,45 @@ std::string isa_list(const std::vector<Isa>& isas) {
   return s;
 }
 
+// A point more than this below both neighbours is a dip (plateau_dips).
+constexpr double kDipTolerance = 0.10;
+
+// The curve's dips as machine.json lists them (bytes, best GB/s, its neighbours'), each also
+// a line in `warnings`.
+json curve_dips(const BwCurve& c, json& warnings) {
+  const Curve xy = best_curve(c);
+  json out = json::array();
+  for (size_t i : plateau_dips(xy, kDipTolerance)) {
+    out.push_back({{"bytes", xy[i].first},
+                   {"gbps", xy[i].second},
+                   {"neighbours_gbps", {xy[i - 1].second, xy[i + 1].second}}});
+    warnings.push_back(curve_name(c.kernel, c.streams) + " " + std::to_string(c.threads) +
+                       (c.threads == 1 ? " thread" : " threads") + ": " +
+                       format_bytes(xy[i].first) + " at " + fmt(xy[i].second) +
+                       " GB/s is more than " + fmt(kDipTolerance * 100) +
+                       "% below both neighbours (" + fmt(xy[i - 1].second) + ", " +
+                       fmt(xy[i + 1].second) + " GB/s): a loop-shape artefact or a disturbed sample");
+  }
+  return out;
+}
+
 std::string likwid_test(const std::string& base, Isa isa) {
   if (isa == Isa::avx512) return base + "_avx512";
   if (isa == Isa::avx2) return base + "_avx";
   return base;
 }
 
+// likwid-bench's load/copy at the top of the L1 and L2 ranges and in DRAM, each compared with
+// rooflab's ceiling of the same kernel, level and thread count (`levels`, as in
+// bandwidth.levels) and with our curve at likwid's working set.
 json run_likwid(const CharacterizeOptions& opt, const ProfileParams& prof, Isa isa,
                 const std::vector<BwCurve>& curves, const std::vector<int>& thread_counts,
-                const std::map<int, std::map<std::string, Range>>& ranges, size_t largest_ws) {
+                const std::map<int, std::map<std::string, Range>>& ranges, size_t largest_ws,
+                const json& levels) {
   if (!opt.likwid) return {{"available", false}, {"reason", "disabled by the caller"}};
   auto exe = find_on_path("likwid-bench");
   if (!exe) return {{"available", false}, {"reason", "likwid-bench not found on PATH"}};
-  json points = json::array(), errors = json::array();
+  json points = json::array(), errors = json::array(), disagreements = json::array();
   std::string first_error;
   for (int t : thread_counts) {
     if (prof.likwid_light && t > 1) continue;
@@ -192,19 +222,47 @@ json run_likwid(const CharacterizeOptions& opt, const ProfileParams& prof, Isa i
           errors.push_back(r.command + ": " + r.error);
           continue;
         }
-        points.push_back({{"kernel", kname},
-                          {"test", test},
-                          {"level", lvl},
-                          {"bytes", r.bytes},
-                          {"threads", t},
-                          {"gbps", r.gbps},
-                          {"rooflab_gbps", interpolate(ours, double(r.bytes))},
-                          {"command", r.command}});
+        json pt = {{"kernel", kname},
+                   {"test", test},
+                   {"level", lvl},
+                   {"bytes", r.bytes},
+                   {"threads", t},
+                   {"gbps", r.gbps},
+                   {"rooflab_gbps", interpolate(ours, double(r.bytes))},
+                   {"command", r.command}};
+        const std::string ours_name(name(kernel)), tkey = std::to_string(t);
+        const std::string what = "likwid-bench " + test + " " + format_bytes(double(r.bytes)) +
+                                 " " + std::to_string(t) + (t == 1 ? " thread" : " threads") +
+                                 ": " + fmt(r.gbps) + " GB/s";
+        if (levels.contains(lvl) && levels[lvl].contains(ours_name) &&
+            levels[lvl][ours_name].contains(tkey)) {
+          const double ceiling = levels[lvl][ours_name][tkey].get<double>();
+          const Agreement a = agreement(ceiling, r.gbps);
+          pt["rooflab_ceiling_gbps"] = ceiling;
+          pt["ratio"] = a.ratio;
+          pt["agrees"] = a.agrees;
+          const std::string cmp = what + ", rooflab " + lvl + " " + ours_name + " ceiling " +
+                                  fmt(ceiling) + " GB/s (ratio " + fmt(a.ratio) + ")";
+          if (opt.progress)
+            opt.progress(cmp + (a.agrees ? ", agrees within " : ", DISAGREES by more than ") +
+                         fmt(kLikwidTolerance * 100) + "%");
+          if (!a.agrees)
+            disagreements.push_back(cmp + " differ by more than " + fmt(kLikwidTolerance * 100) + "%");
+        } else if (opt.progress) {
+          opt.progress(what + " (no rooflab " + lvl + " " + ours_name + " ceiling to compare)");
+        }
+        points.push_back(pt);
       }
     }
   }
-  if (points.empty()) return {{"available", false}, {"reason", first_error}};
-  json out = {{"available", true}, {"version", likwid_bench_version(*exe)}, {"points", points}};
+  if (points.empty())
+    return {{"available", false},
+            {"reason", first_error.empty() ? "no L1, L2 or DRAM range to run it at" : first_error}};
+  json out = {{"available", true},
+              {"version", likwid_bench_version(*exe)},
+              {"tolerance", kLikwidTolerance},
+              {"points", points},
+              {"disagreements", disagreements}};
   if (!errors.empty()) out["errors"] = errors;
   return out;
 }
@@ -399,6 +457,7 @@ json characterize(const CharacterizeOptions& opt) {
   }
   json levels = json::object();
   json curves_json = json::array();
+  json bw_warnings = json::array();
   for (const auto& c : curves) {
     json pts = json::array();
     for (const auto& p : c.points)
@@ -406,7 +465,8 @@ json characterize(const CharacterizeOptions& opt) {
     curves_json.push_back({{"kernel", name(c.kernel)},
                            {"threads", c.threads},
                            {"nontemporal", nontemporal(c.kernel)},
-                           {"points", pts}});
+                           {"points", pts},
+                           {"dips", curve_dips(c, bw_warnings)}});
     const Curve xy = best_curve(c);
     for (const auto& [lvl, r] : ranges[c.threads])
       if (auto v = median_in(xy, r))
@@ -446,7 +506,8 @@ json characterize(const CharacterizeOptions& opt) {
                                         {"base", name(c.kernel)},
                                         {"streams", c.streams},
                                         {"threads", c.threads},
-                                        {"points", pts}});
+                                        {"points", pts},
+                                        {"dips", curve_dips(c, bw_warnings)}});
       // Every point is a DRAM size (the S-array rounding may shave a few bytes off the floor).
       if (auto v = median_in(best_curve(c), {0, std::numeric_limits<double>::infinity()}))
         streams_json["levels"]["DRAM"][key][std::to_string(t)] = *v;
@@ -457,9 +518,14 @@ json characterize(const CharacterizeOptions& opt) {
                              format_bytes(double(sizes.front())) + " .. " +
                              format_bytes(double(sizes.back())) + ")";
 
+  if (bw_warnings.empty())
+    say("bandwidth curves: no point more than " + fmt(kDipTolerance * 100) +
+        "% below both neighbours");
+  for (const auto& w : bw_warnings) say("bandwidth: " + w.get<std::string>());
+
   std::vector<int> likwid_threads = {1};
   if (max_t > 1) likwid_threads.push_back(max_t);
-  json likwid = run_likwid(opt, prof, isa, curves, likwid_threads, ranges, sizes.back());
+  json likwid = run_likwid(opt, prof, isa, curves, likwid_threads, ranges, sizes.back(), levels);
 
   // --- the document ---
   json isas = json::array();
@@ -479,7 +545,9 @@ json characterize(const CharacterizeOptions& opt) {
       {"sweep", "Working sets " + sweep_desc + "; the same sizes for bandwidth and latency. Thread counts " +
                     std::string(prof.pow2_threads ? "1, 2, 4, ... and all cores" : "1 .. all cores") + "."},
       {"bandwidth",
-       "Per point the kernel repeats over its working set until one sample lasts >= " + ms_bw +
+       "Per point the kernel makes reps passes over its working set in one call (so the call "
+       "and a read's final reduction are paid once per sample, not once per pass), reps "
+       "calibrated until one sample lasts >= " + ms_bw +
            " ms (the calibration runs also warm the caches), then " +
            std::to_string(prof.bw.samples) +
            " samples are timed barrier to barrier; `gbps` is the best sample (least disturbed), "
@@ -490,8 +558,13 @@ json characterize(const CharacterizeOptions& opt) {
            "all threads, rounded to cache lines per thread). Traffic counted: read 1, copy 2, "
            "update 2, triad 3 arrays; write-allocate not counted. Kernels: " +
            std::string(to_string(isa)) +
-           " vector code (read with 8 independent sums); copy_nt/triad_nt use non-temporal "
-           "stores (_mm512_stream_pd / _mm256_stream_pd / movnti) and sfence."},
+           " vector code (read with 8 independent sums; every whole vector goes through the "
+           "vector code, the last ones into independent sums too, so sizes that are not a "
+           "multiple of the unrolled step pay no scalar tail); copy_nt/triad_nt use non-temporal "
+           "stores (_mm512_stream_pd / _mm256_stream_pd / movnti) and sfence. `dips`: points "
+           "more than " + fmt(kDipTolerance * 100) + "% below both neighbours, except the "
+           "first point after a step down (a cache thrashing just past its capacity); a cache "
+           "hierarchy makes no other such tooth. Each is also a line in bandwidth.warnings."},
       {"streams",
        "bandwidth.streams: read and update with S = 2, 4, 8 concurrent streams per thread "
        "(each thread's share of the working set split into S arrays walked in lockstep, the "
@@ -554,7 +627,10 @@ json characterize(const CharacterizeOptions& opt) {
        "top of the L1 and L2 ranges and the largest sweep size, for 1 and all threads (" +
            std::string(prof.likwid_light ? "this profile: load at 1 thread only" : "both kernels, every point") +
            "); gbps "
-       "= its MByte/s / 1000 (no write-allocate); rooflab_gbps = our read/copy curve "
+       "= its MByte/s / 1000 (no write-allocate); rooflab_ceiling_gbps = "
+       "bandwidth.levels[level][read|copy][threads], ratio = rooflab_ceiling_gbps / gbps, "
+       "agrees = |ratio - 1| <= tolerance (" + fmt(kLikwidTolerance) + "), each disagreement "
+       "a line in disagreements; rooflab_gbps = our read/copy curve "
        "log-log interpolated at likwid's actual working set; ITERS aims at " +
            fmt(prof.likwid_seconds) + " s; each run is killed after " +
            std::to_string(prof.likwid_timeout_s) + " s."}};
@@ -603,7 +679,8 @@ json characterize(const CharacterizeOptions& opt) {
             {"threads", thread_counts},
             {"curves", curves_json},
             {"levels", levels},
-            {"streams", streams_json}}},
+            {"streams", streams_json},
+            {"warnings", bw_warnings}}},
           {"compute",
            {{"isa", to_string(isa)},
             {"accumulators", kComputeAccumulators},

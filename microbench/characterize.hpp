@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,10 @@ struct CharacterizeOptions {
   // memory).
   size_t max_bytes = 0;
 };
+
+// The working sets of the sweeps: 4 KiB x 2^(k / per_octave) rounded to whole cache lines,
+// up to max_ws (the last one).
+std::vector<size_t> sweep_sizes(size_t max_ws, int per_octave);
 
 // Throws rooflab::Error for bad options (unknown profile, more threads than cores, ...).
 nlohmann::json characterize(const CharacterizeOptions& opt);

@@ -2,8 +2,11 @@
 // Micro-benchmark kernels, one table per ISA (scalar baseline, AVX2+FMA, AVX-512), chosen at
 // run time. Kernels do no timing and no allocation; measure.cpp owns both.
 //
-// Bandwidth kernels stream over double arrays of n elements. Bytes moved (what the curves
-// count, write-allocate excluded): read 1, copy 2, update 2, triad 3 arrays x 8n.
+// Bandwidth kernels stream over double arrays of n elements, `reps` passes per call (read
+// returns the sum over all passes, update scales by s^reps). Bytes moved per pass (what the
+// curves count, write-allocate excluded): read 1, copy 2, update 2, triad 3 arrays x 8n.
+// Whole vectors go through the vector loop, so only n % (vector width) elements are handled
+// one at a time.
 // The *_streams variants split the same work over S concurrent streams (S = 1, 2, 4, 8, index
 // log2 S in the tables): a[0..S) are S disjoint arrays of n elements each, walked in lockstep
 // (read sums all S x n; update scales all S x n in place), as a kernel that processes S rows
@@ -33,13 +36,14 @@ namespace rooflab::microbench {
 // (e.g. FMA latency 4 x 2 ports = 8) while 12 + 2 constants still fit 16 vector registers.
 inline constexpr int kComputeAccumulators = 12;
 
-using ReadFn = double (*)(const double* a, size_t n);
-using CopyFn = void (*)(double* b, const double* a, size_t n);
-using UpdateFn = void (*)(double* a, double s, size_t n);
-using TriadFn = void (*)(double* a, const double* b, const double* c, double s, size_t n);
+using ReadFn = double (*)(const double* a, size_t n, uint64_t reps);
+using CopyFn = void (*)(double* b, const double* a, size_t n, uint64_t reps);
+using UpdateFn = void (*)(double* a, double s, size_t n, uint64_t reps);
+using TriadFn = void (*)(double* a, const double* b, const double* c, double s, size_t n,
+                         uint64_t reps);
 using ComputeFn = double (*)(uint64_t iters, double x, double y);
-using ReadStreamsFn = double (*)(const double* const* a, size_t n);
-using UpdateStreamsFn = void (*)(double* const* a, double s, size_t n);
+using ReadStreamsFn = double (*)(const double* const* a, size_t n, uint64_t reps);
+using UpdateStreamsFn = void (*)(double* const* a, double s, size_t n, uint64_t reps);
 
 inline constexpr int kStreamCounts[] = {1, 2, 4, 8};  // the S the *_streams tables provide
 // Index of S in kStreamCounts, -1 when not provided.

@@ -29,103 +29,176 @@ double lanes(typename X::R v) {
   return s;
 }
 
+// elem(j) for j in [from, to): the elements outside whole vectors (an unaligned head, a
+// partial last vector). Out of line, so that the compiler does not vectorize and version
+// these few scalar iterations inside the hot loop; the sweep's sizes never get here.
+template <class Elem>
+[[gnu::noinline]] void elements(size_t from, size_t to, const Elem& elem) {
+  for (size_t j = from; j < to; ++j) elem(j);
+}
+
+// Keeps the compiler from merging or dropping repeated passes of a kernel that rewrites the
+// same data (a second copy pass is idempotent); emits no instruction. Not for the read
+// kernels: it would force their accumulators through memory after every pass.
+inline void pass_barrier() { asm volatile("" ::: "memory"); }
+
+// `reps` passes over n elements in the shape every bandwidth kernel shares: elem(j) on an
+// unaligned head [0, h), then from h vec(i, k) on whole vectors, U per step (k = 0..U-1, the
+// slot: a read's independent accumulator), then the last whole vectors (fewer than U) into
+// slots 0.. as well, then elem(j) on the elements of a partial last vector. The sweep's
+// working sets are whole cache lines, i.e. whole vectors, so no size pays for an
+// element-at-a-time tail or a dependent chain. The leftover vectors go through a switch on
+// their count: straight-line code with constant slots, so a read's accumulators stay in
+// registers. A timed sample is one call: the call and a read's final reduction are paid once
+// per sample, not once per pass (which made small working sets look slower). elem captures
+// the kernel's pointers by value: a captured reference would escape to elements() and make
+// the hot loop reload them after every store.
+template <size_t W, size_t U, bool Writes, bool Ragged, class Vec, class Elem>
+inline void passes_impl(size_t n, size_t h, uint64_t reps, const Vec& vec, const Elem& elem) {
+  static_assert(U >= 1 && U <= 8, "at most 8 slots");
+  const size_t body = h + (n - h) / (U * W) * (U * W), rest = (n - body) / W;
+  const size_t end = body + rest * W;
+  for (uint64_t r = 0; r < reps; ++r) {
+    if (Ragged && h) elements(0, h, elem);
+    for (size_t i = h; i < body; i += U * W) {
+#pragma GCC unroll 8
+      for (size_t k = 0; k < U; ++k) vec(i + k * W, k);
+    }
+    switch (rest) {  // rest < U; falls through from slot rest-1 down to slot 0
+      case 7: if constexpr (U > 7) vec(body + 6 * W, 6); [[fallthrough]];
+      case 6: if constexpr (U > 6) vec(body + 5 * W, 5); [[fallthrough]];
+      case 5: if constexpr (U > 5) vec(body + 4 * W, 4); [[fallthrough]];
+      case 4: if constexpr (U > 4) vec(body + 3 * W, 3); [[fallthrough]];
+      case 3: if constexpr (U > 3) vec(body + 2 * W, 2); [[fallthrough]];
+      case 2: if constexpr (U > 2) vec(body + W, 1); [[fallthrough]];
+      case 1: if constexpr (U > 1) vec(body, 0); [[fallthrough]];
+      default: break;
+    }
+    if (Ragged && end < n) elements(end, n, elem);
+    if constexpr (Writes) pass_barrier();
+  }
+}
+
+// Whole vectors only (every sweep size): a pass then tests nothing for scalar parts.
+template <size_t W, size_t U, bool Writes, class Vec, class Elem>
+inline void passes(size_t n, size_t h, uint64_t reps, const Vec& vec, const Elem& elem) {
+  if (h == 0 && n % W == 0)
+    passes_impl<W, U, Writes, false>(n, h, reps, vec, elem);
+  else
+    passes_impl<W, U, Writes, true>(n, h, reps, vec, elem);
+}
+
+// The 8 vector accumulators of the read kernels. Named members rather than an array: an array
+// the kernels' lambdas capture stays in memory across the passes loop (GCC keeps it on the
+// stack with "was it written" flags), named ones become registers once slot(k) is inlined
+// with a constant k.
+template <class D>
+struct Sums {
+  typename D::R s0 = D::zero(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
+  typename D::R& slot(size_t k) {
+    switch (k) {
+      case 0: return s0;
+      case 1: return s1;
+      case 2: return s2;
+      case 3: return s3;
+      case 4: return s4;
+      case 5: return s5;
+      case 6: return s6;
+      default: return s7;
+    }
+  }
+  void add(size_t k, const double* p) { slot(k) = D::add(slot(k), D::load(p)); }
+  // Their sum as a tree (depth 3), then its lanes.
+  double total() const {
+    return lanes<D>(D::add(D::add(D::add(s0, s1), D::add(s2, s3)), D::add(D::add(s4, s5), D::add(s6, s7))));
+  }
+};
+
+// The Sums live in the caller and are updated through a reference the (inlined) vec lambda
+// holds; elem lambdas hold pointers by value and a reference to the scalar tail sum only.
 template <template <class> class V>
-double read_sum(const double* a, size_t n) {
+double read_sum(const double* a, size_t n, uint64_t reps) {
   using D = V<double>;
   constexpr size_t W = size_t(D::W), U = 8;  // 8 accumulators keep the add chain off the critical path
-  typename D::R acc[U];
-  for (size_t k = 0; k < U; ++k) acc[k] = D::zero();
-  size_t i = 0;
-  for (; i + U * W <= n; i += U * W) {
-#pragma GCC unroll 8
-    for (size_t k = 0; k < U; ++k) acc[k] = D::add(acc[k], D::load(a + i + k * W));
-  }
-  double s = 0;
-  for (size_t k = 0; k < U; ++k) s += lanes<D>(acc[k]);
-  for (; i < n; ++i) s += a[i];
-  return s;
+  Sums<D> acc;
+  double tail = 0;
+  passes<W, U, false>(
+      n, 0, reps, [&](size_t i, size_t k) { acc.add(k, a + i); },
+      [a, &tail](size_t j) { tail += a[j]; });
+  return acc.total() + tail;
 }
 
 template <template <class> class V>
-void copy(double* b, const double* a, size_t n) {
+void copy(double* b, const double* a, size_t n, uint64_t reps) {
   using D = V<double>;
   constexpr size_t W = size_t(D::W), U = 4;
-  size_t i = 0;
-  for (; i + U * W <= n; i += U * W) {
-#pragma GCC unroll 4
-    for (size_t k = 0; k < U; ++k) D::store(b + i + k * W, D::load(a + i + k * W));
-  }
-  for (; i < n; ++i) b[i] = a[i];
+  passes<W, U, true>(
+      n, 0, reps, [=](size_t i, size_t) { D::store(b + i, D::load(a + i)); },
+      [=](size_t j) { b[j] = a[j]; });
 }
 
 template <template <class> class V>
-void update(double* a, double s, size_t n) {
+void update(double* a, double s, size_t n, uint64_t reps) {
   using D = V<double>;
   constexpr size_t W = size_t(D::W), U = 4;
   const auto vs = D::set1(s);
-  size_t i = 0;
-  for (; i + U * W <= n; i += U * W) {
-#pragma GCC unroll 4
-    for (size_t k = 0; k < U; ++k) D::store(a + i + k * W, D::mul(vs, D::load(a + i + k * W)));
-  }
-  for (; i < n; ++i) a[i] = s * a[i];
+  passes<W, U, true>(
+      n, 0, reps, [=](size_t i, size_t) { D::store(a + i, D::mul(vs, D::load(a + i))); },
+      [=](size_t j) { a[j] = s * a[j]; });
 }
 
 template <template <class> class V>
-void triad(double* a, const double* b, const double* c, double s, size_t n) {
+void triad(double* a, const double* b, const double* c, double s, size_t n, uint64_t reps) {
   using D = V<double>;
   constexpr size_t W = size_t(D::W), U = 4;
   const auto vs = D::set1(s);
-  size_t i = 0;
-  for (; i + U * W <= n; i += U * W) {
-#pragma GCC unroll 4
-    for (size_t k = 0; k < U; ++k)
-      D::store(a + i + k * W, D::fma(vs, D::load(c + i + k * W), D::load(b + i + k * W)));
-  }
-  for (; i < n; ++i) a[i] = b[i] + s * c[i];
+  passes<W, U, true>(
+      n, 0, reps,
+      [=](size_t i, size_t) { D::store(a + i, D::fma(vs, D::load(c + i), D::load(b + i))); },
+      [=](size_t j) { a[j] = b[j] + s * c[j]; });
 }
 
-// S streams in lockstep: the same 8 loads per step as read_sum, P = 8 / S per stream.
+// S streams in lockstep: the same 8 loads per step as read_sum, P = 8 / S per stream
+// (slot m of stream q feeds accumulator q * P + m).
 template <template <class> class V, int S>
-double read_streams(const double* const* a, size_t n) {
+double read_streams(const double* const* a, size_t n, uint64_t reps) {
   using D = V<double>;
   constexpr size_t W = size_t(D::W), U = 8, P = U / size_t(S);
   static_assert(U % size_t(S) == 0, "S must divide 8");
   const double* p[S];
   for (int k = 0; k < S; ++k) p[k] = a[k];
-  typename D::R acc[U];
-  for (size_t k = 0; k < U; ++k) acc[k] = D::zero();
-  size_t i = 0;
-  for (; i + P * W <= n; i += P * W) {
+  Sums<D> acc;
+  double tail = 0;
+  passes<W, P, false>(
+      n, 0, reps,
+      [&](size_t i, size_t m) {
 #pragma GCC unroll 8
-    for (size_t k = 0; k < U; ++k) acc[k] = D::add(acc[k], D::load(p[k / P] + i + (k % P) * W));
-  }
-  double s = 0;
-  for (size_t k = 0; k < U; ++k) s += lanes<D>(acc[k]);
-  for (int k = 0; k < S; ++k)
-    for (size_t j = i; j < n; ++j) s += p[k][j];
-  return s;
+        for (size_t q = 0; q < size_t(S); ++q) acc.add(q * P + m, p[q] + i);
+      },
+      [p, &tail](size_t j) {
+        for (int q = 0; q < S; ++q) tail += p[q][j];
+      });
+  return acc.total() + tail;
 }
 
 // S streams in lockstep, max(4, S) vectors per step (update's 4 for S <= 4).
 template <template <class> class V, int S>
-void update_streams(double* const* a, double s, size_t n) {
+void update_streams(double* const* a, double s, size_t n, uint64_t reps) {
   using D = V<double>;
   constexpr size_t W = size_t(D::W), U = S > 4 ? size_t(S) : 4, P = U / size_t(S);
   static_assert(U % size_t(S) == 0, "S must divide max(4, S)");
   double* p[S];
   for (int k = 0; k < S; ++k) p[k] = a[k];
   const auto vs = D::set1(s);
-  size_t i = 0;
-  for (; i + P * W <= n; i += P * W) {
+  passes<W, P, true>(
+      n, 0, reps,
+      [&](size_t i, size_t) {
 #pragma GCC unroll 8
-    for (size_t k = 0; k < U; ++k) {
-      double* q = p[k / P] + i + (k % P) * W;
-      D::store(q, D::mul(vs, D::load(q)));
-    }
-  }
-  for (int k = 0; k < S; ++k)
-    for (size_t j = i; j < n; ++j) p[k][j] = s * p[k][j];
+        for (size_t q = 0; q < size_t(S); ++q) D::store(p[q] + i, D::mul(vs, D::load(p[q] + i)));
+      },
+      [=](size_t j) {
+        for (int q = 0; q < S; ++q) p[q][j] = s * p[q][j];
+      });
 }
 
 // Ordinary stores up to the first destination element aligned to a whole vector (what the
@@ -139,32 +212,24 @@ size_t nt_head(const double* dst, size_t n) {
 }
 
 template <template <class> class V>
-void copy_nt(double* b, const double* a, size_t n) {
+void copy_nt(double* b, const double* a, size_t n, uint64_t reps) {
   using D = V<double>;
   constexpr size_t W = size_t(D::W), U = 4;
-  size_t i = nt_head<D>(b, n);
-  for (size_t j = 0; j < i; ++j) b[j] = a[j];
-  for (; i + U * W <= n; i += U * W) {
-#pragma GCC unroll 4
-    for (size_t k = 0; k < U; ++k) D::stream(b + i + k * W, D::load(a + i + k * W));
-  }
-  for (; i < n; ++i) b[i] = a[i];
+  passes<W, U, true>(
+      n, nt_head<D>(b, n), reps, [=](size_t i, size_t) { D::stream(b + i, D::load(a + i)); },
+      [=](size_t j) { b[j] = a[j]; });
   D::fence();  // streaming stores are weakly ordered; make them visible before returning
 }
 
 template <template <class> class V>
-void triad_nt(double* a, const double* b, const double* c, double s, size_t n) {
+void triad_nt(double* a, const double* b, const double* c, double s, size_t n, uint64_t reps) {
   using D = V<double>;
   constexpr size_t W = size_t(D::W), U = 4;
   const auto vs = D::set1(s);
-  size_t i = nt_head<D>(a, n);
-  for (size_t j = 0; j < i; ++j) a[j] = b[j] + s * c[j];
-  for (; i + U * W <= n; i += U * W) {
-#pragma GCC unroll 4
-    for (size_t k = 0; k < U; ++k)
-      D::stream(a + i + k * W, D::fma(vs, D::load(c + i + k * W), D::load(b + i + k * W)));
-  }
-  for (; i < n; ++i) a[i] = b[i] + s * c[i];
+  passes<W, U, true>(
+      n, nt_head<D>(a, n), reps,
+      [=](size_t i, size_t) { D::stream(a + i, D::fma(vs, D::load(c + i), D::load(b + i))); },
+      [=](size_t j) { a[j] = b[j] + s * c[j]; });
   D::fence();
 }
 

@@ -99,6 +99,16 @@ std::optional<double> median_in(const std::vector<std::pair<double, double>>& po
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+std::vector<size_t> plateau_dips(const std::vector<std::pair<double, double>>& points,
+                                 double tolerance) {
+  std::vector<size_t> out;
+  for (size_t i = 1; i + 1 < points.size(); ++i) {
+    const double l = points[i - 1].second, v = points[i].second, r = points[i + 1].second;
+    if (v < (1 - tolerance) * std::min(l, r) && r >= (1 - tolerance) * l) out.push_back(i);
+  }
+  return out;
+}
+
 double interpolate(const std::vector<std::pair<double, double>>& points, double bytes) {
   if (points.empty()) throw Error("interpolate: empty curve");
   if (bytes <= points.front().first) return points.front().second;

@@ -36,6 +36,16 @@ std::map<std::string, Range> level_ranges(const std::map<std::string, size_t>& c
 // Median value of the points whose size lies in r; nullopt if none does.
 std::optional<double> median_in(const std::vector<std::pair<double, double>>& points, Range r);
 
+// Indices of the interior points (sorted by size) more than `tolerance` below both
+// neighbours, v < (1 - tolerance) x min(left, right), on a plateau or a rising stretch
+// (right >= (1 - tolerance) x left). Past a cache's capacity the first point may undershoot
+// the next level's plateau (an LRU cache thrashes on a cyclic walk a little larger than
+// itself): that is the memory system's, and the step down before it excludes it. Anywhere
+// else the memory system makes no such tooth, so a dip is the measurement's (a loop tail, an
+// alignment, a disturbed sample).
+std::vector<size_t> plateau_dips(const std::vector<std::pair<double, double>>& points,
+                                 double tolerance = 0.10);
+
 // Log-log interpolation of value at `bytes` (clamped to the curve's ends); points sorted.
 double interpolate(const std::vector<std::pair<double, double>>& points, double bytes);
 

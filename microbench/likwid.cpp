@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <regex>
@@ -41,6 +42,12 @@ std::optional<LikwidParsed> parse_likwid_bench(const std::string& output) {
   LikwidParsed p{std::strtod(m[1].str().c_str(), nullptr), std::nullopt};
   if (std::regex_search(output, m, size)) p.size_bytes = std::stoull(m[1].str());
   return p;
+}
+
+Agreement agreement(double rooflab_gbps, double likwid_gbps, double tolerance) {
+  const double ratio = rooflab_gbps / likwid_gbps;
+  // A hair of slack so that a ratio of exactly 1 +- tolerance agrees despite rounding.
+  return {ratio, std::fabs(ratio - 1) <= tolerance + 1e-12};
 }
 
 std::optional<std::string> find_on_path(const std::string& program) {

@@ -26,6 +26,15 @@ std::optional<LikwidParsed> parse_likwid_bench(const std::string& output);
 std::optional<std::string> find_on_path(const std::string& program);
 std::string likwid_bench_version(const std::string& exe);  // "5.2" or "" if unknown
 
+// rooflab's ceiling against likwid-bench's figure for the same kernel, level and threads:
+// ratio = rooflab / likwid-bench; they agree when |ratio - 1| <= tolerance.
+inline constexpr double kLikwidTolerance = 0.10;
+struct Agreement {
+  double ratio;
+  bool agrees;
+};
+Agreement agreement(double rooflab_gbps, double likwid_gbps, double tolerance = kLikwidTolerance);
+
 // `exe -t test -w N:<bytes>:<threads> -i iters`, killed after timeout_s seconds.
 LikwidResult run_likwid_bench(const std::string& exe, const std::string& test, size_t bytes,
                               int threads, uint64_t iters, int timeout_s);

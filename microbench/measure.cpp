@@ -46,6 +46,36 @@ std::string curve_name(BwKernel k, int streams) {
   return std::string(name(k)) + (streams == 1 ? "" : "_s" + std::to_string(streams));
 }
 
+size_t elements_per_array(size_t ws, BwKernel k, int streams, int threads, size_t cap) {
+  const double lines = double(ws) / double(size_t(arrays_touched(k)) * size_t(threads) * 64);
+  size_t n = std::max<size_t>(8, static_cast<size_t>(std::llround(lines)) * 8);
+  n = std::min(n, cap);
+  if (streams > 1) n = std::max<size_t>(8, n / size_t(streams) / 8 * 8);
+  return n;
+}
+
+double run_bandwidth_kernel(const KernelTable& kt, BwKernel k, int streams, const BwArrays& arr,
+                            size_t n, uint64_t reps) {
+  if (streams != 1) {
+    const int si = stream_index(streams);
+    if (si < 0 || !has_streams(k))
+      throw Error("microbench: no " + std::to_string(streams) + "-stream form of '" +
+                  std::string(name(k)) + "'");
+    if (k == BwKernel::read) return kt.read_streams[si](arr.s, n, reps);
+    kt.update_streams[si](arr.s, 1.0, n, reps);
+    return 0;
+  }
+  switch (k) {
+    case BwKernel::read: return kt.read(arr.a, n, reps);
+    case BwKernel::copy: kt.copy(arr.b, arr.a, n, reps); break;
+    case BwKernel::update: kt.update(arr.a, 1.0, n, reps); break;
+    case BwKernel::triad: kt.triad(arr.a, arr.b, arr.c, 1.0, n, reps); break;
+    case BwKernel::copy_nt: kt.copy_nt(arr.b, arr.a, n, reps); break;
+    case BwKernel::triad_nt: kt.triad_nt(arr.a, arr.b, arr.c, 1.0, n, reps); break;
+  }
+  return 0;
+}
+
 namespace {
 using Clock = std::chrono::steady_clock;
 
@@ -203,7 +233,7 @@ std::vector<BwCurve> measure_curves(const KernelTable& kt, const std::vector<int
         double* ptr[8];  // the S arrays of an S-stream kernel
         for (int q = 0; q < S; ++q)
           ptr[q] = reinterpret_cast<double*>(base + size_t(q) * sub_stride(S));
-        const int si = stream_index(S);
+        const BwArrays arr{a, b, c, ptr};
         if (master && progress) try {
           progress("bandwidth " + curve_name(k, S) + " " + std::to_string(threads) +
                    (threads == 1 ? " thread" : " threads") + ": " +
@@ -215,42 +245,10 @@ std::vector<BwCurve> measure_curves(const KernelTable& kt, const std::vector<int
         }
         size_t last_n = 0;
         for (size_t ws : sizes) {
-          // Elements per thread per array, whole cache lines, at least one line.
-          size_t n = std::max<size_t>(
-              8, static_cast<size_t>(std::llround(double(ws) / double(arrays * threads * 64))) * 8);
-          n = std::min(n, per_array / sizeof(double));
-          if (S > 1) n = std::max<size_t>(8, n / size_t(S) / 8 * 8);  // per array, whole lines
+          const size_t n = elements_per_array(ws, k, S, threads, per_array / sizeof(double));
           if (n == last_n) continue;  // rounding merged two sweep sizes
           last_n = n;
-          auto run = [&](uint64_t reps) {
-            if (S > 1) {
-              if (k == BwKernel::read)
-                for (uint64_t r = 0; r < reps; ++r) sink += kt.read_streams[si](ptr, n);
-              else
-                for (uint64_t r = 0; r < reps; ++r) kt.update_streams[si](ptr, 1.0, n);
-              return;
-            }
-            switch (k) {
-              case BwKernel::read:
-                for (uint64_t r = 0; r < reps; ++r) sink += kt.read(a, n);
-                break;
-              case BwKernel::copy:
-                for (uint64_t r = 0; r < reps; ++r) kt.copy(b, a, n);
-                break;
-              case BwKernel::update:
-                for (uint64_t r = 0; r < reps; ++r) kt.update(a, 1.0, n);
-                break;
-              case BwKernel::triad:
-                for (uint64_t r = 0; r < reps; ++r) kt.triad(a, b, c, 1.0, n);
-                break;
-              case BwKernel::copy_nt:
-                for (uint64_t r = 0; r < reps; ++r) kt.copy_nt(b, a, n);
-                break;
-              case BwKernel::triad_nt:
-                for (uint64_t r = 0; r < reps; ++r) kt.triad_nt(a, b, c, 1.0, n);
-                break;
-            }
-          };
+          auto run = [&](uint64_t reps) { sink += run_bandwidth_kernel(kt, k, S, arr, n, reps); };
           timed_samples(sh, master, timing, run);
           if (master) {
             const double bytes_ws =

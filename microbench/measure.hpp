@@ -49,6 +49,25 @@ bool has_streams(BwKernel k);
 
 using Progress = std::function<void(const std::string&)>;
 
+// Elements per array per thread that measure_bandwidth* use for a working set of `ws` bytes on
+// `threads` threads: whole cache lines, at least one, at most `cap` elements (the buffer);
+// with S > 1 streams, per stream array (whole lines again).
+size_t elements_per_array(size_t ws, BwKernel k, int streams, int threads, size_t cap);
+
+// The arrays one thread's kernel works on: a, b, c (1 stream) or s[0..S) (S streams).
+struct BwArrays {
+  double* a;
+  double* b;
+  double* c;
+  double* const* s;
+};
+// One timed sample of kernel k with S streams: `reps` passes over n elements per array, as
+// one kernel call (so call and reduction are paid once per sample). Returns the read
+// kernels' sum (0 for the others) for the caller to keep. Throws Error for an S the kernel
+// lacks.
+double run_bandwidth_kernel(const KernelTable& kt, BwKernel k, int streams, const BwArrays& arr,
+                            size_t n, uint64_t reps);
+
 // One curve per kernel for `threads` threads pinned to cpus[0..threads-1]. The working set is
 // split evenly across threads; each thread allocates and first-touches its own slice.
 std::vector<BwCurve> measure_bandwidth(const KernelTable& kt, const std::vector<int>& cpus,

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "harness/error.hpp"
@@ -205,6 +208,87 @@ TEST(Characterize, LatencyCurveAndDisabledLikwid) {
   for (const auto& p : pts) EXPECT_TRUE(positive_finite(p.at("ns")));
   EXPECT_EQ(m.at("likwid_bench").at("available"), false);
   EXPECT_FALSE(m.at("likwid_bench").at("reason").get<std::string>().empty());
+}
+
+// Dips are recomputed from the points: each listed one lies more than 10% below both
+// neighbours (not after a step down), every such point is listed, and each has its line in
+// bandwidth.warnings.
+TEST(Characterize, CurvesListTheirDipsAndEachIsAWarning) {
+  const json& bw = tiny_machine().at("bandwidth");
+  size_t dips = 0;
+  for (const auto& c : bw.at("curves")) {
+    const json& pts = c.at("points");
+    std::vector<double> want;
+    for (size_t i = 1; i + 1 < pts.size(); ++i) {
+      const double v = pts[i].at("gbps"), l = pts[i - 1].at("gbps"), r = pts[i + 1].at("gbps");
+      if (v < 0.9 * std::min(l, r) && r >= 0.9 * l) want.push_back(pts[i].at("bytes").get<double>());
+    }
+    std::vector<double> got;
+    for (const auto& d : c.at("dips")) {
+      got.push_back(d.at("bytes").get<double>());
+      EXPECT_EQ(d.at("neighbours_gbps").size(), 2u);
+    }
+    EXPECT_EQ(got, want) << c.at("kernel") << " " << c.at("threads");
+    dips += got.size();
+  }
+  EXPECT_EQ(bw.at("warnings").size(), dips);
+}
+
+// A stand-in likwid-bench that reports 1e6 GB/s: every comparison with a rooflab ceiling must
+// then disagree, with ratio = ceiling / likwid's figure, and be listed in disagreements.
+TEST(Characterize, LikwidPointsCompareWithTheLevelCeilingOfTheirKernel) {
+  const std::string dir = ::testing::TempDir() + "/fake_likwid";
+  std::filesystem::create_directories(dir);
+  const std::string exe = dir + "/likwid-bench";
+  {
+    std::ofstream f(exe);
+    f << R"(#!/bin/sh
+case "$1" in -h) echo 'likwid-bench -- Version 9.9';; *)
+printf 'Size (Byte):\t\t24000\nMByte/s:\t\t1000000000.0\n';; esac
+)";
+  }
+  std::filesystem::permissions(exe, std::filesystem::perms::owner_all);
+  const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  setenv("PATH", (dir + ":" + old_path).c_str(), 1);
+  CharacterizeOptions o;
+  o.profile = "tiny";
+  json m;
+  try {
+    m = characterize(o);
+  } catch (...) {
+    setenv("PATH", old_path.c_str(), 1);
+    throw;
+  }
+  setenv("PATH", old_path.c_str(), 1);
+  const json& lb = m.at("likwid_bench");
+  if (!m.at("bandwidth").at("levels").contains("L1")) {
+    EXPECT_EQ(lb.at("available"), false);  // nowhere to run it: says so
+    EXPECT_FALSE(lb.at("reason").get<std::string>().empty());
+    GTEST_SKIP() << "no L1 level detected (unoptimized build?)";
+  }
+  ASSERT_EQ(lb.at("available"), true) << lb.dump();
+  EXPECT_EQ(lb.at("version"), "9.9");
+  EXPECT_DOUBLE_EQ(lb.at("tolerance").get<double>(), 0.10);
+  size_t compared = 0;
+  for (const auto& p : lb.at("points")) {
+    EXPECT_DOUBLE_EQ(p.at("gbps").get<double>(), 1e6);
+    const std::string lvl = p.at("level"), t = std::to_string(p.at("threads").get<int>());
+    const std::string k = p.at("kernel") == "load" ? "read" : "copy";
+    const json& levels = m.at("bandwidth").at("levels");
+    if (!levels.contains(lvl) || !levels[lvl].contains(k) || !levels[lvl][k].contains(t)) {
+      EXPECT_FALSE(p.contains("ratio"));
+      continue;
+    }
+    ++compared;
+    EXPECT_DOUBLE_EQ(p.at("rooflab_ceiling_gbps").get<double>(), levels[lvl][k][t].get<double>());
+    EXPECT_DOUBLE_EQ(p.at("ratio").get<double>(), levels[lvl][k][t].get<double>() / 1e6);
+    EXPECT_EQ(p.at("agrees"), false);
+    EXPECT_TRUE(positive_finite(p.at("rooflab_gbps")));
+  }
+  EXPECT_GE(compared, 1u);
+  EXPECT_EQ(lb.at("disagreements").size(), compared);
+  for (const auto& d : lb.at("disagreements"))
+    EXPECT_NE(d.get<std::string>().find("differ by more than 10%"), std::string::npos) << d;
 }
 
 TEST(Characterize, ReportsProgress) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -41,8 +42,8 @@ TEST_P(Kernels, ReadSumsEveryElement) {
   Arr a;
   double want = 0;
   for (size_t i = 0; i < N; ++i) want += (a[i] = double(i % 13));
-  EXPECT_EQ(k->read(a.data, N), want);  // small integers: exact in any order
-  EXPECT_EQ(k->read(a.data, 5), 0 + 1 + 2 + 3 + 4);
+  EXPECT_EQ(k->read(a.data, N, 1), want);  // small integers: exact in any order
+  EXPECT_EQ(k->read(a.data, 5, 1), 0 + 1 + 2 + 3 + 4);
 }
 
 TEST_P(Kernels, CopyAndNontemporalCopyCopyExactlyN) {
@@ -50,7 +51,7 @@ TEST_P(Kernels, CopyAndNontemporalCopyCopyExactlyN) {
     for (auto fn : {k->copy, k->copy_nt}) {
       Arr a, b(offset);
       for (size_t i = 0; i < N; ++i) a[i] = 0.5 * double(i);
-      fn(b.data, a.data, N);
+      fn(b.data, a.data, N, 1);
       for (size_t i = 0; i < N; ++i) ASSERT_EQ(b[i], 0.5 * double(i)) << i;
       EXPECT_EQ(b[N], -7.0) << "wrote past the end";
     }
@@ -60,7 +61,7 @@ TEST_P(Kernels, CopyAndNontemporalCopyCopyExactlyN) {
 TEST_P(Kernels, UpdateScalesInPlace) {
   Arr a;
   for (size_t i = 0; i < N; ++i) a[i] = double(i);
-  k->update(a.data, 3.0, N);
+  k->update(a.data, 3.0, N, 1);
   for (size_t i = 0; i < N; ++i) ASSERT_EQ(a[i], 3.0 * double(i)) << i;
   EXPECT_EQ(a[N], -7.0);
 }
@@ -73,7 +74,7 @@ TEST_P(Kernels, TriadAndNontemporalTriadComputeBPlusSC) {
         b[i] = double(i);
         c[i] = double(N - i);
       }
-      fn(a.data, b.data, c.data, 0.25, N);
+      fn(a.data, b.data, c.data, 0.25, N, 1);
       for (size_t i = 0; i < N; ++i) ASSERT_EQ(a[i], double(i) + 0.25 * double(N - i)) << i;
       EXPECT_EQ(a[N], -7.0);
     }
@@ -93,8 +94,8 @@ TEST_P(Kernels, StreamKernelsCoverEveryArrayExactlyN) {
         for (size_t i = 0; i < n; ++i) want += (arrs[size_t(q)][i] = double((i + 3 * size_t(q)) % 13));
         p.push_back(arrs[size_t(q)].data);
       }
-      EXPECT_EQ(k->read_streams[si](p.data(), n), want) << "S " << S << " n " << n;
-      k->update_streams[si](p.data(), 2.0, n);
+      EXPECT_EQ(k->read_streams[si](p.data(), n, 1), want) << "S " << S << " n " << n;
+      k->update_streams[si](p.data(), 2.0, n, 1);
       for (int q = 0; q < S; ++q) {
         for (size_t i = 0; i < n; ++i)
           ASSERT_EQ(arrs[size_t(q)][i], 2.0 * double((i + 3 * size_t(q)) % 13)) << S << " " << q << " " << i;
@@ -104,6 +105,55 @@ TEST_P(Kernels, StreamKernelsCoverEveryArrayExactlyN) {
   }
   EXPECT_EQ(stream_index(3), -1);
   EXPECT_EQ(stream_index(16), -1);
+}
+
+// Every length from 0 to past two unrolled steps of the widest table (8 vectors of 8): each
+// combination of whole steps, leftover whole vectors and a partial vector, and reps > 1
+// (several passes per call, as the timing makes them).
+TEST_P(Kernels, EveryLengthAndRepeatCountCoversExactlyN) {
+  constexpr size_t kMax = 2 * 64 + 9;
+  for (size_t n = 0; n <= kMax; ++n) {
+    for (uint64_t reps : {uint64_t(1), uint64_t(3)}) {
+      const double r = double(reps);
+      Arr a, b, c;
+      double sum = 0;
+      for (size_t i = 0; i < n; ++i) sum += (a[i] = double(i % 7));
+      ASSERT_EQ(k->read(a.data, n, reps), r * sum) << "n " << n << " reps " << reps;
+      for (auto fn : {k->copy, k->copy_nt}) {
+        Arr d(n % 3);
+        fn(d.data, a.data, n, reps);
+        for (size_t i = 0; i < n; ++i) ASSERT_EQ(d[i], double(i % 7)) << "n " << n << " i " << i;
+        ASSERT_EQ(d[n], -7.0) << "copy wrote past the end, n " << n;
+      }
+      k->update(a.data, 2.0, n, reps);  // 2^reps: exact
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(a[i], std::exp2(r) * double(i % 7)) << n;
+      ASSERT_EQ(a[n], -7.0) << "update wrote past the end, n " << n;
+      for (auto fn : {k->triad, k->triad_nt}) {
+        Arr d(n % 2);
+        for (size_t i = 0; i < n; ++i) b[i] = double(i), c[i] = 4.0;
+        fn(d.data, b.data, c.data, 0.5, n, reps);
+        for (size_t i = 0; i < n; ++i) ASSERT_EQ(d[i], double(i) + 2.0) << "n " << n << " i " << i;
+        ASSERT_EQ(d[n], -7.0) << "triad wrote past the end, n " << n;
+      }
+      for (int S : kStreamCounts) {
+        std::vector<Arr> arrs(static_cast<size_t>(S));
+        std::vector<double*> p;
+        double want = 0;
+        for (auto& x : arrs) {
+          for (size_t i = 0; i < n; ++i) want += (x[i] = double((i + p.size()) % 5));
+          p.push_back(x.data);
+        }
+        ASSERT_EQ(k->read_streams[stream_index(S)](p.data(), n, reps), r * want)
+            << "S " << S << " n " << n << " reps " << reps;
+        k->update_streams[stream_index(S)](p.data(), 2.0, n, reps);
+        for (size_t q = 0; q < p.size(); ++q) {
+          for (size_t i = 0; i < n; ++i)
+            ASSERT_EQ(arrs[q][i], std::exp2(r) * double((i + q) % 5)) << S << " " << n;
+          ASSERT_EQ(arrs[q][n], -7.0) << "update_streams wrote past the end, S " << S;
+        }
+      }
+    }
+  }
 }
 
 TEST_P(Kernels, ComputeKernelsGiveTheAnalyticResult) {

@@ -79,6 +79,44 @@ TEST(MedianIn, TakesOnlyPointsInsideTheRange) {
   EXPECT_FALSE(median_in(pts, {6, 9}).has_value());
 }
 
+// The 1-thread read curve (4 .. 45 KiB, GB/s): every non-power-of-two size lost 20-40%.
+TEST(PlateauDips, FindsTheSawTeethOfALoopTail) {
+  std::vector<std::pair<double, double>> teeth = {
+      {4096, 128}, {5824, 88}, {8192, 187}, {11584, 117}, {16384, 245}, {23168, 202},
+      {32768, 283}, {46336, 233}};
+  EXPECT_EQ(plateau_dips(teeth), (std::vector<size_t>{1, 3, 5}));  // the last point has one neighbour
+}
+
+TEST(PlateauDips, ACacheHierarchyAndNoiseAreNotDips) {
+  // Falling steps (L1 -> L2 -> DRAM) with 5% noise: no point 10% below both neighbours.
+  std::vector<std::pair<double, double>> steps = {
+      {16e3, 540}, {23e3, 515}, {32e3, 538}, {64e3, 300}, {128e3, 210}, {256e3, 200},
+      {512e3, 208}, {1e6, 120}, {8e6, 30}, {16e6, 28.6}, {32e6, 29.9}};
+  EXPECT_TRUE(plateau_dips(steps).empty());
+  // Just past L1 the first point undershoots the L2 plateau (measured: triad 707, 191, 214
+  // GB/s at 45, 64, 90 KiB): a step down, not a tooth.
+  EXPECT_TRUE(plateau_dips({{45e3, 707}, {64e3, 191}, {90e3, 214}, {128e3, 215}}).empty());
+  // A point 11% below both neighbours is one; 9% is not (tolerance 10%).
+  EXPECT_EQ(plateau_dips({{1, 100}, {2, 89}, {3, 100}}), (std::vector<size_t>{1}));
+  EXPECT_TRUE(plateau_dips({{1, 100}, {2, 91}, {3, 100}}).empty());
+  EXPECT_EQ(plateau_dips({{1, 100}, {2, 91}, {3, 100}}, 0.05), (std::vector<size_t>{1}));
+  EXPECT_TRUE(plateau_dips({}).empty());
+  EXPECT_TRUE(plateau_dips({{1, 100}, {2, 1}}).empty());
+}
+
+TEST(LikwidAgreement, RatioIsOursOverTheirsWithinTenPercent) {
+  // The Xeon: L1 read ceiling 187 GB/s against likwid-bench load_avx512 335.
+  Agreement a = agreement(187, 335);
+  EXPECT_NEAR(a.ratio, 0.558, 1e-3);
+  EXPECT_FALSE(a.agrees);
+  EXPECT_TRUE(agreement(540, 512).agrees);
+  EXPECT_TRUE(agreement(110, 100).agrees);  // the bounds are inside
+  EXPECT_TRUE(agreement(90, 100).agrees);
+  EXPECT_FALSE(agreement(111, 100).agrees);
+  EXPECT_FALSE(agreement(89, 100).agrees);
+  EXPECT_FALSE(agreement(96, 100, 0.03).agrees);
+}
+
 TEST(Interpolate, LogLogBetweenPointsAndClampedOutside) {
   std::vector<std::pair<double, double>> pts = {{1024, 100}, {4096, 25}};
   EXPECT_DOUBLE_EQ(interpolate(pts, 2048), 50);

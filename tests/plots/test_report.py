@@ -269,6 +269,34 @@ def test_self_diagnosis_from_characterize_and_bench_is_shown(run_copy, tmp_path)
     assert "bench: 2 of 50 benchmarks are unstable" in diag and "a &lt;b&gt; (7.1%)" in diag
 
 
+def test_machine_section_shows_ceilings_next_to_likwid_bench_and_flags_a_disagreement(run_copy, tmp_path):
+    machine = load(run_copy, "machine.json")
+    pt = {"kernel": "load", "test": "load_avx512", "bytes": 24000, "threads": 1, "command": "likwid-bench ..."}
+    dis = "likwid-bench load_avx512 23.4 KiB 1 thread: 335 GB/s, rooflab L1 read ceiling 187 GB/s (ratio 0.558) differ by more than 10%"
+    machine["likwid_bench"] = {
+        "available": True, "version": "5.2", "tolerance": 0.1, "disagreements": [dis],
+        "points": [dict(pt, level="L1", gbps=335.0, rooflab_ceiling_gbps=187.0, ratio=0.558, agrees=False,
+                        rooflab_gbps=283.0),
+                   dict(pt, level="L2", bytes=512000, gbps=101.0, rooflab_ceiling_gbps=97.5, ratio=0.965,
+                        agrees=True, rooflab_gbps=96.0),
+                   dict(pt, level="DRAM", bytes=1 << 28, gbps=20.0, rooflab_gbps=19.0)]}
+    machine["bandwidth"]["warnings"] = ["read 1 thread: 5.69 KiB at 88 GB/s is more than 10% below both neighbours"]
+    save(run_copy, "machine.json", machine)
+    out = tmp_path / "r"
+    page = make_report(run_copy, out)
+    sec = section(page, "Bandwidth ceilings vs likwid-bench", "<h3>Compute ceilings")
+    assert "1 of 3 likwid-bench comparisons disagree with rooflab&#x27;s ceiling by more than 10%" in sec
+    l1 = re.search(r'<tr class="disagrees"><td>L1</td>.*?</tr>', sec, re.S).group(0)
+    assert "335" in l1 and "187" in l1 and "283" in l1 and "0.558" in l1 and "DISAGREES" in l1
+    l2 = re.search(r"<tr><td>L2</td>.*?</tr>", sec, re.S).group(0)
+    assert "101" in l2 and "97.5" in l2 and "<td>yes</td>" in l2
+    assert re.search(r"<tr><td>DRAM</td>.*?<td>—</td></tr>", sec, re.S)  # no ceiling: no verdict
+    diag = section(page, "<h2>Self-diagnosis</h2>", "<h2>Machine</h2>")
+    assert "likwid-bench: likwid-bench load_avx512" in diag and "bandwidth: read 1 thread: 5.69 KiB" in diag
+    md = run_script("report.py", str(run_copy), "--markdown").stdout
+    assert "Bandwidth ceilings vs likwid-bench:" in md and "⚠ DISAGREES" in md
+
+
 # ------------------------------------------------------------------------ Markdown
 
 def test_markdown_has_the_claims_table_and_summaries(full_run, full_report):

@@ -225,12 +225,17 @@ def _machine_context(ck: Checker, m: dict) -> None:
     lb = ck.opt(m, "likwid_bench", "$", (dict,), {})
     ck.opt(lb, "available", "$.likwid_bench", (bool,))
     ck.opt(lb, "reason", "$.likwid_bench", (str,))
+    ck.opt(lb, "tolerance", "$.likwid_bench", (float,))
+    _strings(ck, lb, "disagreements", "$.likwid_bench")
     for i, p in enumerate(ck.items(lb, "points", "$.likwid_bench", required=False)):
         w = f"$.likwid_bench.points[{i}]"
-        ck.opt(p, "kernel", w, (str,))
+        for k in ("kernel", "test", "level"):
+            ck.opt(p, k, w, (str,))
         ck.opt(p, "threads", w, (int,))
-        for k in ("bytes", "gbps", "rooflab_gbps"):
+        ck.opt(p, "agrees", w, (bool,))
+        for k in ("bytes", "gbps", "rooflab_gbps", "rooflab_ceiling_gbps", "ratio"):
             ck.opt(p, k, w, (float,))
+    _strings(ck, m["bandwidth"], "warnings", "$.bandwidth")
     ck.opt(m, "method", "$", (dict,))
     for k in ck.opt(m, "stale_sections", "$", (dict,), {}):
         ck.get(m["stale_sections"], k, "$.stale_sections", (str,))

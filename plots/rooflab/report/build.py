@@ -28,7 +28,6 @@ from rooflab.data import files
 from rooflab.data.jsonfile import RooflabDataError
 from rooflab.data.run import FILES, Run, load_run
 from rooflab.figures import attained_vs_predicted, bandwidth, cache_misses, roofline
-from rooflab.figures.common import human_bytes
 from rooflab.report import markdown as report_markdown, pages as report_pages, tables as rd
 from rooflab.report.html import draw, esc, fmt_num, fmt_time, missing, note, page, table, text_table, write_atomic
 
@@ -87,12 +86,28 @@ def machine_summary(run: Run) -> str:
         parts.append(f'<p class="meta">Write-allocate traffic {"is" if wa else "is not"} counted.</p>')
     head, rows = rd.bandwidth_table(run)
     parts.append(text_table(head, rows, num_cols=set(range(1, len(head)))) if rows else note("bandwidth.levels is empty"))
+    parts.append(likwid_section(run, "h3"))
     head, rows = rd.compute_table(run)
     parts.append(f"<h3>Compute ceilings (GFLOP/s, ISA {esc(m.get('compute', {}).get('isa', '?'))})</h3>"
                  + text_table(head, rows, num_cols=set(range(1, len(head)))))
-    parts.append('<p class="meta">More: <a href="details.html">bandwidth curves, likwid-bench cross-check, method, '
-                 "counters</a>.</p>")
+    parts.append('<p class="meta">More: <a href="details.html">bandwidth curves, method, counters</a>.</p>')
     return "\n".join(parts)
+
+
+def likwid_section(run: Run, h: str) -> str:
+    """rooflab's level ceilings next to likwid-bench's matching kernel, disagreements flagged."""
+    lb = (run.machine or {}).get("likwid_bench")
+    if not isinstance(lb, dict):
+        return ""
+    out = f"<{h}>Bandwidth ceilings vs likwid-bench</{h}>"
+    head, rows, classes = rd.likwid_table(run)
+    if not rows:
+        return out + note(f"likwid-bench not used: {lb.get('reason', 'no points')}")
+    bad = sum(c == "disagrees" for c in classes)
+    if bad:
+        out += note(f"{bad} of {len(rows)} likwid-bench comparisons disagree with rooflab's ceiling by more than "
+                    f"{lb.get('tolerance', 0.10):.0%}", "warn")
+    return out + table(head, [[esc(c) for c in r] for r in rows], classes, num_cols={2, 3, 4, 5, 6, 7})
 
 
 def roofline_section(run: Run, out: Path, drawn: set[str]) -> str:
@@ -183,16 +198,6 @@ def details_page(run: Run, out: Path, drawn: set[str]) -> list[str]:
     body = ["<h1>Machine details, general figures, counters, inputs</h1>"]
     m = run.machine
     if isinstance(m, dict):
-        lb = m.get("likwid_bench")
-        if isinstance(lb, dict):
-            body.append("<h2>Cross-check with likwid-bench</h2>")
-            if lb.get("available"):
-                body.append(text_table(["kernel", "bytes", "threads", "likwid-bench GB/s", "rooflab GB/s"],
-                                       [[p.get("kernel"), human_bytes(p.get("bytes", 0)), p.get("threads"),
-                                         fmt_num(p.get("gbps")), fmt_num(p.get("rooflab_gbps"))]
-                                        for p in lb.get("points", [])], num_cols={1, 2, 3, 4}))
-            else:
-                body.append(note(f"likwid-bench not used: {lb.get('reason', 'no reason given')}"))
         if isinstance(m.get("method"), dict) and m["method"]:
             body.append("<h2>Method</h2>" + text_table(["what", "how"], [[k, v] for k, v in m["method"].items()]))
     body.append("<h2>Figures</h2>")

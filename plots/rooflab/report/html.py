@@ -22,7 +22,7 @@ table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.92em; displ
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
 th { background: #f0f0f0; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.failed td { background: #fde2e2; color: #9b0000; } tr.skipped td { color: #777; background: #f6f6f6; }
-tr.slower td { background: #fde2e2; } tr.faster td { background: #e3f6e3; }
+tr.slower td { background: #fde2e2; } tr.faster td { background: #e3f6e3; } tr.disagrees td { background: #fde2e2; }
 td.v-holds { background: #e3f6e3; } td.v-direction-holds { background: #fff6d6; } td.v-does-not-hold { background: #fde2e2; }
 td.v-not-measured, td.v-not-measurable-here { color: #666; background: #f6f6f6; }
 .note { background: #fff6d6; border-left: 4px solid #e0b000; padding: 0.4em 0.8em; margin: 0.6em 0; }

@@ -42,6 +42,9 @@ def render(run: Run, claim_rows: list[dict], cmp: rd.Comparison | None, steps: d
             t = int(lv.threads.max())
             out += [f"Bandwidth ceilings (GB/s, {t} thread{'s' if t > 1 else ''}):", "",
                     md_table(*rd.bandwidth_table(run, [t])), ""]
+        head, rows, _ = rd.likwid_table(run)
+        if rows:
+            out += ["Bandwidth ceilings vs likwid-bench:", "", md_table(head, rows), ""]
         out += ["Compute ceilings (GFLOP/s):", "", md_table(*rd.compute_table(run))]
 
     if cmp is not None:

@@ -92,6 +92,8 @@ def warnings(run: Run) -> list[str]:
     if m and m.get("build_type") not in (None, "Release", "RelWithDebInfo") and not any("build" in w for w in out):
         out.append(f"characterize: a {m.get('build_type')} build measured the ceilings: they are not representative")
     out += [f"caches: {w}" for w in m.get("caches", {}).get("warnings", [])]
+    out += [f"bandwidth: {w}" for w in m.get("bandwidth", {}).get("warnings", [])]
+    out += [f"likwid-bench: {w}" for w in (m.get("likwid_bench") or {}).get("disagreements", [])]
     out += [f"machine: {k} section not used: {why}" for k, why in m.get("stale_sections", {}).items()]
     if run.model_df is not None:
         bad = run.model_df[run.model_df.status == "failed"]
@@ -143,6 +145,29 @@ def bandwidth_table(run: Run, threads: list[int] | None = None) -> tuple[list[st
                          (" ⚠ not a measurement" if float(v.iloc[0]) <= 0 else ""))
         rows.append([level] + cells)
     return ["level"] + [f"{k} {t}T" for k, t in cols], rows
+
+
+def likwid_table(run: Run) -> tuple[list[str], list[list[str]], list[str]]:
+    """likwid-bench against rooflab, one row per kernel, level and thread count: likwid-bench's
+    GB/s at its working set, rooflab's ceiling for that level (and its curve at the same size),
+    their ratio and a flag when they disagree by more than the tolerance. Also the row classes
+    ("disagrees" for a disagreement). Empty when likwid-bench did not run."""
+    lb = (run.machine or {}).get("likwid_bench") or {}
+    if not lb.get("available"):
+        return [], [], []
+    tol = lb.get("tolerance", 0.10)
+    head = ["level", "likwid-bench test", "threads", "bytes", "likwid-bench GB/s", "rooflab ceiling GB/s",
+            "rooflab curve GB/s", "ratio", f"within ±{tol:.0%}"]
+    rows, classes = [], []
+    for p in lb.get("points", []):
+        agrees = p.get("agrees")
+        flag = "—" if agrees is None else "yes" if agrees else "⚠ DISAGREES"
+        rows.append([str(p.get("level", "?")), str(p.get("test", p.get("kernel", "?"))), str(p.get("threads")),
+                     human_bytes(p.get("bytes", 0)), fmt_num(p.get("gbps"), 4),
+                     fmt_num(p.get("rooflab_ceiling_gbps"), 4), fmt_num(p.get("rooflab_gbps"), 4),
+                     fmt_num(p.get("ratio"), 3), flag])
+        classes.append("disagrees" if agrees is False else "")
+    return head, rows, classes
 
 
 def compute_table(run: Run) -> tuple[list[str], list[list[str]]]:
