@@ -69,6 +69,22 @@ int64_t runqueue_wait_ns() {
   return any ? sum : -1;
 }
 
+int own_running_threads() {
+  std::error_code ec;
+  int n = 0;
+  bool any = false;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream in(e.path() / "stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;
+    const size_t p = line.rfind(')');  // the command name may hold spaces and parentheses
+    if (p == std::string::npos || p + 2 >= line.size()) continue;
+    any = true;
+    n += line[p + 2] == 'R';
+  }
+  return any ? n : -1;
+}
+
 namespace {
 constexpr const char* kPolicyMarker = "ROOFLAB_OMP_POLICY";  // set when rooflab chose the policy
 std::string g_policy_note;

@@ -26,6 +26,10 @@ int procs_running();
 // over a sample is the time the sample lost to other tasks on its cores: the direct sign of an
 // oversubscribed core, which a snapshot of runnable tasks misses while the sample's threads sleep.
 int64_t runqueue_wait_ns();
+// This process's threads that are runnable now (state R in /proc/self/task/*/stat, the caller
+// included); -1 when unknown. A library's own helper threads that spin after a call (OpenBLAS)
+// are runnable tasks of the process, not load from others.
+int own_running_threads();
 
 // The OpenMP wait policy of the commands that time kernels. libgomp's default spins a waiting
 // thread up to 300000 times before it sleeps: on a core another process shares, each barrier then

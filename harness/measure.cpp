@@ -169,8 +169,15 @@ void QuietMark::wait() {
 
 bool QuietMark::quiet_now() const {
   if (!q_.mark) return true;
-  const int r = q_.running ? q_.running() : diag::procs_running();
-  return r < 0 || r <= q_.threads;  // unknown counts as quiet, as diag::QuietBudget does
+  if (q_.running) {
+    const int r = q_.running();
+    return r < 0 || r <= q_.threads;  // unknown counts as quiet, as diag::QuietBudget does
+  }
+  const int r = diag::procs_running();
+  // This process's runnable threads beyond the sample's own (a library's helpers spinning after
+  // the call) are not another task's load.
+  const int own = diag::own_running_threads();
+  return r < 0 || r - std::max(0, own - q_.threads) <= q_.threads;
 }
 
 void QuietMark::begin() {

@@ -27,7 +27,7 @@ namespace rooflab::measure {
 using Batch = std::function<double(int64_t runs, bool warmup)>;
 
 // A sample is quiet when no more tasks than its own threads were runnable just before and just
-// after it (diag::procs_running), and its threads waited for a CPU (diag::runqueue_wait_ns) at
+// after it (diag::procs_running, not counting this process's threads beyond them), and its threads waited for a CPU (diag::runqueue_wait_ns) at
 // most max_runqueue_wait of their time; on a shared machine the others are marked disturbed.
 struct QuietPolicy {
   bool mark = true;          // false: no checks, every sample counts as quiet

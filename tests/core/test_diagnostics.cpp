@@ -71,3 +71,10 @@ TEST(Diagnostics, OmpWaitPolicySaysWhoSetIt) {
   if (!std::getenv("ROOFLAB_OMP_POLICY"))
     EXPECT_EQ(p.at("set_by"), user_set ? "user" : "libgomp default");
 }
+
+TEST(Diagnostics, OwnRunningThreadsCountsTheCaller) {
+  // The calling thread is running while it reads: at least 1 (-1 without /proc).
+  const int n = rooflab::diag::own_running_threads();
+  if (n < 0) GTEST_SKIP() << "no /proc/self/task";
+  EXPECT_GE(n, 1);
+}
