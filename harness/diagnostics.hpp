@@ -35,7 +35,7 @@ int own_running_threads();
 // thread up to 300000 times before it sleeps: on a core another process shares, each barrier then
 // burns the time slice the late thread needs, and a kernel with many short parallel regions runs
 // up to 100x slower. A bounded spin (libgomp's own value when it knows threads outnumber CPUs)
-// costs nothing on a quiet machine and bounds that loss; see docs/measuring.md.
+// bounds that loss; what it costs imbalanced kernels on a quiet machine: docs/measuring.md.
 inline constexpr const char* kTimedSpinCount = "1000";
 // Call first in main(), before anything can start OpenMP: libgomp reads its environment when it
 // is loaded, before main, so when the user set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT this
