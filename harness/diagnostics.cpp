@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -54,35 +55,38 @@ int procs_running() {
   return -1;
 }
 
-int64_t runqueue_wait_ns() {
+namespace {
+// Sums `per_thread` over this process's threads (/proc/self/task/<tid>/<file>; a thread that
+// ended meanwhile is simply not counted); -1 when no thread's file could be read.
+int64_t sum_over_threads(const char* file, const std::function<bool(std::ifstream&, int64_t&)>& per_thread) {
   std::error_code ec;
   int64_t sum = 0;
   bool any = false;
   for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
-    std::ifstream in(e.path() / "schedstat");
-    int64_t on_cpu = 0, waiting = 0;
-    if (in >> on_cpu >> waiting) {  // a thread that ended meanwhile is simply not counted
-      sum += waiting;
-      any = true;
-    }
+    std::ifstream in(e.path() / file);
+    int64_t v = 0;
+    if (per_thread(in, v)) sum += v, any = true;
   }
   return any ? sum : -1;
 }
+}  // namespace
+
+int64_t runqueue_wait_ns() {
+  return sum_over_threads("schedstat", [](std::ifstream& in, int64_t& waiting) {
+    int64_t on_cpu = 0;
+    return bool(in >> on_cpu >> waiting);
+  });
+}
 
 int own_running_threads() {
-  std::error_code ec;
-  int n = 0;
-  bool any = false;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
-    std::ifstream in(e.path() / "stat");
+  return int(sum_over_threads("stat", [](std::ifstream& in, int64_t& running) {
     std::string line;
-    if (!std::getline(in, line)) continue;
+    if (!std::getline(in, line)) return false;
     const size_t p = line.rfind(')');  // the command name may hold spaces and parentheses
-    if (p == std::string::npos || p + 2 >= line.size()) continue;
-    any = true;
-    n += line[p + 2] == 'R';
-  }
-  return any ? n : -1;
+    if (p == std::string::npos || p + 2 >= line.size()) return false;
+    running = line[p + 2] == 'R';
+    return true;
+  }));
 }
 
 namespace {
