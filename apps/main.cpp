@@ -14,6 +14,7 @@
 #include "harness/args.hpp"
 #include "harness/bench_driver.hpp"
 #include "harness/counters/counters.hpp"
+#include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
 #include "microbench/characterize.hpp"
@@ -272,6 +273,12 @@ std::vector<args::Command> command_table() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The commands that time kernels run OpenMP with a bounded spin (may re-execute this program).
+  if (argc > 1) {
+    const std::string cmd = argv[1];
+    if (cmd == "bench" || cmd == "characterize" || cmd == "rtamm" || cmd == "gemm-knobs")
+      rooflab::diag::apply_timed_omp_policy(argv);
+  }
   g_argv0 = argv[0];
   const std::vector<std::string> a(argv + 1, argv + argc);
   if (a.size() == 1 && a[0] == "--version") {

@@ -54,9 +54,17 @@ struct RunState {
   std::map<size_t, Verification> verified; // per case index
   std::map<size_t, std::string> errors;     // per case index: setup/verification failure
   std::set<std::string> unfinished;         // cases an interrupt cut short or never reached
+  std::set<std::string>* dropped = &unfinished;  // this pass's cases without a result (the Tee drops them)
   // Per case, each timed call's disturbance mark. Google Benchmark's last `repetitions` calls
   // of a case are its reported repetitions (the calls before them estimate the iterations).
   std::map<size_t, std::vector<bool>> quiet;
+  std::map<size_t, std::vector<double>> seconds, runqueue_wait;  // per timed call, as `quiet`
+  // Re-measuring (passes after the first): the case's place in this pass for the progress lines,
+  // and when the retry budget is spent (cases not begun by then keep their first measurement).
+  int pass = 0;
+  std::map<size_t, size_t> position;
+  std::chrono::steady_clock::time_point retry_deadline = std::chrono::steady_clock::time_point::max();
+  int fake_disturbed_passes = 0;            // ROOFLAB_TEST_DISTURB_PASSES=N (tests): see run_case
   size_t current = SIZE_MAX;
   std::unique_ptr<Instance> instance;
   std::unique_ptr<Progress> progress;
@@ -69,9 +77,10 @@ constexpr const char* kConsoleOnly[] = {"predicted_s", "roofline_eff"};
 
 void run_case(benchmark::State& state, RunState& rs, size_t idx) {
   const Case& c = rs.cases[idx];
-  if (measure::Interrupt::requested()) {  // not measured: absent from bench.json
-    rs.unfinished.insert(c.name());
-    state.SkipWithError(kInterrupted);
+  const bool out_of_budget = rs.pass > 0 && rs.current != idx && std::chrono::steady_clock::now() > rs.retry_deadline;
+  if (measure::Interrupt::requested() || out_of_budget) {  // not measured (again): absent from this pass
+    rs.dropped->insert(c.name());
+    state.SkipWithError(out_of_budget ? "retry budget spent" : kInterrupted);
     for (auto _ : state) {}  // Google Benchmark 1.7 requires the loop to be entered
     return;
   }
@@ -79,7 +88,7 @@ void run_case(benchmark::State& state, RunState& rs, size_t idx) {
   if (first_call) {
     rs.instance.reset();  // free the previous case's data first
     rs.current = idx;
-    rs.progress->start(idx, c.name());
+    rs.progress->start(rs.position.count(idx) ? rs.position[idx] : idx, c.name());
     try {
       validate_case(c);
       rs.instance = variant_of(c).make(c);
@@ -112,6 +121,11 @@ void run_case(benchmark::State& state, RunState& rs, size_t idx) {
   p.runs_per_sample = int64_t(state.max_iterations);
   p.warmup = first_call ? p.warmup : 0;
   p.quiet.threads = c.threads;
+  if (rs.fake_disturbed_passes > 0) {  // the test hook: passes before N loaded, later ones quiet
+    const bool loaded = rs.pass < rs.fake_disturbed_passes;
+    p.quiet.running = [loaded] { return loaded ? 1 << 20 : 1; };
+    p.quiet.runqueue_wait_ns = [] { return int64_t(-1); };
+  }
   bool cut = false, entered = false;
   const measure::Batch batch = [&](int64_t, bool warmup) {
     if (warmup) {
@@ -136,7 +150,7 @@ void run_case(benchmark::State& state, RunState& rs, size_t idx) {
   };
   const measure::Result r = measure::measure(batch, p);
   if (cut || r.interrupted || r.samples.empty()) {
-    rs.unfinished.insert(c.name());
+    rs.dropped->insert(c.name());
     if (!cut) {  // interrupted before Google Benchmark's loop, or just after its last run
       state.SkipWithError(kInterrupted);
       if (!entered)
@@ -154,6 +168,8 @@ void run_case(benchmark::State& state, RunState& rs, size_t idx) {
     state.counters["roofline_eff"] = C(rs.predicted_s[idx], C::kIsIterationInvariantRate);
   }
   rs.quiet[idx].push_back(r.samples.front().quiet);
+  rs.seconds[idx].push_back(r.samples.front().seconds);
+  rs.runqueue_wait[idx].push_back(r.samples.front().runqueue_wait);
 }
 
 // Reporters that print and write the canonical rooflab name (Google Benchmark would append
@@ -362,12 +378,16 @@ int run_bench(const BenchOptions& opt) {
   benchmark::Initialize(&argc, argv.data());
   if (benchmark::ReportUnrecognizedArguments(argc, argv.data()))
     throw args::UsageError("a --benchmark_* flag this Google Benchmark does not accept (see the message above)");
-  for (size_t i = 0; i < rs.cases.size(); ++i) {
-    benchmark::RegisterBenchmark(rs.cases[i].name().c_str(),
-                                 [&rs, i](benchmark::State& s) { run_case(s, rs, i); })
-        ->UseManualTime()
-        ->Unit(benchmark::kMillisecond);
-  }
+  auto register_cases = [&rs](const std::vector<size_t>& which) {
+    for (size_t i : which)
+      benchmark::RegisterBenchmark(rs.cases[i].name().c_str(), [&rs, i](benchmark::State& s) { run_case(s, rs, i); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+  };
+  std::vector<size_t> all(rs.cases.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  register_cases(all);
+  if (const char* v = std::getenv("ROOFLAB_TEST_DISTURB_PASSES")) rs.fake_disturbed_passes = std::atoi(v);
   Tee tee(rs.unfinished, flags.display_aggregates_only);
   size_t ran = 0;
   int signal = 0;
@@ -376,7 +396,6 @@ int run_bench(const BenchOptions& opt) {
     measure::Interrupt interrupt;
     ran = benchmark::RunSpecifiedBenchmarks(&tee);
     signal = measure::Interrupt::signal_number();
-    benchmark::Shutdown();
     rs.instance.reset();
     benchmark::ClearRegisteredBenchmarks();
 
@@ -387,38 +406,140 @@ int run_bench(const BenchOptions& opt) {
     else
       rs.progress->done(std::to_string(rs.cases.size() - rs.errors.size()) + " timed, " +
                         std::to_string(rs.errors.size()) + " failed");
+    if (flags.list_tests || (ran == 0 && !signal)) benchmark::Shutdown();
     if (flags.list_tests) return 0;  // nothing was run, so there is nothing to write
     if (ran == 0 && !signal)
       throw Error("--benchmark_filter=" + flags.filter + " matches none of the " + std::to_string(rs.cases.size()) +
                   " selected benchmarks");
 
-    json out = json::parse(tee.json_text());
     std::map<std::string, size_t> by_name;
     for (size_t i = 0; i < rs.cases.size(); ++i) by_name[rs.cases[i].name()] = i;
-    for (auto& b : out["benchmarks"]) {
-      const std::string name = b.value("run_name", b.value("name", ""));
-      auto it = by_name.find(name);
-      if (it == by_name.end()) continue;
-      json f = rs.fields[it->second];
-      if (auto v = rs.verified.find(it->second); v != rs.verified.end())
-        f["verification"] = {{"ok", v->second.ok}, {"max_err", v->second.max_err},
-                             {"tol", v->second.tol}, {"detail", v->second.detail}};
-      else
-        f["verification"] = nullptr;
-      // The repetitions' disturbance marks: quiet = no other task runnable just before and
-      // just after the repetition.
-      if (auto q = rs.quiet.find(it->second); q != rs.quiet.end()) {
-        const auto& marks = q->second;
-        const size_t reps = std::min(marks.size(), size_t(std::max(1, b.value("repetitions", rs.policy.repetitions))));
-        json quiet = json::array();
-        for (size_t k = marks.size() - reps; k < marks.size(); ++k) quiet.push_back(bool(marks[k]));
-        size_t n = 0;
-        for (const auto& x : quiet) n += x.get<bool>();
-        f["quiet"] = quiet;
-        f["quiet_fraction"] = double(n) / double(quiet.size());
+    auto index_of = [&](const json& b) {
+      auto it = by_name.find(b.value("run_name", b.value("name", "")));
+      return it == by_name.end() ? SIZE_MAX : it->second;
+    };
+    // The rooflab fields of one pass's rows, from that pass's marks; returns each measured case's
+    // verdict (measure::classify over its reported repetitions).
+    const measure::DisturbanceRule rule;
+    auto annotate = [&](json& doc) {
+      std::map<size_t, measure::Disturbance> verdicts;
+      for (auto& b : doc["benchmarks"]) {
+        const size_t i = index_of(b);
+        if (i == SIZE_MAX) continue;
+        json f = rs.fields[i];
+        if (auto v = rs.verified.find(i); v != rs.verified.end())
+          f["verification"] = {{"ok", v->second.ok}, {"max_err", v->second.max_err},
+                               {"tol", v->second.tol}, {"detail", v->second.detail}};
+        else
+          f["verification"] = nullptr;
+        // The repetitions' disturbance marks: quiet = no other task runnable just before and
+        // just after the repetition, and its threads hardly waited for a CPU during it.
+        if (auto q = rs.quiet.find(i); q != rs.quiet.end()) {
+          const auto& marks = q->second;
+          const size_t reps = std::min(marks.size(), size_t(std::max(1, b.value("repetitions", rs.policy.repetitions))));
+          const size_t from = marks.size() - reps;
+          json quiet = json::array(), wait = json::array();
+          std::vector<bool> qs(marks.begin() + long(from), marks.end());
+          std::vector<double> secs(rs.seconds[i].begin() + long(from), rs.seconds[i].end());
+          for (size_t k = from; k < marks.size(); ++k) {
+            quiet.push_back(bool(marks[k]));
+            const double w = rs.runqueue_wait[i][k];
+            wait.push_back(std::isfinite(w) ? json(w) : json(nullptr));
+          }
+          f["quiet"] = quiet;
+          f["quiet_fraction"] = double(std::count(qs.begin(), qs.end(), true)) / double(qs.size());
+          f["runqueue_wait"] = wait;
+          const measure::Disturbance d = measure::classify(secs, qs, rule);
+          f["disturbed"] = d.disturbed;
+          f["disturbed_reason"] = d.reason;
+          verdicts[i] = d;
+        }
+        b["rooflab"] = f;
       }
-      b["rooflab"] = f;
+      return verdicts;
+    };
+    json out = json::parse(tee.json_text());
+    std::map<size_t, measure::Disturbance> verdict = annotate(out);
+
+    // Re-measuring: a disturbed case is timed again after the others (up to kRetries times,
+    // within the profile's retry budget), and its better measurement is kept.
+    constexpr int kRetries = 2;
+    const double retry_budget_s = paper ? 300 : smoke ? 10 : 60;
+    const auto retry_t0 = std::chrono::steady_clock::now();
+    rs.retry_deadline = retry_t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                       std::chrono::duration<double>(retry_budget_s));
+    std::map<size_t, int> retries;
+    for (int attempt = 1; attempt <= kRetries && !signal; ++attempt) {
+      std::vector<size_t> again;
+      for (const auto& [i, d] : verdict)
+        if (d.disturbed && !rs.errors.count(i)) again.push_back(i);
+      if (again.empty() || std::chrono::steady_clock::now() > rs.retry_deadline) break;
+      std::fprintf(stderr, "re-measuring %zu disturbed case%s (retry %d of %d)\n", again.size(),
+                   again.size() == 1 ? "" : "s", attempt, kRetries);
+      diag::wait_quiet(1, 5.0);  // later, and on a quieter machine if it gets quiet soon (within the budget)
+      rs.pass = attempt;
+      rs.position.clear();
+      for (size_t k = 0; k < again.size(); ++k) {
+        rs.position[again[k]] = k;
+        rs.quiet.erase(again[k]), rs.seconds.erase(again[k]), rs.runqueue_wait.erase(again[k]);
+      }
+      std::set<std::string> dropped;
+      rs.dropped = &dropped;
+      rs.current = SIZE_MAX;
+      rs.progress = std::make_unique<Progress>("bench retry " + std::to_string(attempt), again.size());
+      register_cases(again);
+      Tee retry_tee(dropped, flags.display_aggregates_only);
+      benchmark::RunSpecifiedBenchmarks(&retry_tee);
+      rs.instance.reset();
+      benchmark::ClearRegisteredBenchmarks();
+      rs.dropped = &rs.unfinished;
+      signal = measure::Interrupt::signal_number();
+      rs.progress->done();
+      json doc = json::parse(retry_tee.json_text());
+      const std::map<size_t, measure::Disturbance> now = annotate(doc);
+      std::map<size_t, json> fresh;
+      for (const auto& b : doc["benchmarks"])
+        if (const size_t i = index_of(b); i != SIZE_MAX) fresh[i].push_back(b);
+      std::set<size_t> replace;
+      for (size_t i : again) {
+        if (dropped.count(rs.cases[i].name())) continue;  // not timed again (budget, interrupt)
+        ++retries[i];
+        const auto f = fresh.find(i);
+        const auto v = now.find(i);
+        if (f == fresh.end() || v == now.end()) continue;
+        bool failed = false;
+        for (const auto& b : f->second) failed = failed || b.value("error_occurred", false);
+        if (!failed && v->second.better_than(verdict[i])) {
+          verdict[i] = v->second;
+          replace.insert(i);
+        }
+      }
+      json merged = json::array();
+      std::set<size_t> placed;
+      for (const auto& b : out["benchmarks"]) {
+        const size_t i = index_of(b);
+        if (!replace.count(i)) merged.push_back(b);
+        else if (placed.insert(i).second)
+          for (const auto& nb : fresh[i]) merged.push_back(nb);
+      }
+      out["benchmarks"] = merged;
     }
+    benchmark::Shutdown();
+    std::vector<std::string> still;
+    for (auto& b : out["benchmarks"])
+      if (const size_t i = index_of(b); i != SIZE_MAX && b.contains("rooflab"))
+        b["rooflab"]["retries"] = retries.count(i) ? retries[i] : 0;
+    for (const auto& [i, d] : verdict)
+      if (d.disturbed) still.push_back(rs.cases[i].name());
+    json retried = json::array(), disturbed = json::array();
+    for (const auto& [i, n] : retries) retried.push_back(rs.cases[i].name());
+    for (const auto& n : still) disturbed.push_back(n);
+    out["disturbance"] = {{"rule", {{"min_quiet_fraction", rule.min_quiet_fraction}, {"cv_max", rule.cv_max},
+                                    {"outlier", rule.outlier}, {"median_over_best", rule.median_over_best}}},
+                          {"max_retries", kRetries}, {"retry_budget_s", retry_budget_s},
+                          {"retry_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - retry_t0).count()},
+                          {"retried", retried}, {"disturbed", disturbed}};
+    if (out.contains("context") && out["context"].is_object()) out["context"]["omp_wait_policy"] = diag::omp_wait_policy();
     out["schema"] = "rooflab.bench/1";
     out["profile"] = opt.profile;
     out["filter"] = opt.filter;
@@ -438,12 +559,22 @@ int run_bench(const BenchOptions& opt) {
     for (const auto& w : diag::timing(out)) diagnostics.push_back(w);
     if (signal) diagnostics.push_back("interrupted: " + std::to_string(rs.unfinished.size()) + " of " +
                                       std::to_string(rs.cases.size()) + " cases not measured");
+    if (!still.empty()) {
+      std::string list;
+      for (size_t k = 0; k < still.size() && k < 5; ++k) list += (k ? ", " : "") + still[k];
+      if (still.size() > 5) list += ", and " + std::to_string(still.size() - 5) + " more";
+      diagnostics.push_back(std::to_string(still.size()) + " of " + std::to_string(verdict.size()) +
+                            " cases stayed disturbed after re-measuring (marked \"disturbed\" in bench.json; "
+                            "the model, claims and figures do not use them as good numbers): " + list);
+    }
     for (const auto& w : diagnostics) std::fprintf(stderr, "warning: %s\n", w.get<std::string>().c_str());
     out["diagnostics"] = diagnostics;
     const fs::path dest = opt.out_dir / "bench.json";
     // Written with the handlers still installed: a second signal cannot cut the write short.
     write_json_atomic(dest, out);
     std::fprintf(stderr, "wrote %s%s\n", dest.c_str(), signal ? " (interrupted: the cases measured so far)" : "");
+    std::fprintf(stderr, "%zu of %zu cases stayed disturbed (%zu re-measured)\n", still.size(), verdict.size(),
+                 retries.size());
   }
   // 128 + signal, as a shell reports a command a signal ended: scripts see the run was stopped.
   if (signal) return 128 + signal;

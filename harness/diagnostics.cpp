@@ -12,8 +12,11 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -50,6 +53,65 @@ int procs_running() {
     in.ignore(1 << 16, '\n');
   }
   return -1;
+}
+
+namespace {
+// Sums `per_thread` over this process's threads (/proc/self/task/<tid>/<file>; a thread that
+// ended meanwhile is simply not counted); -1 when no thread's file could be read.
+int64_t sum_over_threads(const char* file, const std::function<bool(std::ifstream&, int64_t&)>& per_thread) {
+  std::error_code ec;
+  int64_t sum = 0;
+  bool any = false;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream in(e.path() / file);
+    int64_t v = 0;
+    if (per_thread(in, v)) sum += v, any = true;
+  }
+  return any ? sum : -1;
+}
+}  // namespace
+
+int64_t runqueue_wait_ns() {
+  return sum_over_threads("schedstat", [](std::ifstream& in, int64_t& waiting) {
+    int64_t on_cpu = 0;
+    return bool(in >> on_cpu >> waiting);
+  });
+}
+
+int own_running_threads() {
+  return int(sum_over_threads("stat", [](std::ifstream& in, int64_t& running) {
+    std::string line;
+    if (!std::getline(in, line)) return false;
+    const size_t p = line.rfind(')');  // the command name may hold spaces and parentheses
+    if (p == std::string::npos || p + 2 >= line.size()) return false;
+    running = line[p + 2] == 'R';
+    return true;
+  }));
+}
+
+namespace {
+constexpr const char* kPolicyMarker = "ROOFLAB_OMP_POLICY";  // set when rooflab chose the policy
+std::string g_policy_note;
+}  // namespace
+
+void apply_timed_omp_policy(char** argv) {
+  if (std::getenv(kPolicyMarker)) return;  // the re-executed process (or a child of one): done
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;  // the user's choice
+  setenv("GOMP_SPINCOUNT", kTimedSpinCount, 1);
+  setenv(kPolicyMarker, "1", 1);
+  std::fflush(nullptr);
+  execv("/proc/self/exe", argv);
+  const std::string why = std::strerror(errno);
+  unsetenv("GOMP_SPINCOUNT");
+  unsetenv(kPolicyMarker);
+  g_policy_note = "re-execution with GOMP_SPINCOUNT=" + std::string(kTimedSpinCount) + " failed: " + why;
+}
+
+nlohmann::json omp_wait_policy() {
+  auto env = [](const char* k) { const char* v = std::getenv(k); return v ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  const nlohmann::json wait = env("OMP_WAIT_POLICY"), spin = env("GOMP_SPINCOUNT");
+  std::string by = std::getenv(kPolicyMarker) ? "rooflab" : (wait.is_null() && spin.is_null()) ? "libgomp default" : "user";
+  return {{"OMP_WAIT_POLICY", wait}, {"GOMP_SPINCOUNT", spin}, {"set_by", by}, {"note", g_policy_note}};
 }
 
 QuietBudget::QuietBudget(double total_s, std::function<int()> running)

@@ -21,6 +21,32 @@ std::optional<double> load_average();  // 1-minute load average (/proc/loadavg)
 // sample's own threads were runnable just before and just after it.
 int procs_running();
 
+// Nanoseconds this process's threads have spent runnable but waiting for a CPU, summed
+// (/proc/self/task/*/schedstat, second field); -1 when the kernel does not expose it. Its growth
+// over a sample is the time the sample lost to other tasks on its cores: the direct sign of an
+// oversubscribed core, which a snapshot of runnable tasks misses while the sample's threads sleep.
+int64_t runqueue_wait_ns();
+// This process's threads that are runnable now (state R in /proc/self/task/*/stat, the caller
+// included); -1 when unknown. A library's own helper threads that spin after a call (OpenBLAS)
+// are runnable tasks of the process, not load from others.
+int own_running_threads();
+
+// The OpenMP wait policy of the commands that time kernels. libgomp's default spins a waiting
+// thread up to 300000 times before it sleeps: on a core another process shares, each barrier then
+// burns the time slice the late thread needs, and a kernel with many short parallel regions runs
+// up to 100x slower. A bounded spin (libgomp's own value when it knows threads outnumber CPUs)
+// bounds that loss; what it costs imbalanced kernels on a quiet machine: docs/measuring.md.
+inline constexpr const char* kTimedSpinCount = "1000";
+// Call first in main(), before anything can start OpenMP: libgomp reads its environment when it
+// is loaded, before main, so when the user set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT this
+// sets GOMP_SPINCOUNT=kTimedSpinCount and re-executes the program once (/proc/self/exe, same
+// arguments). Returns only when no re-execution was needed or it failed (then the runtime's
+// default stays, and omp_wait_policy() says why).
+void apply_timed_omp_policy(char** argv);
+// {"OMP_WAIT_POLICY": str|null, "GOMP_SPINCOUNT": str|null, "set_by": "rooflab"|"user"|"libgomp default",
+//  "note": str}: what the OpenMP runtime of this process runs with, for bench.json / machine.json.
+nlohmann::json omp_wait_policy();
+
 // A command's total allowance for waiting on a quiet machine. Each wait is bounded, but a
 // command that waits before each of many samples on a loaded machine adds the waits up to
 // minutes (RTAMM units + evaluate: 8 min under load vs 0.6 quiet). The budget bounds the sum:

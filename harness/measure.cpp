@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <string>
 
 #include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
@@ -94,16 +96,66 @@ double Result::best() const {
 
 nlohmann::json Result::to_json() const {
   const Stats s = stats();
-  nlohmann::json quiet = nlohmann::json::array();
-  for (const Sample& x : samples) quiet.push_back(x.quiet);
+  nlohmann::json quiet = nlohmann::json::array(), wait = nlohmann::json::array();
+  for (const Sample& x : samples) quiet.push_back(x.quiet), wait.push_back(num(x.runqueue_wait));
   return {{"samples_s", seconds()},    {"quiet", quiet},          {"disturbed", disturbed()},
+          {"runqueue_wait", wait},
           {"runs_per_sample", runs_per_sample}, {"best_s", num(best())}, {"min_s", num(s.min)},
           {"median_s", num(s.median)}, {"cv", num(s.cv)},          {"quiet_fraction", num(quiet_fraction())},
           {"interrupted", interrupted}};
 }
 
+// ---- disturbance ---------------------------------------------------------------------------
+Disturbance classify(const std::vector<double>& seconds, const std::vector<bool>& quiet, const DisturbanceRule& rule) {
+  Disturbance d;
+  if (seconds.empty()) return d;
+  std::vector<std::string> why;
+  auto fmt = [](const char* f, double x) {
+    char b[64];
+    std::snprintf(b, sizeof b, f, x);
+    return std::string(b);
+  };
+  if (!quiet.empty()) {
+    const size_t n = size_t(std::count(quiet.begin(), quiet.end(), true));
+    d.quiet_fraction = double(n) / double(quiet.size());
+    if (d.quiet_fraction < rule.min_quiet_fraction)
+      why.push_back("load: " + std::to_string(quiet.size() - n) + " of " + std::to_string(quiet.size()) +
+                    " samples ran beside other tasks");
+  }
+  const Stats s = stats(seconds);
+  d.cv = s.cv;
+  if (s.cv > rule.cv_max) why.push_back("cv " + fmt("%.3g", s.cv) + " > " + fmt("%.3g", rule.cv_max));
+  if (s.median > 0 && s.max > rule.outlier * s.median)
+    why.push_back("outlier: a sample " + fmt("%.3g", s.max / s.median) + "x the median");
+  if (s.min > 0 && s.median > rule.median_over_best * s.min)
+    why.push_back("median " + fmt("%.3g", s.median / s.min) + "x the best sample");
+  d.disturbed = !why.empty();
+  for (size_t i = 0; i < why.size(); ++i) d.reason += (i ? "; " : "") + why[i];
+  return d;
+}
+
+bool Disturbance::better_than(const Disturbance& o) const {
+  if (disturbed != o.disturbed) return !disturbed;
+  const double q = std::isnan(quiet_fraction) ? 1 : quiet_fraction, oq = std::isnan(o.quiet_fraction) ? 1 : o.quiet_fraction;
+  if (q != oq) return q > oq;
+  const double c = std::isnan(cv) ? 0 : cv, oc = std::isnan(o.cv) ? 0 : o.cv;
+  return c < oc;
+}
+
 // ---- quiet marks ---------------------------------------------------------------------------
 QuietMark::QuietMark(const QuietPolicy& q) : q_(q) {}
+
+int64_t QuietMark::waited_ns() const {
+  if (!q_.mark) return -1;
+  if (q_.runqueue_wait_ns) return q_.runqueue_wait_ns();
+  return q_.running ? -1 : diag::runqueue_wait_ns();  // a test's machine: only its own hooks count
+}
+
+void QuietMark::look() {
+  before_ = quiet_now();
+  wait0_ns_ = waited_ns();
+  t0_ = Clock::now();
+}
 
 void QuietMark::wait() {
   if (!q_.mark || !(q_.wait_s > 0)) return;
@@ -117,16 +169,30 @@ void QuietMark::wait() {
 
 bool QuietMark::quiet_now() const {
   if (!q_.mark) return true;
-  const int r = q_.running ? q_.running() : diag::procs_running();
-  return r < 0 || r <= q_.threads;  // unknown counts as quiet, as diag::QuietBudget does
+  if (q_.running) {
+    const int r = q_.running();
+    return r < 0 || r <= q_.threads;  // unknown counts as quiet, as diag::QuietBudget does
+  }
+  const int r = diag::procs_running();
+  // This process's runnable threads beyond the sample's own (a library's helpers spinning after
+  // the call) are not another task's load.
+  const int own = diag::own_running_threads();
+  return r < 0 || r - std::max(0, own - q_.threads) <= q_.threads;
 }
 
 void QuietMark::begin() {
   wait();
-  before_ = quiet_now();
+  look();
 }
 
-bool QuietMark::end() { return before_ && quiet_now(); }
+bool QuietMark::end() {
+  const double dt = since(t0_);
+  const int64_t w1 = wait0_ns_ >= 0 ? waited_ns() : -1;
+  wait_fraction_ = w1 >= 0 && dt > 0 ? double(w1 - wait0_ns_) * 1e-9 / (dt * std::max(1, q_.threads)) : NAN;
+  const bool waited_long = wait_fraction_ > q_.max_runqueue_wait;  // false for NaN: unknown is quiet
+  const bool after = quiet_now();  // looked at always: a check is a check (tests count them)
+  return before_ && after && !waited_long;
+}
 
 // ---- the driver ----------------------------------------------------------------------------
 int64_t calibrate(const Batch& batch, double min_s, int64_t start) {
@@ -173,11 +239,11 @@ std::vector<Result> measure_round_robin(const std::vector<Batch>& batches, const
         if (!first_run_s.empty()) pi.first_run_s = first_run_s[i];
         out[i].runs_per_sample = runs[i] = runs_for(batches[i], pi);
       }
-      const bool before = mark.quiet_now();
+      mark.look();
       const double dt = batches[i](runs[i], false);
-      const bool after = mark.quiet_now();
+      const bool quiet = mark.end();
       if (Interrupt::requested()) return stop();  // the sample may be cut short: not kept
-      out[i].samples.push_back({dt / double(runs[i]), before && after});
+      out[i].samples.push_back({dt / double(runs[i]), quiet, mark.runqueue_wait()});
     }
   }
   return out;

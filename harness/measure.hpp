@@ -9,10 +9,12 @@
 //   p.repetitions = 5, p.min_time_s = 1e-3, p.quiet.threads = 2;
 //   const measure::Result r = measure::measure([&] { kernel(); }, p);
 //   r.best(), r.stats().median, r.quiet_fraction(), r.disturbed()
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,14 +27,18 @@ namespace rooflab::measure {
 using Batch = std::function<double(int64_t runs, bool warmup)>;
 
 // A sample is quiet when no more tasks than its own threads were runnable just before and just
-// after it (diag::procs_running); on a shared machine the others are marked disturbed.
+// after it (diag::procs_running, not counting this process's threads beyond them), and its threads waited for a CPU (diag::runqueue_wait_ns) at
+// most max_runqueue_wait of their time; on a shared machine the others are marked disturbed.
 struct QuietPolicy {
   bool mark = true;          // false: no checks, every sample counts as quiet
   int threads = 1;           // the sample's own threads
   double wait_s = 0;         // before each sample (each round): wait up to this for a quiet machine,
   double wait_total_s = -1;  // and at most this in all per call (< 0: no per-call bound); every
                              // wait also draws from the command's diag::quiet_budget()
+  double max_runqueue_wait = 0.05;  // fraction of the sample's thread-time (threads x seconds)
   std::function<int()> running;  // runnable tasks now (default diag::procs_running; a test hook)
+  // Default diag::runqueue_wait_ns, or unknown (no check) when `running` is a test's hook.
+  std::function<int64_t()> runqueue_wait_ns;
 };
 
 struct Policy {
@@ -50,6 +56,7 @@ struct Policy {
 struct Sample {
   double seconds = 0;  // per run
   bool quiet = true;
+  double runqueue_wait = NAN;  // the fraction of its thread-time spent waiting for a CPU (NaN: unknown)
 };
 
 struct Stats {  // over a set of per-run times; NaN where undefined (no sample, cv of one)
@@ -89,6 +96,26 @@ Result measure(const Batch& batch, const Policy& p);
 std::vector<Result> measure_round_robin(const std::vector<Batch>& batches, const Policy& p,
                                         const std::vector<double>& first_run_s = {});
 
+// Whether a case's measurement is disturbed (load, a spread-out or far-off sample), from its
+// samples (per-run seconds) and their quiet marks. Samples one case apart in time share a cause:
+// `rooflab bench` re-measures a disturbed case later and marks what stays disturbed.
+struct DisturbanceRule {
+  double min_quiet_fraction = 0.5;  // fewer quiet samples: "load"
+  double cv_max = 0.10;             // a larger coefficient of variation: "cv"
+  double outlier = 1.5;             // a sample above this x the median: "outlier"
+  double median_over_best = 1.3;    // the median above this x the fastest sample: "median"
+};
+struct Disturbance {
+  bool disturbed = false;
+  std::string reason;  // "" when undisturbed; else every rule that fired, "; "-separated
+  double quiet_fraction = NAN, cv = NAN;
+  // Of two measurements of one case, whether this one is the better: undisturbed first, then
+  // more quiet samples, then the smaller spread.
+  bool better_than(const Disturbance& o) const;
+};
+Disturbance classify(const std::vector<double>& seconds, const std::vector<bool>& quiet,
+                     const DisturbanceRule& rule = {});
+
 // The runs per sample so that one sample of `batch` lasts >= min_s: doubling (at least) from
 // `start` until it does (at most 2^30 runs).
 int64_t calibrate(const Batch& batch, double min_s, int64_t start = 1);
@@ -99,15 +126,21 @@ int64_t calibrate(const Batch& batch, double min_s, int64_t start = 1);
 class QuietMark {
  public:
   explicit QuietMark(const QuietPolicy& q);
-  void begin();
-  bool end();
+  void begin();           // wait(), then look()
+  void look();            // the sample starts: runnable tasks and the run-queue wait so far
+  bool end();             // the sample ended: quiet or disturbed
+  double runqueue_wait() const { return wait_fraction_; }  // of the last end(); NaN unknown
   void wait();            // within quiet.wait_s, what is left of quiet.wait_total_s and the budget
   bool quiet_now() const; // no more runnable tasks than quiet.threads (always true unmarked)
 
  private:
+  int64_t waited_ns() const;
   QuietPolicy q_;
   bool before_ = true;
   double waited_ = 0;
+  int64_t wait0_ns_ = -1;
+  std::chrono::steady_clock::time_point t0_;
+  double wait_fraction_ = NAN;
 };
 
 // SIGINT / SIGTERM while measuring: the first one sets a flag that the driver checks between

@@ -153,6 +153,9 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
       r["gflops"] = med > 0 ? json(flops / med / 1e9) : json(nullptr);
       r["gbps"] = med > 0 ? json(bytes / med / 1e9) : json(nullptr);
     }
+    // `rooflab bench`'s mark of a measurement that stayed disturbed: carried, never dropped.
+    r["disturbed"] = f.value("disturbed", false) && r["status"] == "ok";
+    r["disturbed_reason"] = r["disturbed"].get<bool>() ? f.value("disturbed_reason", "") : "";
     // Null until predicted (docs/json.md): a row without a prediction has the keys, not holes.
     for (const char* k : {"predicted_s", "bound", "level", "ceiling_gflops", "compute_isa", "ceiling_gbps",
                           "efficiency", "bandwidth_kernels", "prediction_notes"})

@@ -177,6 +177,11 @@ set_tests_properties(cli_bench_gb_bad_flag_creates_nothing PROPERTIES LABELS int
 add_test(NAME cli_bench_interrupt_sigint COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bench_interrupt.sh ${RL} ${TMPD}/int_sigint INT)
 add_test(NAME cli_bench_interrupt_sigterm COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bench_interrupt.sh ${RL} ${TMPD}/int_sigterm TERM)
 set_tests_properties(cli_bench_interrupt_sigint cli_bench_interrupt_sigterm PROPERTIES LABELS integration)
+# Disturbed measurements (a test hook instead of real load): re-measured, marked, carried into
+# model.json; the OpenMP wait policy of timed regions recorded in bench.json.
+add_test(NAME cli_bench_disturbed COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bench_disturbed.sh ${RL} ${TMPD}/disturbed
+         ${CMAKE_CURRENT_SOURCE_DIR}/core/fixture_machine.json)
+set_tests_properties(cli_bench_disturbed PROPERTIES LABELS integration)
 
 # README.md: <= 12 KB, and its command table names every command of `rooflab --help`.
 add_test(NAME cli_readme_commands COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli/readme_commands.sh

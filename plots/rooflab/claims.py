@@ -58,10 +58,17 @@ class Ctx:
         self.run = load_run(run_dir, lenient=lenient)
         self.dir = Path(run_dir)
         m = self.run.model_df
-        self.ok = m[m.status == "ok"] if m is not None else pd.DataFrame(columns=["name", "median_s"])
+        ok = m[m.status == "ok"] if m is not None else pd.DataFrame(columns=["name", "median_s", "disturbed"])
+        # A measurement that stayed disturbed (`rooflab bench` marks it) is not a good number: no
+        # claim uses it; a claim whose pattern matched one says so (skipped, reset per claim).
+        self.ok = ok[~ok.disturbed.astype(bool)]
+        self.disturbed = ok[ok.disturbed.astype(bool)]
+        self.skipped: list[str] = []
         self.counters = self.run.counters_df["rows"] if self.run.counters_df else None
 
     def rows(self, pattern: str) -> pd.DataFrame:
+        bad = self.disturbed[self.disturbed.name.str.contains(pattern, regex=True)]
+        self.skipped += [n for n in bad.name if n not in self.skipped]
         return self.ok[self.ok.name.str.contains(pattern, regex=True)]
 
     def has(self, name: str) -> bool:
@@ -525,6 +532,7 @@ def evaluate(run_dir: str | Path, lenient: bool = False) -> list[dict]:
         files.check_present(run_dir)
     out = []
     for cl in CLAIMS:
+        ctx.skipped = []
         try:
             o = cl.measure(ctx)
         except RooflabDataError as e:
@@ -533,6 +541,10 @@ def evaluate(run_dir: str | Path, lenient: bool = False) -> list[dict]:
             o = Outcome(NOT_MEASURED, note=f"could not evaluate: {type(e).__name__}: {e}")
         row = {k: v for k, v in asdict(cl).items() if k != "measure"}
         row.update(asdict(o))
+        row["disturbed_not_used"] = list(ctx.skipped)
+        if ctx.skipped:
+            shown = ", ".join(ctx.skipped[:3]) + (f" and {len(ctx.skipped) - 3} more" if len(ctx.skipped) > 3 else "")
+            row["note"] = "; ".join(x for x in [row["note"], f"not used, disturbed measurement: {shown}"] if x)
         out.append(row)
     return out
 

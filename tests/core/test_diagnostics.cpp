@@ -3,6 +3,8 @@
 // environment check always says something about the clock on this kind of machine.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "harness/diagnostics.hpp"
 
 using nlohmann::json;
@@ -51,4 +53,28 @@ TEST(Diagnostics, EnvironmentMentionsTheClockWhenItCannotBeControlled) {
   bool mentions = false;
   for (const auto& s : env) mentions |= s.find("governor") != std::string::npos || s.find("boost") != std::string::npos;
   EXPECT_TRUE(mentions);
+}
+
+TEST(Diagnostics, RunQueueWaitIsACounterOfThisProcess) {
+  // Linux exposes it per thread; it only grows (-1 where the kernel lacks schedstat).
+  const int64_t a = rooflab::diag::runqueue_wait_ns();
+  const int64_t b = rooflab::diag::runqueue_wait_ns();
+  if (a < 0) GTEST_SKIP() << "no /proc/self/task/*/schedstat";
+  EXPECT_GE(b, a);
+}
+
+TEST(Diagnostics, OmpWaitPolicySaysWhoSetIt) {
+  // This test binary is not re-executed: the policy is the user's or libgomp's default.
+  const nlohmann::json p = rooflab::diag::omp_wait_policy();
+  for (const char* k : {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "set_by", "note"}) EXPECT_TRUE(p.contains(k)) << k;
+  const bool user_set = std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT");
+  if (!std::getenv("ROOFLAB_OMP_POLICY"))
+    EXPECT_EQ(p.at("set_by"), user_set ? "user" : "libgomp default");
+}
+
+TEST(Diagnostics, OwnRunningThreadsCountsTheCaller) {
+  // The calling thread is running while it reads: at least 1 (-1 without /proc).
+  const int n = rooflab::diag::own_running_threads();
+  if (n < 0) GTEST_SKIP() << "no /proc/self/task";
+  EXPECT_GE(n, 1);
 }

@@ -272,3 +272,86 @@ TEST(BenchFlags, InvalidValuesAreUsageErrors) {
     }
   }
 }
+
+// ---- disturbance: the per-sample run-queue check and the per-case rule ----------------------
+TEST(MeasureDriver, RunQueueWaitMarksASampleDisturbed) {
+  // A quiet snapshot before and after each sample, but during sample 1 the threads waited for a
+  // CPU for most of it (the hook's counter jumps by 10 s of waiting): only that one is disturbed.
+  int sample = -1;
+  int64_t waited = 0;
+  m::Policy p = quiet_policy();
+  p.repetitions = 3, p.warmup = 0, p.runs_per_sample = 1, p.quiet.threads = 2;
+  p.quiet.runqueue_wait_ns = [&] { return waited; };
+  const m::Batch b = [&](int64_t, bool) {
+    ++sample;
+    spin(0.002);
+    if (sample == 1) waited += 10'000'000'000;
+    return 0.002;
+  };
+  const m::Result r = m::measure(b, p);
+  ASSERT_EQ(r.samples.size(), 3u);
+  EXPECT_TRUE(r.samples[0].quiet);
+  EXPECT_FALSE(r.samples[1].quiet);
+  EXPECT_TRUE(r.samples[2].quiet);
+  EXPECT_DOUBLE_EQ(r.samples[0].runqueue_wait, 0.0);
+  EXPECT_GT(r.samples[1].runqueue_wait, 1.0);  // 10 s over 2 threads x a few ms
+  EXPECT_EQ(r.to_json().at("runqueue_wait").size(), 3u);
+
+  // With only a `running` hook (a test's machine) the real run-queue wait is not read: unknown.
+  p.quiet.runqueue_wait_ns = nullptr;
+  const m::Result unknown = m::measure(m::Batch([](int64_t, bool) { return 0.001; }), p);
+  EXPECT_EQ(unknown.quiet_count(), 3u);
+  EXPECT_TRUE(std::isnan(unknown.samples[0].runqueue_wait));
+  EXPECT_TRUE(unknown.to_json().at("runqueue_wait")[0].is_null());
+}
+
+TEST(Disturbance, ClassifiesSyntheticSamples) {
+  const std::vector<bool> quiet5(5, true);
+  // Steady and quiet: a good measurement.
+  const m::Disturbance good = m::classify({1.00, 1.01, 0.99, 1.02, 1.00}, quiet5);
+  EXPECT_FALSE(good.disturbed) << good.reason;
+  EXPECT_EQ(good.reason, "");
+  EXPECT_DOUBLE_EQ(good.quiet_fraction, 1.0);
+
+  // Load: 3 of 5 samples beside other tasks, however steady their times.
+  const m::Disturbance load = m::classify({1, 1, 1, 1, 1}, {true, false, false, true, false});
+  EXPECT_TRUE(load.disturbed);
+  EXPECT_NE(load.reason.find("load: 3 of 5"), std::string::npos) << load.reason;
+  EXPECT_EQ(load.reason.find("cv"), std::string::npos) << load.reason;
+  // 2 of 5 disturbed is a quiet majority: the median comes from quiet samples.
+  EXPECT_FALSE(m::classify({1, 1, 1, 1, 1}, {true, false, false, true, true}).disturbed);
+
+  // One sample far from the rest (a time slice lost): outlier, and the spread shows in the CV.
+  const m::Disturbance outlier = m::classify({1.0, 1.0, 1.0, 1.0, 2.0}, quiet5);
+  EXPECT_TRUE(outlier.disturbed);
+  EXPECT_NE(outlier.reason.find("outlier: a sample 2x the median"), std::string::npos) << outlier.reason;
+  EXPECT_NE(outlier.reason.find("cv "), std::string::npos) << outlier.reason;
+
+  // Most samples slow, one fast: the median far above the best.
+  const m::Disturbance median = m::classify({1.0, 1.4, 1.4}, {true, true, true});
+  EXPECT_TRUE(median.disturbed);
+  EXPECT_NE(median.reason.find("median 1.4x the best sample"), std::string::npos) << median.reason;
+
+  // The thresholds are the rule's: a looser rule accepts the same samples.
+  m::DisturbanceRule loose;
+  loose.cv_max = 1, loose.outlier = 3, loose.median_over_best = 3;
+  EXPECT_FALSE(m::classify({1.0, 1.0, 1.0, 1.0, 2.0}, quiet5, loose).disturbed);
+
+  // No marks (a caller without quiet checks): only the times decide; no samples: undisturbed.
+  EXPECT_FALSE(m::classify({1.0, 1.0, 1.0}, {}).disturbed);
+  EXPECT_FALSE(m::classify({}, {}).disturbed);
+}
+
+TEST(Disturbance, BetterMeasurementIsKept) {
+  const std::vector<bool> q3(3, true);
+  const m::Disturbance good = m::classify({1.0, 1.01, 1.0}, q3);
+  const m::Disturbance noisy = m::classify({1.0, 1.0, 2.0}, q3);
+  const m::Disturbance loaded = m::classify({1.0, 1.0, 1.0}, {false, false, true});
+  const m::Disturbance worse = m::classify({1.0, 1.0, 1.0}, {false, false, false});
+  EXPECT_TRUE(good.better_than(noisy));
+  EXPECT_FALSE(noisy.better_than(good));
+  EXPECT_TRUE(loaded.better_than(worse));   // both disturbed: more quiet samples wins
+  EXPECT_FALSE(worse.better_than(loaded));
+  EXPECT_TRUE(noisy.better_than(worse));     // both disturbed, all quiet beats all loaded
+  EXPECT_FALSE(good.better_than(good));      // equal: not better (the first measurement stays)
+}

@@ -174,6 +174,8 @@ def gemm_points(model: pd.DataFrame, tight: pd.DataFrame | None = None) -> tuple
     omitted = [f"{r['name']}: {r.status}" + (f" ({r.message})" if r.message else "")
                for _, r in fam.iterrows() if r.status != "ok"]
     ok = fam[fam.status == "ok"]
+    omitted += [f"{r['name']}: disturbed measurement ({r.disturbed_reason})" for _, r in ok[ok.disturbed].iterrows()]
+    ok = ok[~ok.disturbed]  # a measurement that stayed disturbed is not a good number
     rows = []
     for _, r in ok.iterrows():
         m, n, k = (int(x) for x in r.dims)

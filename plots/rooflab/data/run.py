@@ -278,7 +278,8 @@ def parse_name(name: str) -> dict:
 
 MODEL_COLUMNS = ["name", "family", "variant", "isa", "dtype", "dims", "params", "threads", "status",
                  "message", "median_s", "cv", "repetitions", "flops", "bytes", "intensity", "gflops",
-                 "gbps", "predicted_s", "bound", "level", "ceiling_gflops", "ceiling_gbps", "efficiency"]
+                 "gbps", "predicted_s", "bound", "level", "ceiling_gflops", "ceiling_gbps", "efficiency",
+                 "disturbed", "disturbed_reason"]
 # Measured fields: required numbers on an "ok" row, null (or absent) otherwise.
 _MEASURED = ("median_s", "gflops", "gbps")
 # Prediction fields: null when no machine.json was available to `rooflab model`.
@@ -327,6 +328,9 @@ def model_frame(model: dict, path: Path) -> pd.DataFrame:
             row[k] = ck.get(r, k, w, (float,), nullable=True) if k in r else None
         for k in ("bound", "level"):
             row[k] = ck.get(r, k, w, (str,), nullable=True) if k in r else None
+        # A measurement that stayed disturbed (load, spread): not a good number (absent = false).
+        row["disturbed"] = bool(ck.opt(r, "disturbed", w, (bool,), False))
+        row["disturbed_reason"] = ck.opt(r, "disturbed_reason", w, (str,), "") or ""
         if ok and row["median_s"] <= 0:
             raise ck.fail(f"{w}.median_s", f"an ok row needs a positive median time, got {row['median_s']}")
         for j, d in enumerate(row["dims"] or []):
@@ -334,6 +338,7 @@ def model_frame(model: dict, path: Path) -> pd.DataFrame:
                 raise ck.fail(f"{w}.dims[{j}]", f"expected a size (a non-negative integer), got {d!r}")
         rows.append(row)
     df = pd.DataFrame(rows, columns=MODEL_COLUMNS)
+    df["disturbed"] = df["disturbed"].astype(bool)
     for k in _MEASURED + _PREDICTED + ("cv", "flops", "bytes", "intensity"):
         df[k] = pd.to_numeric(df[k], errors="coerce").astype(float)
     return df

@@ -16,7 +16,7 @@ from rooflab.data.run import load_run
 @dataclass
 class AttainedResult:
     out_path: Path
-    points: pd.DataFrame                              # name, family, predicted_s, median_s
+    points: pd.DataFrame                              # name, family, predicted_s, median_s, disturbed
     omitted: list[str] = field(default_factory=list)  # failed/skipped/unpredicted rows and why
 
 
@@ -29,7 +29,7 @@ def plot(run_dir, out_path) -> AttainedResult:
     nopred = ok[~(ok.predicted_s > 0)]
     omitted += [f"{n}: no prediction in model.json (`rooflab model` had no machine.json)" for n in nopred.name]
     drawn = ok[ok.predicted_s > 0]
-    points = drawn[["name", "family", "predicted_s", "median_s"]].reset_index(drop=True)
+    points = drawn[["name", "family", "predicted_s", "median_s", "disturbed"]].reset_index(drop=True)
 
     fig, ax = plt.subplots(figsize=(10, 8))
     fig.subplots_adjust(left=0.10, right=0.97, top=0.84, bottom=0.10)
@@ -48,8 +48,13 @@ def plot(run_dir, out_path) -> AttainedResult:
     ax.plot(x, 2 * x, color="0.45", lw=0.9, ls="--", label="2x slower / faster")
     ax.plot(x, x / 2, color="0.45", lw=0.9, ls="--")
     colors = fc.series_colors(points.family.tolist())
-    for fam, g in points.groupby("family", sort=True):
+    for fam, g in points[~points.disturbed].groupby("family", sort=True):
         ax.scatter(g.predicted_s, g.median_s, s=46, color=colors[fam], edgecolors="k", lw=0.4, label=fam, zorder=3)
+    # Measurements that stayed disturbed are shown, marked: hollow, in red, not a good number.
+    bad = points[points.disturbed]
+    if not bad.empty:
+        ax.scatter(bad.predicted_s, bad.median_s, s=60, facecolors="none", edgecolors="#d00000", lw=1.3,
+                   marker="X", label=f"disturbed measurement ({len(bad)}; not a good number)", zorder=4)
     ax.set_xlim(lo, hi)
     ax.set_ylim(lo, hi)
     ax.set_aspect("equal")

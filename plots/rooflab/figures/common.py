@@ -55,13 +55,20 @@ def variant_label(row) -> str:
     return row.variant + (f"/{row.isa}" if isinstance(row.isa, str) and row.isa else "")
 
 
+def disturbed_line(row) -> str:
+    """The not-plotted line of an ok row whose measurement stayed disturbed."""
+    return f"{row['name']}: disturbed measurement" + (f" ({row.disturbed_reason})" if row.disturbed_reason else "")
+
+
 def family_rows(model, family: str):
-    """(ok rows, not-plotted lines) of one family from model_frame(): failed and skipped rows
-    are never plotted, only listed with their status and message."""
+    """(ok rows, not-plotted lines) of one family from model_frame(): failed and skipped rows,
+    and measurements that stayed disturbed, are never plotted, only listed with why."""
     fam = model[model.family == family]
     omitted = [f"{r['name']}: {r.status}" + (f" ({r.message})" if r.message else "")
                for _, r in fam.iterrows() if r.status != "ok"]
-    return fam[fam.status == "ok"].copy(), omitted
+    ok = fam[fam.status == "ok"]
+    omitted += [disturbed_line(r) for _, r in ok[ok.disturbed].iterrows()]
+    return ok[~ok.disturbed].copy(), omitted
 
 
 def no_family_figure(family: str, run_dir, out_path, omitted: list[str]) -> Path:

@@ -70,7 +70,9 @@ def plot(run_dir, out_path, kernel: str | None = None) -> RooflineResult:
             omitted.append(f"{r['name']}: {r.status}" + (f" ({r.message})" if r.message else ""))
         elif not (r.flops > 0 and r.intensity > 0):
             omitted.append(f"{r['name']}: no flops, cannot sit on a roofline")
-    ok = model[(model.status == "ok") & (model.flops > 0) & (model.intensity > 0)]
+        elif r.disturbed:
+            omitted.append(fc.disturbed_line(r))
+    ok = model[(model.status == "ok") & (model.flops > 0) & (model.intensity > 0) & ~model.disturbed]
     points = pd.DataFrame({
         "name": ok.name, "family": ok.family, "variant": ok.variant, "threads": ok.threads,
         "intensity": ok.intensity, "attained_gflops": ok.gflops,

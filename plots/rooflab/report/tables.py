@@ -212,8 +212,11 @@ def results_rows(rows: pd.DataFrame) -> list[list[str]]:
     out = []
     for _, r in rows.iterrows():
         bound = "—" if missing(r.bound) and missing(r.level) else f"{r.bound or '?'}/{r.level or '?'}"
-        out.append([r["name"], r.status, fmt_time(r.median_s), fmt_num(r.gflops), fmt_num(r.gbps),
-                    fmt_time(r.predicted_s), bound, "—" if missing(r.efficiency) else f"{r.efficiency:.2f}", r.message])
+        bad = bool(r.get("disturbed", False))  # a measurement that stayed disturbed: shown, marked
+        out.append([r["name"], r.status + (" (disturbed)" if bad else ""), fmt_time(r.median_s), fmt_num(r.gflops),
+                    fmt_num(r.gbps), fmt_time(r.predicted_s), bound,
+                    "—" if missing(r.efficiency) else f"{r.efficiency:.2f}",
+                    "; ".join(x for x in [r.message, f"disturbed: {r.disturbed_reason}" if bad else ""] if x)])
     return out
 
 

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# bench_disturbed.sh ROOFLAB DIR FIXTURE_MACHINE: the disturbance marks end to end, with the test
+# hook instead of real load (structure only, never speed):
+#  1. every pass disturbed (ROOFLAB_TEST_DISTURB_PASSES=99): the case is re-measured twice, stays
+#     "disturbed" with a "load" reason in every row, is named in bench.json's "disturbance" and on
+#     the console; `rooflab model` carries the mark into model.json.
+#  2. only the first pass disturbed: re-measured, and the retry's quiet measurement is kept (no
+#     "load" reason; the CV rules may still fire on a busy test machine, and ask for a 2nd retry).
+#  3. the OpenMP wait policy: rooflab's bounded spin when the user set none, the user's otherwise.
+set -u
+rl=$1 dir=$2 machine=$3
+rm -rf "$dir" && mkdir -p "$dir"
+c=sinkhorn/c2r/f64/37x53/part:iter/threads:2
+fail() { echo "FAIL: $*"; for f in "$dir"/*.log; do echo "--- $f"; cat "$f"; done; exit 1; }
+run() {  # run NAME PASSES [env...]
+  local name=$1 passes=$2; shift 2
+  env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u ROOFLAB_OMP_POLICY ROOFLAB_TEST_DISTURB_PASSES=$passes "$@" \
+    "$rl" bench --case $c --out "$dir/$name" --benchmark_repetitions=3 --benchmark_min_time=0.01 \
+    >"$dir/$name.out.log" 2>"$dir/$name.log" || fail "$name: bench exit $?"
+}
+run stays 99
+run recovers 1
+run user 99 OMP_WAIT_POLICY=passive
+grep -q "1 of 1 cases stayed disturbed (1 re-measured)" "$dir/stays.log" || fail "console: no count of disturbed cases"
+grep -q "re-measuring 1 disturbed case (retry 2 of 2)" "$dir/stays.log" || fail "console: no second retry"
+"$rl" model --bench "$dir/stays/bench.json" --machine "$machine" --out "$dir/stays" >"$dir/model.log" 2>&1 ||
+  fail "model exit $?"
+python3 - "$dir" "$c" <<'PY' || fail "JSON check"
+import json, sys
+d, case = sys.argv[1], sys.argv[2]
+load = lambda p: json.load(open(f"{d}/{p}"))
+b = load("stays/bench.json")
+rows = [x for x in b["benchmarks"] if x["run_name"] == case]
+assert rows and all(x["rooflab"]["disturbed"] is True for x in rows), rows
+assert all(x["rooflab"]["disturbed_reason"].startswith("load: 3 of 3") for x in rows)
+assert all(x["rooflab"]["retries"] == 2 and x["rooflab"]["quiet"] == [False] * 3 for x in rows)
+assert len([x for x in rows if x["run_type"] == "iteration"]) == 3   # one measurement kept, not three
+dist = b["disturbance"]
+assert dist["disturbed"] == [case] and dist["retried"] == [case] and dist["max_retries"] == 2, dist
+assert any("stayed disturbed" in w for w in b["diagnostics"])
+pol = b["context"]["omp_wait_policy"]
+assert pol["set_by"] == "rooflab" and pol["GOMP_SPINCOUNT"] == "1000" and pol["OMP_WAIT_POLICY"] is None, pol
+m = [r for r in load("stays/model.json")["rows"] if r["name"] == case]
+assert len(m) == 1 and m[0]["status"] == "ok" and m[0]["disturbed"] is True, m
+assert m[0]["disturbed_reason"].startswith("load:"), m
+r = load("recovers/bench.json")
+rows = [x for x in r["benchmarks"] if x["run_name"] == case]
+# The retry's quiet measurement replaced the loaded one (a second retry only if CV rules fired).
+assert rows and all(x["rooflab"]["retries"] >= 1 and x["rooflab"]["quiet"] == [True] * 3 for x in rows), rows
+assert all("load" not in x["rooflab"]["disturbed_reason"] for x in rows)
+assert r["disturbance"]["retried"] == [case]
+u = load("user/bench.json")["context"]["omp_wait_policy"]
+assert u["set_by"] == "user" and u["OMP_WAIT_POLICY"] == "passive" and u["GOMP_SPINCOUNT"] is None, u
+PY
+echo ok
