@@ -655,6 +655,7 @@ json characterize(const CharacterizeOptions& opt) {
                       {"agree", clock.agree}}}};
   if (!clock.estimate_ghz) host_json["clock_ghz_dropped_reason"] = clock.dropped_reason;
   if (host.cpu_mhz_reported) host_json["cpu_mhz_reported"] = *host.cpu_mhz_reported;
+  host_json["omp_wait_policy"] = diag::omp_wait_policy();  // the OpenMP policy the ceilings were measured under
 
   if (const auto load_after = diag::load_average(); load_after && *load_after > ncores + 0.5)
     diagnostics.push_back("load average " + fmt(*load_after) + " after the run exceeds the " +
