@@ -7,6 +7,8 @@
 // pairwise would measure latency, not throughput.
 #include <emmintrin.h>
 
+#include <type_traits>
+
 #include "kernels/simd/scalar.hpp"
 #include "microbench/kernels_impl.hpp"
 
@@ -18,30 +20,17 @@ struct Scalar : simd::Scalar<E> {};
 
 // The traits the compute kernels use (set1, store, add, mul, min, fma) over SSE2 registers.
 template <class E>
-struct Sse2;
-template <>
-struct Sse2<double> {
-  using T = double;
-  using R = __m128d;
-  static constexpr int64_t W = 2;
-  static R set1(T x) { return _mm_set1_pd(x); }
-  static void store(T* p, R x) { _mm_storeu_pd(p, x); }
-  static R add(R a, R b) { return _mm_add_pd(a, b); }
-  static R mul(R a, R b) { return _mm_mul_pd(a, b); }
-  static R min(R a, R b) { return _mm_min_pd(a, b); }
-  static R fma(R a, R b, R c) { return _mm_add_pd(_mm_mul_pd(a, b), c); }
-};
-template <>
-struct Sse2<float> {
-  using T = float;
-  using R = __m128;
-  static constexpr int64_t W = 4;
-  static R set1(T x) { return _mm_set1_ps(x); }
-  static void store(T* p, R x) { _mm_storeu_ps(p, x); }
-  static R add(R a, R b) { return _mm_add_ps(a, b); }
-  static R mul(R a, R b) { return _mm_mul_ps(a, b); }
-  static R min(R a, R b) { return _mm_min_ps(a, b); }
-  static R fma(R a, R b, R c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+struct Sse2 {
+  static constexpr bool D = std::is_same_v<E, double>;
+  using T = E;
+  using R = std::conditional_t<D, __m128d, __m128>;
+  static constexpr int64_t W = 16 / sizeof(E);
+  static R set1(T x) { if constexpr (D) return _mm_set1_pd(x); else return _mm_set1_ps(x); }
+  static void store(T* p, R x) { if constexpr (D) _mm_storeu_pd(p, x); else _mm_storeu_ps(p, x); }
+  static R add(R a, R b) { if constexpr (D) return _mm_add_pd(a, b); else return _mm_add_ps(a, b); }
+  static R mul(R a, R b) { if constexpr (D) return _mm_mul_pd(a, b); else return _mm_mul_ps(a, b); }
+  static R min(R a, R b) { if constexpr (D) return _mm_min_pd(a, b); else return _mm_min_ps(a, b); }
+  static R fma(R a, R b, R c) { return add(mul(a, b), c); }
 };
 
 constexpr KernelTable scalar_table() {
