@@ -137,6 +137,26 @@ def test_fw_points_and_fraction_of_addmin_ceiling(run_families, tmp_path):
     assert pts.loc["floyd_warshall/naive/f32/1024x1024/threads:1", "series"] == "naive"
 
 
+def test_fw_fraction_against_the_isa_that_priced_the_row(families_copy, tmp_path):
+    machine = load(families_copy, "machine.json")
+    ceil = machine["compute"]["ceilings"]
+    machine["compute"]["by_isa"] = {"scalar": {"ceilings": {k: {t: v / 4 for t, v in per_t.items()} for k, per_t in ceil.items()}},
+                                    machine["compute"]["isa"]: {"ceilings": ceil}}
+    save(families_copy, "machine.json", machine)
+    doc = load(families_copy, "model.json")
+    naive = "floyd_warshall/naive/f32/1024x1024/threads:1"
+    for r in doc["rows"]:
+        if r["name"] == naive:
+            r["compute_isa"] = "scalar"  # own code without an ISA: priced at the baseline target
+    save(families_copy, "model.json", doc)
+    pts = fw_performance.plot(families_copy, tmp_path / "fw.png").points.set_index("name")
+    g = rows(families_copy, "floyd_warshall")[naive]["gflops"]
+    assert pts.loc[naive, "ceiling_gflops"] == pytest.approx(ceil["addmin_f32"]["1"] / 4)
+    assert pts.loc[naive, "fraction"] == pytest.approx(g / (ceil["addmin_f32"]["1"] / 4))
+    opt = "floyd_warshall/regblock/avx2/f32/1024x1024/sched:rec/layout:bdl/bs:64/task:256/threads:1"
+    assert pts.loc[opt, "ceiling_gflops"] == ceil["addmin_f32"]["1"]  # no compute_isa: the widest ISA's
+
+
 def test_fw_ablations(run_families, tmp_path):
     res = fw_performance.plot(run_families, tmp_path / "fw.png")
     ab = res.ablation

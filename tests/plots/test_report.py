@@ -369,3 +369,20 @@ def test_baseline_errors_are_clear(run_copy, tmp_path):
     p = run_script("report.py", str(run_copy), "--baseline", str(run_copy))
     assert p.returncode == 1 and "nothing comparable" in p.stderr
     assert not (run_copy / "report").exists()  # checked before anything is drawn
+
+
+def test_compute_ceilings_listed_per_isa(run_copy, tmp_path):
+    machine = load(run_copy, "machine.json")
+    ceil = machine["compute"]["ceilings"]
+    machine["compute"]["by_isa"] = {"scalar": {"ceilings": {k: {t: v / 4 for t, v in per_t.items()} for k, per_t in ceil.items()}},
+                                    machine["compute"]["isa"]: {"ceilings": ceil}}
+    machine["compute"]["ceilings"]["fma_f64"]["1"] = 123.456  # widest ISA: compute.ceilings is its table
+    machine["compute"]["by_isa"]["scalar"]["ceilings"]["fma_f64"]["1"] = 7.891
+    save(run_copy, "machine.json", machine)
+    page = make_report(run_copy, tmp_path / "r")
+    sec = section(page, "<h3>Compute ceilings", "More:")
+    widest = machine["compute"]["isa"]
+    assert re.search(r'<tr><td>scalar</td><td>fma_f64</td><td class="num">7\.891</td>', sec)
+    assert re.search(rf'<tr><td>{widest}</td><td>fma_f64</td><td class="num">123\.5</td>', sec)
+    md = run_script("report.py", str(run_copy), "--markdown").stdout
+    assert "| scalar | fma_f64 | 7.891" in md

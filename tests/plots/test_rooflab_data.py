@@ -192,3 +192,21 @@ def test_a_malformed_section_file_is_an_error_naming_it(run_copy, breakage, says
     save(run_copy, "machine.gpu.json", doc)
     with pytest.raises(RooflabDataError, match=re.escape(str(run_copy / "machine.gpu.json")) + ".*" + re.escape(says)):
         load_run(run_copy)
+
+
+def test_compute_ceilings_per_isa(run_copy):
+    machine = load(run_copy, "machine.json")
+    widest = machine["compute"]["isa"]
+    # A file from before compute.by_isa: the widest ISA's table only, labelled with it.
+    by = load_run(run_copy, required=("machine",)).machine_df["compute_by_isa"]
+    assert set(by.isa) == {widest} and len(by) == len(load_run(run_copy, required=("machine",)).machine_df["compute"])
+    machine["compute"]["by_isa"] = {"scalar": {"ceilings": {"fma_f64": {"1": 9.5, "2": 19.0}}},
+                                    widest: {"ceilings": machine["compute"]["ceilings"]}}
+    save(run_copy, "machine.json", machine)
+    by = load_run(run_copy, required=("machine",)).machine_df["compute_by_isa"]
+    s = by[by.isa == "scalar"].sort_values("threads")
+    assert s.key.tolist() == ["fma_f64", "fma_f64"] and s.gflops.tolist() == [9.5, 19.0]
+    machine["compute"]["by_isa"]["scalar"] = {"ceilings": {"fma_f64": {"1": "fast"}}}
+    save(run_copy, "machine.json", machine)
+    with pytest.raises(RooflabDataError, match=r"compute\.by_isa\.scalar\.ceilings\.fma_f64"):
+        load_run(run_copy, required=("machine",))

@@ -195,8 +195,20 @@ def machine_frames(machine: dict, path: Path) -> dict[str, pd.DataFrame]:
         for t, v in _threads_table(ck, per_t, f"$.compute.ceilings.{key}").items():
             compute_rows.append({"key": key, "threads": t, "gflops": v})
     compute_df = pd.DataFrame(compute_rows, columns=["key", "threads", "gflops"])
+    # Per ISA (compute.by_isa); a file from before it has the widest ISA's table only.
+    by_isa = ck.opt(comp, "by_isa", "$.compute", (dict,), None)
+    if by_isa is None:
+        by_isa = {ck.opt(comp, "isa", "$.compute", (str,), "?"): {"ceilings": comp.get("ceilings", {})}}
+    isa_rows = []
+    for isa, tab in by_isa.items():
+        where = f"$.compute.by_isa.{isa}"
+        for key, per_t in ck.get(tab, "ceilings", where, (dict,)).items():
+            for t, v in _threads_table(ck, per_t, f"{where}.ceilings.{key}").items():
+                isa_rows.append({"isa": isa, "key": key, "threads": t, "gflops": v})
+    compute_isa_df = pd.DataFrame(isa_rows, columns=["isa", "key", "threads", "gflops"])
     _machine_context(ck, machine)
-    return {"caches": caches_df, "curves": curves_df, "levels": levels_df, "compute": compute_df}
+    return {"caches": caches_df, "curves": curves_df, "levels": levels_df, "compute": compute_df,
+            "compute_by_isa": compute_isa_df}
 
 
 def _strings(ck: Checker, obj: dict, key: str, where: str) -> list[str]:
@@ -278,8 +290,8 @@ def parse_name(name: str) -> dict:
 
 MODEL_COLUMNS = ["name", "family", "variant", "isa", "dtype", "dims", "params", "threads", "status",
                  "message", "median_s", "cv", "repetitions", "flops", "bytes", "intensity", "gflops",
-                 "gbps", "predicted_s", "bound", "level", "ceiling_gflops", "ceiling_gbps", "efficiency",
-                 "disturbed", "disturbed_reason"]
+                 "gbps", "predicted_s", "bound", "level", "ceiling_gflops", "compute_isa", "ceiling_gbps",
+                 "efficiency", "disturbed", "disturbed_reason"]
 # Measured fields: required numbers on an "ok" row, null (or absent) otherwise.
 _MEASURED = ("median_s", "gflops", "gbps")
 # Prediction fields: null when no machine.json was available to `rooflab model`.
@@ -326,7 +338,7 @@ def model_frame(model: dict, path: Path) -> pd.DataFrame:
         # Absent = null: `rooflab model` without machine.json has nothing to predict with.
         for k in _PREDICTED:
             row[k] = ck.get(r, k, w, (float,), nullable=True) if k in r else None
-        for k in ("bound", "level"):
+        for k in ("bound", "level", "compute_isa"):
             row[k] = ck.get(r, k, w, (str,), nullable=True) if k in r else None
         # A measurement that stayed disturbed (load, spread): not a good number (absent = false).
         row["disturbed"] = bool(ck.opt(r, "disturbed", w, (bool,), False))

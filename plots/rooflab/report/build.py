@@ -88,8 +88,8 @@ def machine_summary(run: Run) -> str:
     parts.append(text_table(head, rows, num_cols=set(range(1, len(head)))) if rows else note("bandwidth.levels is empty"))
     parts.append(likwid_section(run, "h3"))
     head, rows = rd.compute_table(run)
-    parts.append(f"<h3>Compute ceilings (GFLOP/s, ISA {esc(m.get('compute', {}).get('isa', '?'))})</h3>"
-                 + text_table(head, rows, num_cols=set(range(1, len(head)))))
+    parts.append("<h3>Compute ceilings (GFLOP/s, per ISA: each kernel is priced against its own)</h3>"
+                 + text_table(head, rows, num_cols=set(range(2, len(head)))))
     parts.append('<p class="meta">More: <a href="details.html">bandwidth curves, method, counters</a>.</p>')
     return "\n".join(parts)
 

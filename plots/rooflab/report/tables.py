@@ -171,17 +171,19 @@ def likwid_table(run: Run) -> tuple[list[str], list[list[str]], list[str]]:
 
 
 def compute_table(run: Run) -> tuple[list[str], list[list[str]]]:
-    comp = run.machine_df["compute"]
+    """One row per ISA and ceiling (compute.by_isa: a kernel is priced against its own ISA's)."""
+    comp = run.machine_df["compute_by_isa"]
     threads = sorted(comp.threads.unique()) if not comp.empty else []
     rows = []
-    for key in run.machine.get("compute", {}).get("ceilings", {}):
-        g = comp[comp.key == key]
-        if g.empty:
-            rows.append([key] + ["not measured"] * max(1, len(threads)))
-            continue
-        rows.append([key] + ["—" if (v := g.loc[g.threads == t, "gflops"]).empty else fmt_num(float(v.iloc[0]), 4)
-                             for t in threads])
-    return ["ceiling"] + ([f"{t} thread{'s' if t > 1 else ''}" for t in threads] or ["value"]), rows
+    for isa in dict.fromkeys(comp.isa):
+        for key in run.machine.get("compute", {}).get("ceilings", {}):
+            g = comp[(comp.isa == isa) & (comp.key == key)]
+            if g.empty:
+                rows.append([isa, key] + ["not measured"] * max(1, len(threads)))
+                continue
+            rows.append([isa, key] + ["—" if (v := g.loc[g.threads == t, "gflops"]).empty else fmt_num(float(v.iloc[0]), 4)
+                                      for t in threads])
+    return ["ISA", "ceiling"] + ([f"{t} thread{'s' if t > 1 else ''}" for t in threads] or ["value"]), rows
 
 
 # ----------------------------------------------------------------------------- families
