@@ -1,0 +1,11 @@
+# scripts/perf_gate.sh's usage errors (exit 2, one line naming the option) and a missing binary
+# (exit 1), all before any timing. Its gating itself is rooflab compare's (tests/plots/test_compare.py).
+function(perf_gate_usage_test name code regex)
+  add_test(NAME perf_gate.${name}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect.sh ${code} ${regex} -- ${PROJECT_SOURCE_DIR}/scripts/perf_gate.sh ${ARGN})
+  set_tests_properties(perf_gate.${name} PROPERTIES LABELS integration)
+endfunction()
+perf_gate_usage_test(bogus_option 2 "unknown option '--bogus'" --bogus)
+perf_gate_usage_test(baseline_no_value 2 "--baseline needs a value" --baseline)
+perf_gate_usage_test(threshold_no_value 2 "--threshold needs a value" --threshold)
+perf_gate_usage_test(missing_binary 1 "/nonexistent/rooflab not built" --rooflab /nonexistent/rooflab)
