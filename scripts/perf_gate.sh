@@ -118,8 +118,18 @@ fi
 [ -f "$base/bench.json" ] || { echo "[gate] no baseline $base/bench.json (scripts/perf_gate.sh --update-baseline)" >&2; exit 1; }
 [ -f "$base/model.json" ] || { echo "[gate] no $base/model.json beside the baseline (rooflab model --run $base)" >&2; exit 1; }
 base_cpu=$(cpu_of "$base/machine.json")
-[ "$base_cpu" = "$this_cpu" ] || echo "[gate] baseline CPU '$base_cpu', this CPU '$this_cpu': cross-CPU comparison (gating)"
 echo "[gate] compare (efficiency, threshold $threshold, alpha 0.01) against $base"
 "$rl" compare "$base/bench.json" "$out/bench.json" --metric efficiency --threshold "$threshold" \
   --json-out "$out/compare.json"
-exit $?
+rc=$?
+# Across CPU classes the efficiencies of unchanged code still differ beyond the threshold for
+# kernels whose time the roofline does not capture (floyd_warshall/simd: L1 loads and stores;
+# fused_uv: 4-row streaming; results/baselines/gate-zen5/README.md has the ratios), so a
+# baseline from another CPU does not gate yet: make one here (--update-baseline --baseline DIR).
+if [ "$base_cpu" != "$this_cpu" ] && [ $rc = 4 ]; then
+  echo "[gate] baseline CPU '$base_cpu' differs from this CPU '$this_cpu': not gating (cross-CPU" \
+       "efficiency is not yet comparable for every gated kernel); make a baseline for this CPU with" \
+       "scripts/perf_gate.sh --update-baseline --baseline results/baselines/gate-<cpu class>"
+  exit 0
+fi
+exit $rc
