@@ -161,8 +161,7 @@ constexpr double kDipTolerance = 0.10;
 
 // The curve's dips as machine.json lists them (bytes, best GB/s, its neighbours'), each also
 // a line in `warnings`.
-json curve_dips(const BwCurve& c, json& warnings) {
-  const Curve xy = best_curve(c);
+json curve_dips(const BwCurve& c, const Curve& xy, json& warnings) {
   json out = json::array();
   for (size_t i : plateau_dips(xy, kDipTolerance)) {
     out.push_back({{"bytes", xy[i].first},
@@ -283,12 +282,13 @@ std::vector<ComputeKernel> compute_kernels(const KernelTable& kt) {
 // The FP ceiling whose issue rate is known on every x86-64 core this project targets (Haswell
 // and Zen 2 on): two FMA pipes at full AVX2 width, so avx2 fma_f64 = 2 x 4 lanes x 2 flops per
 // cycle. AVX-512 is left out (one or two pipes, depending on the part). Without AVX2: scalar
-// add_f64 (SSE2 addpd, 2 lanes) on two FP add pipes.
+// mul_f64 (SSE2 mulpd, 2 lanes), which issues on two pipes on every such core (addpd does not:
+// one port on Haswell and Sandy Bridge).
 FpClockSource fp_clock_source(const json& by_isa) {
   FpClockSource s;
   const bool avx2 = by_isa.contains("avx2");
   const char* isa = avx2 ? "avx2" : "scalar";
-  const char* key = avx2 ? "fma_f64" : "add_f64";
+  const char* key = avx2 ? "fma_f64" : "mul_f64";
   s.kernel = std::string(isa) + " " + key;
   s.pipes = 2;
   s.lanes = avx2 ? 4 : 2;
@@ -381,9 +381,7 @@ json characterize(const CharacterizeOptions& opt) {
 
   // Every ISA the CPU has (ROOFLAB_MAX_ISA caps it): the model prices each kernel against the
   // ceilings of its own ISA. The best one's tables are also compute.ceilings.
-  std::vector<Isa> compute_isas;
-  for (Isa i : {Isa::scalar, Isa::avx2, Isa::avx512})
-    if (isa_supported(i)) compute_isas.push_back(i);
+  const std::vector<Isa> compute_isas = supported_isas({Isa::scalar, Isa::avx2, Isa::avx512});
   json by_isa = json::object();
   for (Isa ci : compute_isas) {
     const KernelTable& ck_t = kernels_for(ci);
@@ -459,6 +457,7 @@ json characterize(const CharacterizeOptions& opt) {
   json curves_json = json::array();
   json bw_warnings = json::array();
   for (const auto& c : curves) {
+    const Curve xy = best_curve(c);
     json pts = json::array();
     for (const auto& p : c.points)
       pts.push_back({{"bytes", p.bytes}, {"gbps", p.gbps.best}, {"gbps_median", p.gbps.median}});
@@ -466,8 +465,7 @@ json characterize(const CharacterizeOptions& opt) {
                            {"threads", c.threads},
                            {"nontemporal", nontemporal(c.kernel)},
                            {"points", pts},
-                           {"dips", curve_dips(c, bw_warnings)}});
-    const Curve xy = best_curve(c);
+                           {"dips", curve_dips(c, xy, bw_warnings)}});
     for (const auto& [lvl, r] : ranges[c.threads])
       if (auto v = median_in(xy, r))
         levels[lvl][std::string(name(c.kernel))][std::to_string(c.threads)] = *v;
@@ -502,14 +500,15 @@ json characterize(const CharacterizeOptions& opt) {
       for (const auto& p : c.points)
         pts.push_back({{"bytes", p.bytes}, {"gbps", p.gbps.best}, {"gbps_median", p.gbps.median}});
       const std::string key = curve_name(c.kernel, c.streams);
+      const Curve xy = best_curve(c);
       streams_json["curves"].push_back({{"kernel", key},
                                         {"base", name(c.kernel)},
                                         {"streams", c.streams},
                                         {"threads", c.threads},
                                         {"points", pts},
-                                        {"dips", curve_dips(c, bw_warnings)}});
+                                        {"dips", curve_dips(c, xy, bw_warnings)}});
       // Every point is a DRAM size (the S-array rounding may shave a few bytes off the floor).
-      if (auto v = median_in(best_curve(c), {0, std::numeric_limits<double>::infinity()}))
+      if (auto v = median_in(xy, {0, std::numeric_limits<double>::infinity()}))
         streams_json["levels"]["DRAM"][key][std::to_string(t)] = *v;
     }
   }
@@ -520,8 +519,7 @@ json characterize(const CharacterizeOptions& opt) {
 
   if (bw_warnings.empty())
     say("bandwidth curves: no point more than " + fmt(kDipTolerance * 100) +
-        "% below both neighbours");
-  for (const auto& w : bw_warnings) say("bandwidth: " + w.get<std::string>());
+        "% below both neighbours");  // else `rooflab characterize` prints each at the end
 
   std::vector<int> likwid_threads = {1};
   if (max_t > 1) likwid_threads.push_back(max_t);
@@ -529,8 +527,7 @@ json characterize(const CharacterizeOptions& opt) {
 
   // --- the document ---
   json isas = json::array();
-  for (Isa i : {Isa::scalar, Isa::avx2, Isa::avx512})
-    if (isa_supported(i)) isas.push_back(to_string(i));
+  for (Isa i : compute_isas) isas.push_back(to_string(i));
   json reported_json = {{"source", "hwloc"}};
   for (const auto& [lvl, c] : reported) reported_json[lvl] = c;
   json measured_json = {{"source", "read-bandwidth + pointer-chase curves"}};
@@ -619,7 +616,7 @@ json characterize(const CharacterizeOptions& opt) {
            clock.source.kernel + " ceiling / (" + fmt(clock.source.pipes) + " pipes x " +
            fmt(clock.source.lanes) + " lanes x " + fmt(clock.source.flops_per_op) +
            " flops) per cycle (x86-64 cores since Haswell and Zen 2 issue two full-width AVX2 "
-           "FMAs, or two SSE2 adds, per cycle). host.clock_ghz_estimate is the integer-chain "
+           "FMAs, or two SSE2 multiplies, per cycle). host.clock_ghz_estimate is the integer-chain "
            "clock when the two agree within " + fmt(clock.tolerance * 100) +
            "%, else null with host.clock_ghz_dropped_reason."},
       {"likwid_bench",
