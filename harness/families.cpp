@@ -61,6 +61,10 @@ void validate_case(const Case& c) {
   check_case(*find_family(c.family), c);
 }
 
+Isa runs_isa(const Case& c) {
+  return c.isa == Isa::none && variant_of(c).runs_best_isa ? best_isa() : c.isa;
+}
+
 nlohmann::json case_fields(const Case& c) {
   using json = nlohmann::json;
   json j;
@@ -77,6 +81,7 @@ nlohmann::json case_fields(const Case& c) {
   const Variant& v = variant_of(c);
   // The model prices a vendor baseline with the widest ISA's ceilings (roofline::pricing_isa).
   j["library"] = v.library.empty() ? json(nullptr) : json(v.library);
+  if (const Isa r = runs_isa(c); r != c.isa) j["runs_isa"] = std::string(to_string(r));
   const Model m = v.model(c);
   j["flops"] = m.flops;
   j["bytes"] = m.bytes();
@@ -84,7 +89,7 @@ nlohmann::json case_fields(const Case& c) {
   j["intensity"] = m.bytes() > 0 ? json(m.flops / m.bytes()) : json(nullptr);
   j["compute_ceiling"] = m.compute_ceiling;
   j["model_note"] = m.note;
-  if (const Variant& v = variant_of(c); v.code_path) j["code_path"] = v.code_path();
+  if (v.code_path) j["code_path"] = v.code_path();
   json traffic = json::array();
   for (const auto& t : m.traffic) traffic.push_back({{"bytes", t.bytes}, {"kernel", t.kernel}});
   j["traffic"] = traffic;

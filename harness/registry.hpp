@@ -103,6 +103,9 @@ struct Variant {
   // path it runs and whether that is the library's best for this CPU (bench.json "code_path");
   // empty: none.
   std::function<nlohmann::json()> code_path;
+  // Cases name no ISA, but the kernel dispatches to best_isa() at run time (rtamm): it is
+  // priced against that ISA (bench.json "runs_isa").
+  bool runs_best_isa = false;
 };
 
 struct Family {
@@ -129,6 +132,7 @@ struct VariantRow {
   std::vector<DType> dtypes = {DType::f64, DType::f32};
   std::string library = {};                             // Variant::library: set by baseline rows
   std::function<nlohmann::json()> code_path = {};       // Variant::code_path
+  bool runs_best_isa = false;                           // Variant::runs_best_isa
 };
 struct FamilyHooks {
   std::function<std::string(const Case&)> accepts;      // "" or the reason (accepts_if_parses)

@@ -65,14 +65,16 @@ Model model_from_fields(const json& f, const Reader& rd) {
   return m;
 }
 
-// Which ISA's compute ceilings price a row (pricing_isa): "isa" when set; else a vendor
-// baseline ("library" set) the widest, rooflab's own code scalar. nullopt: a row without
-// "library" (bench.json of an older rooflab), which cannot tell the two apart.
+// Which ISA's compute ceilings price a row (pricing_isa): "isa" when set, else "runs_isa"
+// (a run-time dispatch); else a vendor baseline ("library" set) the widest, rooflab's own code
+// scalar. nullopt: a row without "library" (bench.json of an older rooflab), which cannot tell
+// the two apart.
 std::optional<Isa> row_pricing_isa(const json& f, const Reader& rd) {
-  const std::string isa = rd.string(f, "isa", "");
-  if (!isa.empty()) {
+  for (const char* key : {"isa", "runs_isa"}) {
+    const std::string isa = rd.string(f, key, "");
+    if (isa.empty()) continue;
     const auto i = parse_isa(isa);
-    if (!i) rd.fail("\"isa\" must be scalar, avx2 or avx512, got \"" + isa + "\"");
+    if (!i) rd.fail("\"" + std::string(key) + "\" must be scalar, avx2 or avx512, got \"" + isa + "\"");
     return *i;
   }
   if (!f.contains("library")) return std::nullopt;

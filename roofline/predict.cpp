@@ -61,9 +61,19 @@ bool names_gpu(const Model& m) {
 }
 }  // namespace
 
-Isa pricing_isa(Isa case_isa, bool baseline) {
-  if (case_isa != Isa::none) return case_isa;
-  return baseline ? Isa::none : Isa::scalar;
+Isa pricing_isa(Isa runs_isa, bool baseline) {
+  if (runs_isa != Isa::none) return runs_isa;
+  return baseline ? Isa::none : own_code_isa();
+}
+
+Isa own_code_isa() {
+#if defined(__AVX512F__) && defined(__AVX512VL__) && defined(__AVX512BW__) && defined(__AVX512DQ__)
+  return Isa::avx512;
+#elif defined(__AVX2__) && defined(__FMA__)
+  return Isa::avx2;
+#else
+  return Isa::scalar;
+#endif
 }
 
 Prediction predict(const Model& m, const Machine& machine, int threads, Isa isa) {

@@ -34,10 +34,12 @@ struct Prediction {
   std::vector<std::string> notes;              // fallbacks and other caveats
 };
 
-// Which ISA's compute ceilings price a case: its own ISA when it has one; a vendor baseline
-// without one the widest measured (Isa::none: libraries dispatch to their best code);
-// rooflab's own code without one is built for baseline x86-64, so scalar.
-Isa pricing_isa(Isa case_isa, bool baseline);
+// Which ISA's compute ceilings price a case: the ISA it runs (its own, or the one a run-time
+// dispatch picked) when known; a vendor baseline without one the widest measured (Isa::none:
+// libraries dispatch to their best code); rooflab's own code without one is built for
+// baseline x86-64 (scalar), or for the host's ISA in a -march=native build.
+Isa pricing_isa(Isa runs_isa, bool baseline);
+Isa own_code_isa();  // the ISA this build compiles ISA-less code for
 
 // Throws Error when the machine lacks a ceiling the model names. `isa` selects the compute
 // table (Machine::find_compute; Isa::none: the widest); a fallback is in `notes`.

@@ -190,11 +190,17 @@ std::vector<VariantRow> rows() {
   std::vector<VariantRow> out;
   for (Order o : all_orders()) {
     const std::string n(to_string(o));
-    out.push_back({n, "plan: blocks in loop order " + n + " (cost class " + std::string(to_string(canonical(o))) +
-                          "), mcg/ncg/kcg, ahead none|ab|abc"});
+    out.push_back({.name = n,
+                   .description = "plan: blocks in loop order " + n + " (cost class " +
+                                  std::string(to_string(canonical(o))) + "), mcg/ncg/kcg, ahead none|ab|abc",
+                   .runs_best_isa = true});
   }
-  out.push_back({"static", "the static baseline: mnk, ahead ab, the pool's static triple"});
-  out.push_back({"adaptive", "cost-formula choice of the plan at run time (units from $ROOFLAB_MACHINE)"});
+  out.push_back({.name = "static",
+                 .description = "the static baseline: mnk, ahead ab, the pool's static triple",
+                 .runs_best_isa = true});
+  out.push_back({.name = "adaptive",
+                 .description = "cost-formula choice of the plan at run time (units from $ROOFLAB_MACHINE)",
+                 .runs_best_isa = true});
   return out;
 }
 }  // namespace

@@ -575,3 +575,15 @@ TEST(RtammEvaluate, ShapesCoverTheSixCategories) {
   }
   EXPECT_GT(rmax, 7);
 }
+
+// rtamm cases name no ISA but run best_isa()'s micro-kernel: bench.json says which ("runs_isa"),
+// so the model prices them against that ISA's ceilings; a case with its own ISA gets no field.
+TEST(RtammRegistry, CasesRecordTheIsaTheyRun) {
+  const Case c = parse_case_name("rtamm/static/f64/131x97x67/threads:1");
+  ASSERT_EQ(c.isa, Isa::none);
+  EXPECT_EQ(runs_isa(c), best_isa());
+  EXPECT_EQ(case_fields(c).value("runs_isa", ""), std::string(to_string(best_isa())));
+  const Case g = parse_case_name("gemm/blocked/avx2/f64/64x64x64/threads:1");
+  EXPECT_EQ(runs_isa(g), Isa::avx2);
+  EXPECT_FALSE(case_fields(g).contains("runs_isa"));
+}
