@@ -33,6 +33,12 @@ double lookup_threads(const nlohmann::json& table, int threads, const std::strin
 }
 
 // The levels table a bandwidth kernel lives in: bandwidth.streams.levels for S > 1.
+// raw[key], or an empty object when absent (no copy of the section).
+const nlohmann::json& section(const nlohmann::json& raw, const char* key) {
+  static const nlohmann::json empty = nlohmann::json::object();
+  return raw.contains(key) ? raw[key] : empty;
+}
+
 const nlohmann::json& levels_for(const nlohmann::json& raw, const std::string& kernel) {
   static const nlohmann::json empty = nlohmann::json::object();
   const auto& bw = raw["bandwidth"];
@@ -153,18 +159,18 @@ Machine load_machine(const std::filesystem::path& path) {
 }
 
 double Machine::compute(const std::string& key, int threads) const {
-  const auto& c = raw.value("compute", nlohmann::json::object()).value("ceilings", nlohmann::json::object());
+  const auto& c = section(section(raw, "compute"), "ceilings");
   if (!c.contains(key)) throw Error("machine.json has no compute ceiling '" + key + "'");
   return lookup_threads(c[key], threads, "compute ceiling " + key);
 }
 
 std::string Machine::best_compute_isa() const {
-  const auto& c = raw.value("compute", nlohmann::json::object());
+  const auto& c = section(raw, "compute");
   return c.contains("isa") && c["isa"].is_string() ? c["isa"].get<std::string>() : std::string();
 }
 
 Machine::ComputeCeiling Machine::find_compute(const std::string& key, int threads, Isa isa) const {
-  const auto& comp = raw.value("compute", nlohmann::json::object());
+  const auto& comp = section(raw, "compute");
   const std::string best = best_compute_isa();
   const std::string want = isa == Isa::none ? best : std::string(to_string(isa));
   ComputeCeiling out;
@@ -181,7 +187,7 @@ Machine::ComputeCeiling Machine::find_compute(const std::string& key, int thread
     const std::string file = path.empty() ? std::string("machine.json") : path.string();
     out.note = comp.contains("by_isa")
                    ? file + " has no " + want + " compute ceilings (the CPU it was measured on lacks " +
-                         want + "): priced against the " + (best.empty() ? "unnamed" : best) + " ones"
+                         want + ", or ROOFLAB_MAX_ISA capped `rooflab characterize`): priced against the " + (best.empty() ? "unnamed" : best) + " ones"
                    : file + " has no per-ISA compute ceilings (compute.by_isa, from an older `rooflab "
                             "characterize`): priced against the " + (best.empty() ? "unnamed ISA's" : best) +
                          " ones, not " + want + "'s; re-run `rooflab characterize`";

@@ -35,9 +35,6 @@ struct Machine {
     std::string note;  // non-empty when it is not the table asked for
   };
   ComputeCeiling find_compute(const std::string& key, int threads, Isa isa) const;
-  double compute(const std::string& key, int threads, Isa isa) const {
-    return find_compute(key, threads, isa).gflops;
-  }
   // compute.isa: the widest ISA measured ("" in a file without it).
   std::string best_compute_isa() const;
   // GB/s of a bandwidth kernel at a level ("L1".."DRAM"), same thread rule. Throws Error.

@@ -232,6 +232,8 @@ nlohmann::json predictions(const Case& c, const roofline::Machine& machine) {
   tight["slow_level"] = mp.slow_level;
   tight["c_level"] = mp.c_level;
   tight["compute_gflops"] = mp.flops * s.threads * 1e-9;
+  tight["compute_isa"] = mp.compute_isa;
+  if (!mp.compute_note.empty()) tight["notes"] = {mp.compute_note};
   tight["grid"] = knobs::to_string(grid);
   const knobs::Knob a = knobs::analytic_choice(s, grid, mp).knob;
   tight["analytic_choice"] = {{"k_layers", a.k_layers}, {"kbf", a.kbf}, {"bk", a.bk}};

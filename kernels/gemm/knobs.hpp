@@ -118,6 +118,7 @@ struct MachineParams {
   double bw_c = 0;         // all-thread update bandwidth of the level C lives in (first touch)
   double bw_copy = 0;      // all-thread copy bandwidth (packing, zeroing, reduction)
   std::string slow_level, c_level;
+  std::string compute_isa, compute_note;  // Machine::find_compute's table and fallback note
 };
 // Throws Error naming machine.json when a ceiling is missing.
 MachineParams machine_params(const roofline::Machine& m, const Shape& s);

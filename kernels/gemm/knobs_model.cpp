@@ -83,7 +83,10 @@ MachineParams machine_params(const roofline::Machine& m, const Shape& s) {
   const int T = s.threads;
   const double esz = double(dtype_size(s.dtype));
   // The FMA ceiling of the micro-kernel's own ISA (compute.by_isa; older files: the widest).
-  p.flops = m.compute(s.dtype == DType::f64 ? "fma_f64" : "fma_f32", T, s.isa) * 1e9 / T;
+  const auto fma = m.find_compute(s.dtype == DType::f64 ? "fma_f64" : "fma_f32", T, s.isa);
+  p.flops = fma.gflops * 1e9 / T;
+  p.compute_isa = fma.isa;
+  p.compute_note = fma.note;
   for (const auto& c : m.caches) (c.name == "L1" ? p.l1 : c.name == "L2" ? p.l2 : p.l3) = c.bytes;
   if (p.l1 <= 0 || p.l2 <= 0)
     throw Error(m.path.string() + ": no L1 / L2 capacity in caches; re-run `rooflab characterize`");

@@ -271,6 +271,24 @@ TEST(KnobModel, MachineParamsFromMachineJson) {
   EXPECT_GT(a.seconds, 2.0 * 1024 * 1024 * 1024 / (2 * mp.flops));  // never faster than the FMA ceiling
 }
 
+// The FMA ceiling is the shape's ISA's; a machine.json without that table says which priced it.
+TEST(KnobModel, MachineParamsNameTheComputeTable) {
+  const fs::path p = fs::path(ROOFLAB_SOURCE_DIR) / "tests/fixtures/run_small/machine.json";
+  if (!fs::exists(p)) GTEST_SKIP() << p << " missing";
+  nlohmann::json j = read_json_file(p);
+  const std::string widest = j["compute"]["isa"];
+  j["compute"]["by_isa"] = {{"avx2", {{"ceilings", j["compute"]["ceilings"]}}}};
+  const MachineParams mp = machine_params(roofline::machine_from_json(j), shape(1024, 1024, 1024, 2));
+  EXPECT_EQ(mp.compute_isa, "avx2");
+  EXPECT_TRUE(mp.compute_note.empty()) << mp.compute_note;
+  ASSERT_EQ(widest, "avx2");
+  Shape s512 = shape(1024, 1024, 1024, 2);
+  s512.isa = Isa::avx512;  // a table this file lacks
+  const MachineParams other = machine_params(roofline::machine_from_json(j), s512);
+  EXPECT_EQ(other.compute_isa, "avx2");
+  EXPECT_NE(other.compute_note.find("no avx512 compute ceilings"), std::string::npos) << other.compute_note;
+}
+
 // ---- knobs:<method> on sfc_ca cases and a tiny autotune ---------------------------------------------
 TEST(KnobCases, NnMethodResolvesWhenTheCaseIsMade) {
   const fs::path d = temp_dir();
