@@ -241,16 +241,17 @@ const char* g_argv0 = "rooflab";
 // The command table: `rooflab help` and every `--help` are generated from it.
 std::vector<args::Command> command_table() {
   using Raw = std::function<int(const std::vector<std::string>&)>;
-  auto raw = [](std::string name, std::string summary, Raw run, bool hidden = false) {
-    return args::Command{std::move(name), std::move(summary), nullptr, nullptr, std::move(run), hidden};
+  auto raw = [](std::string name, std::string summary, Raw run, bool hidden = false, bool timed = false) {
+    return args::Command{std::move(name), std::move(summary), nullptr, nullptr, std::move(run), hidden, timed};
   };
   auto python = [](const char* script) -> Raw {
     return [script](const std::vector<std::string>& a) -> int { exec_python(script, a); };
   };
   return {
       {"list", "list the benchmarks of a profile (--json: with their model)", list_spec, cmd_list, nullptr, false},
-      {"characterize", "measure the machine -> DIR/machine.json", characterize_spec, cmd_characterize, nullptr, false},
-      {"bench", "verify + time benchmarks -> DIR/bench.json", bench_spec, cmd_bench, nullptr, false},
+      {"characterize", "measure the machine -> DIR/machine.json", characterize_spec, cmd_characterize, nullptr, false,
+       true},
+      {"bench", "verify + time benchmarks -> DIR/bench.json", bench_spec, cmd_bench, nullptr, false, true},
       {"model", "roofline prediction vs measurement -> DIR/model.json", model_spec, cmd_model, nullptr, false},
       {"counters", "cache-miss counters -> DIR/counters.json", counters::counters_spec, counters::counters_run, nullptr,
        false},
@@ -261,8 +262,9 @@ std::vector<args::Command> command_table() {
       raw("compare", "regression gate: BASE vs NEW bench.json (exit 4 when significantly slower)", python("compare.py")),
       {"sinkhorn", "solve (unbalanced) OT to a tolerance -> JSON", sinkhorn::solve_spec, sinkhorn::solve_run, nullptr,
        false},
-      raw("rtamm", "RTAMM pool / unit costs / calibration / adaptive-vs-oracle evaluation", rtamm::rtamm_main),
-      raw("gemm-knobs", "sfc_ca's k_layers / kbf: autotune, analytic model, nearest neighbour", gemm::knobs::knobs_main),
+      raw("rtamm", "RTAMM pool / unit costs / calibration / adaptive-vs-oracle evaluation", rtamm::rtamm_main, false, true),
+      raw("gemm-knobs", "sfc_ca's k_layers / kbf: autotune, analytic model, nearest neighbour", gemm::knobs::knobs_main, false,
+          true),
       raw("mpi", "distributed Sinkhorn: mpiexec -n P rooflab_mpi ...",
           [](const std::vector<std::string>& a) { return cli::mpi_main(a, g_argv0); }),
       {"gpu-characterize", "CUDA device bandwidth + peak FLOP/s -> DIR/machine.gpu.json (machine.json's \"gpu\" section)",
@@ -274,11 +276,9 @@ std::vector<args::Command> command_table() {
 
 int main(int argc, char** argv) {
   // The commands that time kernels run OpenMP with a bounded spin (may re-execute this program).
-  if (argc > 1) {
-    const std::string cmd = argv[1];
-    if (cmd == "bench" || cmd == "characterize" || cmd == "rtamm" || cmd == "gemm-knobs")
-      rooflab::diag::apply_timed_omp_policy(argv);
-  }
+  if (argc > 1)
+    for (const auto& c : command_table())
+      if (c.timed && c.name == argv[1]) rooflab::diag::apply_timed_omp_policy(argv);
   g_argv0 = argv[0];
   const std::vector<std::string> a(argv + 1, argv + argc);
   if (a.size() == 1 && a[0] == "--version") {

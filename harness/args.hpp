@@ -148,6 +148,7 @@ struct Command {
   std::function<int(const Values&)> run;
   std::function<int(const std::vector<std::string>&)> raw;  // a command with its own table / parser
   bool hidden = false;                                      // not listed by help
+  bool timed = false;  // times kernels: runs under the timed OpenMP policy (diag::apply_timed_omp_policy)
 };
 
 // The help of a table: every command with its one-line summary, then `footer`.
