@@ -55,10 +55,10 @@ struct RunState {
   std::map<size_t, std::string> errors;     // per case index: setup/verification failure
   std::set<std::string> unfinished;         // cases an interrupt cut short or never reached
   std::set<std::string>* dropped = &unfinished;  // this pass's cases without a result (the Tee drops them)
-  // Per case, each timed call's disturbance mark. Google Benchmark's last `repetitions` calls
-  // of a case are its reported repetitions (the calls before them estimate the iterations).
-  std::map<size_t, std::vector<bool>> quiet;
-  std::map<size_t, std::vector<double>> seconds, runqueue_wait;  // per timed call, as `quiet`
+  // Per case, each timed call's sample (time and disturbance marks). Google Benchmark's last
+  // `repetitions` calls of a case are its reported repetitions (the calls before them estimate
+  // the iterations).
+  std::map<size_t, std::vector<measure::Sample>> samples;
   // Re-measuring (passes after the first): the case's place in this pass for the progress lines,
   // and when the retry budget is spent (cases not begun by then keep their first measurement).
   int pass = 0;
@@ -123,8 +123,7 @@ void run_case(benchmark::State& state, RunState& rs, size_t idx) {
   p.quiet.threads = c.threads;
   if (rs.fake_disturbed_passes > 0) {  // the test hook: passes before N loaded, later ones quiet
     const bool loaded = rs.pass < rs.fake_disturbed_passes;
-    p.quiet.running = [loaded] { return loaded ? 1 << 20 : 1; };
-    p.quiet.runqueue_wait_ns = [] { return int64_t(-1); };
+    p.quiet.running = [loaded] { return loaded ? 1 << 20 : 1; };  // no wait hook: wait unknown
   }
   bool cut = false, entered = false;
   const measure::Batch batch = [&](int64_t, bool warmup) {
@@ -167,9 +166,7 @@ void run_case(benchmark::State& state, RunState& rs, size_t idx) {
     // predicted/measured time per run == attained/predicted performance.
     state.counters["roofline_eff"] = C(rs.predicted_s[idx], C::kIsIterationInvariantRate);
   }
-  rs.quiet[idx].push_back(r.samples.front().quiet);
-  rs.seconds[idx].push_back(r.samples.front().seconds);
-  rs.runqueue_wait[idx].push_back(r.samples.front().runqueue_wait);
+  rs.samples[idx].push_back(r.samples.front());
 }
 
 // Reporters that print and write the canonical rooflab name (Google Benchmark would append
@@ -342,8 +339,9 @@ int run_bench(const BenchOptions& opt) {
       f = case_fields(c);
       if (machine) {
         try {
-          predicted = roofline::predict(variant_of(c).model(c), *machine, c.threads,
-                                        roofline::pricing_isa(c.isa, variant_of(c).is_baseline())).time_s;
+          const Variant& v = variant_of(c);
+          predicted = roofline::predict(v.model(c), *machine, c.threads,
+                                        roofline::pricing_isa(runs_isa(c), v.is_baseline())).time_s;
         } catch (const Error&) {
           // no console efficiency; `rooflab model` records why in model.json
         }
@@ -434,22 +432,22 @@ int run_bench(const BenchOptions& opt) {
           f["verification"] = nullptr;
         // The repetitions' disturbance marks: quiet = no other task runnable just before and
         // just after the repetition, and its threads hardly waited for a CPU during it.
-        if (auto q = rs.quiet.find(i); q != rs.quiet.end()) {
-          const auto& marks = q->second;
-          const size_t reps = std::min(marks.size(), size_t(std::max(1, b.value("repetitions", rs.policy.repetitions))));
-          const size_t from = marks.size() - reps;
+        if (auto q = rs.samples.find(i); q != rs.samples.end()) {
+          const auto& all = q->second;
+          const size_t reps = std::min(all.size(), size_t(std::max(1, b.value("repetitions", rs.policy.repetitions))));
           json quiet = json::array(), wait = json::array();
-          std::vector<bool> qs(marks.begin() + long(from), marks.end());
-          std::vector<double> secs(rs.seconds[i].begin() + long(from), rs.seconds[i].end());
-          for (size_t k = from; k < marks.size(); ++k) {
-            quiet.push_back(bool(marks[k]));
-            const double w = rs.runqueue_wait[i][k];
-            wait.push_back(std::isfinite(w) ? json(w) : json(nullptr));
+          std::vector<bool> qs;
+          std::vector<double> secs;
+          for (size_t k = all.size() - reps; k < all.size(); ++k) {
+            qs.push_back(all[k].quiet);
+            secs.push_back(all[k].seconds);
+            quiet.push_back(all[k].quiet);
+            wait.push_back(std::isfinite(all[k].runqueue_wait) ? json(all[k].runqueue_wait) : json(nullptr));
           }
-          f["quiet"] = quiet;
-          f["quiet_fraction"] = double(std::count(qs.begin(), qs.end(), true)) / double(qs.size());
-          f["runqueue_wait"] = wait;
           const measure::Disturbance d = measure::classify(secs, qs, rule);
+          f["quiet"] = quiet;
+          f["quiet_fraction"] = d.quiet_fraction;
+          f["runqueue_wait"] = wait;
           f["disturbed"] = d.disturbed;
           f["disturbed_reason"] = d.reason;
           verdicts[i] = d;
@@ -476,12 +474,13 @@ int run_bench(const BenchOptions& opt) {
       if (again.empty() || std::chrono::steady_clock::now() > rs.retry_deadline) break;
       std::fprintf(stderr, "re-measuring %zu disturbed case%s (retry %d of %d)\n", again.size(),
                    again.size() == 1 ? "" : "s", attempt, kRetries);
-      diag::wait_quiet(1, 5.0);  // later, and on a quieter machine if it gets quiet soon (within the budget)
+      // Later, and on a quieter machine if it gets quiet soon (within the retry budget).
+      diag::wait_quiet(1, std::min(rs.retry_deadline, std::chrono::steady_clock::now() + std::chrono::seconds(5)));
       rs.pass = attempt;
       rs.position.clear();
       for (size_t k = 0; k < again.size(); ++k) {
         rs.position[again[k]] = k;
-        rs.quiet.erase(again[k]), rs.seconds.erase(again[k]), rs.runqueue_wait.erase(again[k]);
+        rs.samples.erase(again[k]);
       }
       std::set<std::string> dropped;
       rs.dropped = &dropped;

@@ -34,7 +34,7 @@ int own_running_threads();
 // The OpenMP wait policy of the commands that time kernels. libgomp's default spins a waiting
 // thread up to 300000 times before it sleeps: on a core another process shares, each barrier then
 // burns the time slice the late thread needs, and a kernel with many short parallel regions runs
-// up to 100x slower. A bounded spin (libgomp's own value when it knows threads outnumber CPUs)
+// many times slower (docs/measuring.md). A bounded spin (libgomp's own value when it knows threads outnumber CPUs)
 // bounds that loss; what it costs imbalanced kernels on a quiet machine: docs/measuring.md.
 inline constexpr const char* kTimedSpinCount = "1000";
 // Call first in main(), before anything can start OpenMP: libgomp reads its environment when it

@@ -180,11 +180,6 @@ bool QuietMark::quiet_now() const {
   return r < 0 || r - std::max(0, own - q_.threads) <= q_.threads;
 }
 
-void QuietMark::begin() {
-  wait();
-  look();
-}
-
 bool QuietMark::end() {
   const double dt = since(t0_);
   const int64_t w1 = wait0_ns_ >= 0 ? waited_ns() : -1;

@@ -121,12 +121,11 @@ Disturbance classify(const std::vector<double>& seconds, const std::vector<bool>
 int64_t calibrate(const Batch& batch, double min_s, int64_t start = 1);
 
 // The quiet checks of one sample as the driver does them, for loops whose inner timing is
-// someone else's (Google Benchmark's iteration loop in `rooflab bench`): begin() waits within
-// the policy and looks, end() looks again and says whether the sample was quiet.
+// someone else's (Google Benchmark's iteration loop in `rooflab bench`): wait() within the
+// policy, look() as the sample starts, end() looks again and says whether it was quiet.
 class QuietMark {
  public:
   explicit QuietMark(const QuietPolicy& q);
-  void begin();           // wait(), then look()
   void look();            // the sample starts: runnable tasks and the run-queue wait so far
   bool end();             // the sample ended: quiet or disturbed
   double runqueue_wait() const { return wait_fraction_; }  // of the last end(); NaN unknown
