@@ -13,12 +13,16 @@ from rooflab import gate as compare
 NAME = "gemm/blocked/avx2/f64/512x512x512/threads:1"
 
 
-def bench_doc(times_ms: dict[str, list[float]], predicted_s: float | None = 1e-3, errors=()) -> dict:
+def bench_doc(times_ms: dict[str, list[float]], predicted_s: float | None = 1e-3, errors=(),
+              disturbed: dict[str, str] | None = None) -> dict:
     """A bench.json (measurements only) and, under "_model", the model.json beside it carrying
-    each benchmark's predicted_s (write() splits them into a run directory)."""
+    each benchmark's predicted_s (write() splits them into a run directory). `disturbed`:
+    {name: reason} of the measurements `rooflab bench` marked disturbed."""
     benchmarks = []
     for name, times in times_ms.items():
         rl = {"name": name, "family": name.split("/")[0], "variant": name.split("/")[1]}
+        if disturbed is not None:
+            rl |= {"disturbed": name in disturbed, "disturbed_reason": disturbed.get(name, "")}
         if name in errors:
             benchmarks.append({"name": name, "run_name": name, "run_type": "iteration", "error_occurred": True,
                                "error_message": "verification failed: max_err 1 > tol 0", "rooflab": rl})
@@ -122,6 +126,31 @@ def test_too_few_repetitions_are_reported_not_gated(tmp_path, capsys):
     assert "too few" in capsys.readouterr().out
     only3 = write(tmp_path, "only3", bench_doc({other: noisy(9, n=3)}))
     assert compare.main([base, only3, "--filter", "sinkhorn"]) == 1
+
+
+def test_a_disturbed_measurement_is_shown_not_gated(tmp_path, capsys):
+    # NEW is 30% slower, significantly: exit 4 when the measurement is good, but a measurement
+    # `rooflab bench` marked disturbed on either side is shown with its reason and never gates.
+    other = "sinkhorn/c2r/f64/512x512/threads:1"
+    base = write(tmp_path, "base", bench_doc({NAME: noisy(21), other: noisy(22)}, disturbed={}))
+    slow = {NAME: noisy(23, scale=1.3), other: noisy(24)}
+    good = write(tmp_path, "good", bench_doc(slow, disturbed={}))
+    assert compare.main([base, good]) == 4
+    capsys.readouterr()
+    why = "load: 3 of 12 samples quiet"
+    bad = write(tmp_path, "bad", bench_doc(slow, disturbed={NAME: why}))
+    out_json = tmp_path / "cmp.json"
+    assert compare.main([base, bad, "--json-out", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert f"disturbed (NEW: {why})" in out and "1 disturbed, 1 same" in out
+    rows = {r["name"]: r for r in json.loads(out_json.read_text())["rows"]}
+    assert rows[NAME]["status"] == "disturbed" and rows[NAME]["note"] == f"NEW: {why}"
+    assert rows[NAME]["ratio"] == pytest.approx(1.3, rel=0.05)  # shown, not gated
+    assert rows[other]["status"] == "same"
+    # A disturbed baseline is no good number either.
+    bad_base = write(tmp_path, "bad_base", bench_doc({NAME: noisy(21), other: noisy(22)}, disturbed={NAME: "cv 14% > 10%"}))
+    assert compare.main([bad_base, good, "--markdown"]) == 0
+    assert "disturbed (BASE: cv 14% > 10%)" in capsys.readouterr().out
 
 
 def test_bad_input_is_a_clear_error(tmp_path, capsys):
