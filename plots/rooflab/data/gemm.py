@@ -55,7 +55,7 @@ import pandas as pd
 from rooflab.data.jsonfile import Checker, RooflabDataError, read_schema_file, write_json_atomic
 from rooflab import cli
 from rooflab.data.registry import load_registry
-from rooflab.data.run import Run, counters_frames, load_run, parse_name, read_json
+from rooflab.data.run import Run, counters_frames, family_rows, load_run, parse_name, read_json
 
 FAMILY = "gemm"
 SCHEMA = "rooflab.gemm_summary/1"
@@ -168,14 +168,9 @@ def tight_roofline(run_dir) -> pd.DataFrame | None:
 
 def gemm_points(model: pd.DataFrame, tight: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list[str]]:
     """(one row per implementation, dtype, threads and shape: its fastest ok configuration;
-    lines naming the failed / skipped gemm rows, which are never used). `tight`
-    (tight_roofline()) adds each shape's tight_gflops (NaN where absent)."""
-    fam = model[model.family == FAMILY]
-    omitted = [f"{r['name']}: {r.status}" + (f" ({r.message})" if r.message else "")
-               for _, r in fam.iterrows() if r.status != "ok"]
-    ok = fam[fam.status == "ok"]
-    omitted += [f"{r['name']}: disturbed measurement ({r.disturbed_reason})" for _, r in ok[ok.disturbed].iterrows()]
-    ok = ok[~ok.disturbed]  # a measurement that stayed disturbed is not a good number
+    lines naming the failed / skipped gemm rows and disturbed measurements, which are never
+    used). `tight` (tight_roofline()) adds each shape's tight_gflops (NaN where absent)."""
+    ok, omitted = family_rows(model, FAMILY)
     rows = []
     for _, r in ok.iterrows():
         m, n, k = (int(x) for x in r.dims)
