@@ -13,10 +13,11 @@
 # usage: scripts/perf_gate.sh [--rooflab BIN] [--out DIR] [--baseline DIR] [--threshold T]
 #                             [--update-baseline]
 #   --baseline DIR     default: the results/baselines/gate*/ made on this CPU (name, ISAs, L1 and
-#                      L2 sizes), else results/baselines/gate/; another CPU's baseline gates too
+#                      L2 sizes), else results/baselines/gate/; another CPU's baseline only reports
 #   --update-baseline  writes the run into the baseline directory instead of comparing (without
 #                      --baseline: the one made on this CPU, which must exist)
-# Exit: 0 pass, 4 a significant regression, 3 a kernel failed verification, 1 error.
+# Exit: 0 pass, 4 a significant regression (only against a baseline from this CPU), 3 a kernel
+# failed verification, 1 error.
 # The threshold (default 0.25) and the false-alarm rate measured on the 2-core VM are in
 # results/baselines/gate/README.md.
 set -uo pipefail
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
     --baseline) [ $# -ge 2 ] || { echo "perf_gate.sh: --baseline needs a value" >&2; exit 2; }; base=$2; shift 2 ;;
     --threshold) [ $# -ge 2 ] || { echo "perf_gate.sh: --threshold needs a value" >&2; exit 2; }; threshold=$2; shift 2 ;;
     --update-baseline) update=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "perf_gate.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -58,8 +59,8 @@ echo "[gate] characterize -> $out/machine.json"
 py="$ROOT/.venv/bin/python"; [ -x "$py" ] || py=python3
 # The CPU a baseline belongs to: under a hypervisor the model name can be generic ("AMD EPYC"
 # for a Zen 3 and a Zen 5), so it is the name, the ISAs and the private cache sizes. The default
-# baseline is the one made on this CPU; a baseline from another CPU still gates (efficiency is
-# normalized by each run's own per-ISA ceilings).
+# baseline is the one made on this CPU; against a baseline from another CPU the comparison is
+# printed but a regression does not fail the gate (see the end).
 cpu_of() {
   "$py" -c 'import json,sys
 m = json.load(open(sys.argv[1])); h = m["host"]; c = m.get("caches", {}).get("reported", {})

@@ -315,7 +315,7 @@ def sfc_l2_vs_vendor(c: Ctx) -> Outcome:
         return missing("sfc_ca and baseline L2 rows", "scripts/gemm_paper.sh --skip-bench")
     s, b = sfc.loc[sfc.l2_misses.idxmin()], base.loc[base.l2_misses.idxmin()]
     r = float(b.l2_misses / s.l2_misses)  # > 1: SFC-CA has fewer misses
-    label = gemm.not_representative_label(gemm.code_paths(c.run.bench).get(b.variant))
+    label = gemm.not_representative_label(gemm.code_paths(c.run.bench).get(b.variant), b.variant in gemm.baselines(c.dir))
     return Outcome(NOT_MEASURED if label else HOLDS if r > 1 else FAILS,
                    f"SFC-CA {s.l2_misses:.3g} vs {b.variant} {b.l2_misses:.3g} misses" + (f" — {label}" if label else ""),
                    [s["name"], b["name"]], "cachegrind with LL set to the L2 size (no hardware counters here)")

@@ -9,6 +9,8 @@ decide:
   faster     p < alpha and ratio < 1 - threshold
   same       otherwise (no significant change beyond the threshold)
   too few    fewer than --min-reps repetitions on a side: reported, not gated
+  disturbed  `rooflab bench` marked the measurement on a side disturbed (load, spread; the
+             reason is the note): shown with its ratio, not gated (not a good number)
   failed     the benchmark failed verification in NEW (exit 3: a wrong result is never "faster")
 
 Metric `time` compares medians of the times; metric `efficiency` compares roofline
@@ -47,12 +49,13 @@ class Side:
     times: list[float]          # seconds, one per timed repetition
     predicted_s: float | None   # the run's roofline prediction for one unit
     error: str                  # non-empty: failed (verification or other)
+    disturbed: str = ""         # non-empty: `rooflab bench` marked it disturbed; the reason
 
 
 @dataclass
 class Row:
     name: str
-    status: str                 # slower | faster | same | too few | failed | only in BASE | only in NEW
+    status: str                 # slower | faster | same | too few | disturbed | failed | only in BASE | only in NEW
     n_base: int = 0
     n_new: int = 0
     median_base_s: float | None = None
@@ -115,6 +118,8 @@ def load_bench(path_arg: str | Path) -> tuple[Path, dict[str, Side]]:
         name = (ck.opt(rl, "name", f"{w}.rooflab", (str,)) or ck.opt(b, "run_name", w, (str,))
                 or ck.get(b, "name", w, (str,)))
         side = out.setdefault(name, Side([], None, ""))
+        if ck.opt(rl, "disturbed", f"{w}.rooflab", (bool,), False):
+            side.disturbed = ck.opt(rl, "disturbed_reason", f"{w}.rooflab", (str,)) or "disturbed"
         if ck.opt(b, "error_occurred", w, (bool,), False):
             side.error = ck.opt(b, "error_message", w, (str,)) or "error"
         elif ck.opt(b, "run_type", w, (str,)) == "iteration":
@@ -181,6 +186,11 @@ def compare(base: dict[str, Side], new: dict[str, Side], metric: str, threshold:
             r.note = f"{min(r.n_base, r.n_new)} < {min_reps} repetitions (--benchmark_repetitions={min_reps})"
             rows.append(r)
             continue
+        if b.disturbed or n.disturbed:  # not a good number on a side: shown, never gated
+            r.status = "disturbed"
+            r.note = "; ".join(f"{side}: {why}" for side, why in (("BASE", b.disturbed), ("NEW", n.disturbed)) if why)
+            rows.append(r)
+            continue
         r.p_value = mann_whitney_p(b.times, n.times)
         if r.p_value < alpha and r.ratio > 1 + threshold:
             r.status = "slower"
@@ -220,7 +230,8 @@ def gate(base_arg: str | Path, new_arg: str | Path, o: Options = Options()) -> R
         base = {k: v for k, v in base.items() if pat.search(k)}
         new = {k: v for k, v in new.items() if pat.search(k)}
     rows = compare(base, new, o.metric, o.threshold, o.alpha, o.min_reps)
-    if not any(r.status in ("slower", "faster", "same", "failed") for r in rows):
+    # A disturbed row was compared (it is shown with its ratio), it just does not gate.
+    if not any(r.status in ("slower", "faster", "same", "disturbed", "failed") for r in rows):
         raise CompareError("nothing comparable: no benchmark is in both files with "
                            f">= {o.min_reps} repetitions on each side (run `rooflab bench "
                            f"--benchmark_repetitions={o.min_reps}` for both)")

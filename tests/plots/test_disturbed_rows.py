@@ -4,12 +4,15 @@ out and list it under "not plotted", attained-vs-predicted draws it marked. Fixt
 tests/fixtures/run_small with marks added to its model.json."""
 from __future__ import annotations
 
+import shutil
+
 import pytest
-from conftest import load, save
+from conftest import REPO, load, save
 
 from rooflab import claims
+from rooflab.data import gemm as gd
 from rooflab.data.run import load_run
-from rooflab.figures import attained_vs_predicted
+from rooflab.figures import attained_vs_predicted, roofline
 from rooflab.figures import common as fc
 
 MAPUOT = "sinkhorn/mapuot/avx2/f64/4096x4096/threads:1"
@@ -73,3 +76,17 @@ def test_report_results_table_marks_disturbed_rows(run_copy):
     rows = {r[0]: r for r in tables.results_rows(load_run(run_copy).model_df)}
     assert rows[C2R2][1] == "ok (disturbed)" and "disturbed: load:" in rows[C2R2][-1]
     assert rows[MAPUOT][1] == "ok" and "disturbed" not in rows[MAPUOT][-1]
+
+
+def test_one_not_used_line_for_a_disturbed_row_everywhere(run_copy, tmp_path):
+    # The family figures, the GEMM points and the roofline list a disturbed row with one line
+    # (data.run.family_rows); a row marked without a reason gets no empty parentheses.
+    mark(run_copy, {C2R2}, reason="")
+    assert f"{C2R2}: disturbed measurement" in roofline.plot(run_copy, tmp_path / "roof.png").omitted
+    assert f"{C2R2}: disturbed measurement" in fc.family_rows(load_run(run_copy).model_df, "sinkhorn")[1]
+    gemm = tmp_path / "gemm_small"
+    shutil.copytree(REPO / "tests" / "fixtures" / "gemm_small", gemm)
+    g = next(r["name"] for r in load(gemm, "model.json")["rows"] if r["status"] == "ok" and r["family"] == "gemm")
+    mark(gemm, {g}, reason="")
+    pts, omitted = gd.gemm_points(load_run(gemm).model_df)
+    assert g not in pts.name.tolist() and f"{g}: disturbed measurement" in omitted

@@ -109,3 +109,22 @@ def test_no_bench_json_means_no_code_paths(run):
     doc = gd.summary(run)  # the fixture as it is: model.json only
     assert doc["code_paths"] == {}
     assert "no bench.json" in sections.gemm_baselines_section(run, run)
+
+
+def test_own_kernel_on_a_vendor_library_is_no_baseline(run):
+    # sfc_ca_libxsmm (rooflab's SFC-CA on LIBXSMM's JIT) carries a code path too, but is no
+    # baseline: flagged as a vendor back end, never "baseline not representative".
+    why = "LIBXSMM 1.17 JIT target avx2; this CPU's best is avx512_core; LIBXSMM_TARGET=hsw set by the user"
+    xsmm = dict(BAD, library="LIBXSMM 1.17", ran="JIT target avx2", best="JIT target avx512_core",
+                selected_by="LIBXSMM_TARGET=hsw set by the user (respected)", reason=why)
+    write_bench(run, {"openblas": BAD, "sfc_ca_libxsmm": xsmm})
+    doc = gd.summary(run)
+    label = f"vendor back end not representative ({why})"
+    for dtype in ("f32", "f64"):
+        g, v = impl(doc, dtype, "sfc_ca_libxsmm")
+        assert not v["baseline"] and v["not_representative"] == label
+    assert impl(doc, "f64", "openblas")[1]["not_representative"] == f"baseline not representative ({REASON})"
+    assert f"* sfc_ca_libxsmm: {label}" in gd.format_summary(doc)
+    html = sections.gemm_baselines_section(run, run)
+    assert "<b>no</b>: vendor back end not representative (LIBXSMM 1.17" in html
+    assert html.count("<b>no</b>: baseline not representative") == 1  # openblas only

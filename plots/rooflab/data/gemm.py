@@ -34,7 +34,9 @@ Definitions (over the "ok" gemm rows of model.json):
                   rooflab.code_path (library, ran, best, representative, selected_by, reason).
                   A ratio or target against a baseline with representative false carries
                   "baseline not representative (<reason>)"; a target against it is not
-                  evaluated (reached null, the label as its reason; the value stays).
+                  evaluated (reached null, the label as its reason; the value stays). A vendor
+                  back end of rooflab's own (sfc_ca_libxsmm) is "vendor back end not
+                  representative (<reason>)".
 Targets (issue 5, "Performance to reach"; benchmarks, never pass/fail tests), at the largest
 thread count of the run (the paper profile runs all cores):
   f64_whm_vs_best_baseline  WHM(sfc_ca, f64) >= 1.5 x WHM(best f64 baseline)
@@ -55,7 +57,7 @@ import pandas as pd
 from rooflab.data.jsonfile import Checker, RooflabDataError, read_schema_file, write_json_atomic
 from rooflab import cli
 from rooflab.data.registry import load_registry
-from rooflab.data.run import Run, counters_frames, load_run, parse_name, read_json
+from rooflab.data.run import Run, counters_frames, family_rows, load_run, parse_name, read_json
 
 FAMILY = "gemm"
 SCHEMA = "rooflab.gemm_summary/1"
@@ -99,11 +101,14 @@ def code_paths(bench: dict | None) -> dict[str, dict]:
     return out
 
 
-def not_representative_label(cp: dict | None) -> str | None:
-    """"baseline not representative (<reason>)" for a code path with representative false."""
+def not_representative_label(cp: dict | None, baseline: bool = True) -> str | None:
+    """"baseline not representative (<reason>)" for a code path with representative false; of a
+    variant that is no baseline (rooflab's own SFC-CA on a vendor library: sfc_ca_libxsmm),
+    "vendor back end not representative (<reason>)"."""
     if not cp or cp.get("representative") is not False:
         return None
-    return f"baseline not representative ({cp.get('reason') or 'the library does not run its best code for this CPU'})"
+    why = cp.get("reason") or "the library does not run its best code for this CPU"
+    return f"{'baseline' if baseline else 'vendor back end'} not representative ({why})"
 
 
 def whm(flops, gflops) -> float:
@@ -168,14 +173,9 @@ def tight_roofline(run_dir) -> pd.DataFrame | None:
 
 def gemm_points(model: pd.DataFrame, tight: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list[str]]:
     """(one row per implementation, dtype, threads and shape: its fastest ok configuration;
-    lines naming the failed / skipped gemm rows, which are never used). `tight`
-    (tight_roofline()) adds each shape's tight_gflops (NaN where absent)."""
-    fam = model[model.family == FAMILY]
-    omitted = [f"{r['name']}: {r.status}" + (f" ({r.message})" if r.message else "")
-               for _, r in fam.iterrows() if r.status != "ok"]
-    ok = fam[fam.status == "ok"]
-    omitted += [f"{r['name']}: disturbed measurement ({r.disturbed_reason})" for _, r in ok[ok.disturbed].iterrows()]
-    ok = ok[~ok.disturbed]  # a measurement that stayed disturbed is not a good number
+    lines naming the failed / skipped gemm rows and disturbed measurements, which are never
+    used). `tight` (tight_roofline()) adds each shape's tight_gflops (NaN where absent)."""
+    ok, omitted = family_rows(model, FAMILY)
     rows = []
     for _, r in ok.iterrows():
         m, n, k = (int(x) for x in r.dims)
@@ -220,8 +220,9 @@ def summarize_group(pts: pd.DataFrame, baseline_variants, paths: dict[str, dict]
         total_t = float((g.flops / g.gflops).sum()) / 1e9
         roof = _whm_over(g, col="roof_gflops")
         tight = _whm_over(g, col="tight_gflops")
+        is_base = is_baseline(impl, baseline_variants)
         impls[impl] = {"impl": impl, "variant": g.variant.iloc[0], "isa": g.isa.iloc[0],
-                       "baseline": is_baseline(impl, baseline_variants), "n_shapes": int(len(g)),
+                       "baseline": is_base, "n_shapes": int(len(g)),
                        "full_grid": _is_full_grid(set(g["mnk"])), "total_flops": float(g.flops.sum()),
                        "total_time_s": total_t, "whm_gflops": whm(g.flops, g.gflops),
                        "roofline_whm_gflops": None if math.isnan(roof) else roof,
@@ -230,7 +231,7 @@ def summarize_group(pts: pd.DataFrame, baseline_variants, paths: dict[str, dict]
                        "fraction_of_tight_roofline": None if math.isnan(tight) else whm(g.flops, g.gflops) / tight,
                        "multi_config_shapes": int((g.configs > 1).sum()),
                        "code_path": paths.get(g.variant.iloc[0]),
-                       "not_representative": not_representative_label(paths.get(g.variant.iloc[0]))}
+                       "not_representative": not_representative_label(paths.get(g.variant.iloc[0]), is_base)}
     base = [v for v in impls.values() if v["baseline"]]
     best = max(base, key=lambda v: v["whm_gflops"]) if base else None
     for v in impls.values():

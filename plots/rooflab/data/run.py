@@ -356,6 +356,23 @@ def model_frame(model: dict, path: Path) -> pd.DataFrame:
     return df
 
 
+def disturbed_line(row) -> str:
+    """The not-plotted line of an ok row whose measurement stayed disturbed."""
+    return f"{row['name']}: disturbed measurement" + (f" ({row.disturbed_reason})" if row.disturbed_reason else "")
+
+
+def family_rows(model: pd.DataFrame, family: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """(ok rows, not-plotted lines) of one family (None: every family) from model_frame(): failed
+    and skipped rows, and measurements that stayed disturbed, are never plotted or used, only
+    listed with why."""
+    fam = model if family is None else model[model.family == family]
+    omitted = [f"{r['name']}: {r.status}" + (f" ({r.message})" if r.message else "")
+               for _, r in fam.iterrows() if r.status != "ok"]
+    ok = fam[fam.status == "ok"]
+    omitted += [disturbed_line(r) for _, r in ok[ok.disturbed].iterrows()]
+    return ok[~ok.disturbed].copy(), omitted
+
+
 COUNTER_COLUMNS = ["name", "backend", "runs", "status", "message", "simulated_as", "note"]
 
 

@@ -10,6 +10,7 @@ matplotlib.use("Agg")  # the scripts only write files; never need a display
 import matplotlib.pyplot as plt  # noqa: E402
 
 from rooflab.data.jsonfile import atomic_path  # noqa: E402
+from rooflab.data.run import family_rows  # noqa: E402,F401  (re-exported: the figures call fc.family_rows)
 
 
 DPI = 110
@@ -53,22 +54,6 @@ def dims_label(dims) -> str:
 def variant_label(row) -> str:
     """variant[/isa], as in benchmark names."""
     return row.variant + (f"/{row.isa}" if isinstance(row.isa, str) and row.isa else "")
-
-
-def disturbed_line(row) -> str:
-    """The not-plotted line of an ok row whose measurement stayed disturbed."""
-    return f"{row['name']}: disturbed measurement" + (f" ({row.disturbed_reason})" if row.disturbed_reason else "")
-
-
-def family_rows(model, family: str):
-    """(ok rows, not-plotted lines) of one family from model_frame(): failed and skipped rows,
-    and measurements that stayed disturbed, are never plotted, only listed with why."""
-    fam = model[model.family == family]
-    omitted = [f"{r['name']}: {r.status}" + (f" ({r.message})" if r.message else "")
-               for _, r in fam.iterrows() if r.status != "ok"]
-    ok = fam[fam.status == "ok"]
-    omitted += [disturbed_line(r) for _, r in ok[ok.disturbed].iterrows()]
-    return ok[~ok.disturbed].copy(), omitted
 
 
 def no_family_figure(family: str, run_dir, out_path, omitted: list[str]) -> Path:

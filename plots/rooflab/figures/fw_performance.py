@@ -1,8 +1,8 @@
 """Floyd-Warshall performance (the paper's 1-core and all-core plots and its ablation): GFLOP/s
 (2 N^3 flops) vs N per variant and plan, one panel per thread count, with the add+min ceiling
 of machine.json (`compute.ceilings.addmin_<dtype>`, the widest ISA's; not the FMA peak), and
-the four ablations as a fraction of the add+min ceiling of the ISA that priced each row
-(model.json's `compute_isa`, `compute.by_isa`; the widest ISA's for a row without it):
+the four ablations as a fraction of each row's own ceiling (model.json's `ceiling_gflops`: the
+addmin ceiling of the ISA that priced it; the widest ISA's for a row without one):
   Rec-OPT = regblock sched:rec layout:bdl      NonRec-OPT = regblock sched:blocked layout:bdl
   Rec-NoBDL = regblock sched:rec layout:std    Rec-NoRBK = bdl sched:rec"""
 from __future__ import annotations
@@ -48,30 +48,26 @@ def ablation_of(variant: str, params: dict) -> str | None:
     return None
 
 
-def addmin_ceilings(machine_df, by_isa: bool = False) -> pd.DataFrame:
-    """The addmin ceilings drawn (widest ISA), or with by_isa those of every ISA (an isa column)."""
+def addmin_ceilings(machine_df) -> pd.DataFrame:
+    """The addmin ceilings drawn (widest ISA)."""
     if machine_df is None:
-        return pd.DataFrame(columns=(["isa"] if by_isa else []) + ["key", "threads", "gflops"])
-    c = machine_df["compute_by_isa" if by_isa else "compute"]
+        return pd.DataFrame(columns=["key", "threads", "gflops"])
+    c = machine_df["compute"]
     return c[c.key.str.startswith("addmin_") & (c.gflops > 0)].reset_index(drop=True)
 
 
-def fw_data(model: pd.DataFrame, ceilings: pd.DataFrame,
-            isa_ceilings: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+def fw_data(model: pd.DataFrame, ceilings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     ok, omitted = fc.family_rows(model, FAMILY)
     # parameters other than sched/layout (bs, task) go into the label only where they vary
     varying = {k for k in {k for p in ok.params for k in p} - set(PLAN_KEYS)
                if len({p.get(k) for p in ok.params if k in p}) > 1}
     ceil = {(k[len("addmin_"):], int(t)): g for k, t, g in zip(ceilings.key, ceilings.threads, ceilings.gflops)}
-    own = {} if isa_ceilings is None else {(i, k[len("addmin_"):], int(t)): g for i, k, t, g in
-                                           zip(isa_ceilings.isa, isa_ceilings.key, isa_ceilings.threads, isa_ceilings.gflops)}
     pts = []
     for _, r in ok.iterrows():
         plan = [f"{k}:{r.params[k]}" for k in PLAN_KEYS if k in r.params]
         plan += [f"{k}:{v}" for k, v in r.params.items() if k in varying]
-        c = ceil.get((r["dtype"], int(r.threads)), np.nan)
-        if isinstance(r.get("compute_isa"), str) and isa_ceilings is not None:
-            c = own.get((r.compute_isa, r["dtype"], int(r.threads)), c)
+        # `rooflab model` priced the row against FW's compute ceiling (addmin_<dtype>) of its ISA.
+        c = r.ceiling_gflops if pd.notna(r.ceiling_gflops) else ceil.get((r["dtype"], int(r.threads)), np.nan)
         pts.append({"name": r["name"], "series": " ".join([fc.variant_label(r)] + plan), "variant": r.variant,
                     "isa": r.isa, "dtype": r["dtype"], "n": int(r.dims[0]), "threads": int(r.threads),
                     "gflops": r.gflops, "ceiling_gflops": c, "fraction": r.gflops / c,
@@ -88,7 +84,7 @@ def fw_data(model: pd.DataFrame, ceilings: pd.DataFrame,
 def plot(run_dir, out_path) -> FwResult:
     run = load_run(run_dir, required=("model",))
     ceilings = addmin_ceilings(run.machine_df)
-    points, ablation, omitted = fw_data(run.model_df, ceilings, addmin_ceilings(run.machine_df, by_isa=True))
+    points, ablation, omitted = fw_data(run.model_df, ceilings)
     if points.empty:
         out = fc.no_family_figure(FAMILY, run.run_dir, out_path, omitted)
         return FwResult(out, False, points, ablation, ceilings, omitted)

@@ -10,7 +10,7 @@ import pandas as pd
 
 from rooflab.figures import common as fc
 from rooflab.figures.common import plt
-from rooflab.data.run import LEVELS, RooflabDataError, load_run
+from rooflab.data.run import LEVELS, RooflabDataError, family_rows, load_run
 
 DEFAULT_KERNEL = "read"
 
@@ -65,14 +65,11 @@ def plot(run_dir, out_path, kernel: str | None = None) -> RooflineResult:
         raise RooflabDataError(f"{run.run_dir / 'machine.json'}: needs at least one compute ceiling and one "
                                f"bandwidth level to draw a roofline (re-run `rooflab characterize`)")
 
-    for _, r in model.iterrows():
-        if r.status != "ok":
-            omitted.append(f"{r['name']}: {r.status}" + (f" ({r.message})" if r.message else ""))
-        elif not (r.flops > 0 and r.intensity > 0):
-            omitted.append(f"{r['name']}: no flops, cannot sit on a roofline")
-        elif r.disturbed:
-            omitted.append(fc.disturbed_line(r))
-    ok = model[(model.status == "ok") & (model.flops > 0) & (model.intensity > 0) & ~model.disturbed]
+    ok, unused = family_rows(model)
+    omitted += unused
+    flat = ~((ok.flops > 0) & (ok.intensity > 0))
+    omitted += [f"{r['name']}: no flops, cannot sit on a roofline" for _, r in ok[flat].iterrows()]
+    ok = ok[~flat]
     points = pd.DataFrame({
         "name": ok.name, "family": ok.family, "variant": ok.variant, "threads": ok.threads,
         "intensity": ok.intensity, "attained_gflops": ok.gflops,

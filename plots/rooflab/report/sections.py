@@ -107,13 +107,14 @@ def gemm_baselines_section(run_dir, out_dir) -> str:
         return head + note(f"no bench.json: run `rooflab bench --filter ^gemm/ --out {run_dir}`")
     try:
         paths = gemm_data.code_paths(read_json(run_dir, "bench"))
+        base = gemm_data.baselines(run_dir) if paths else ()
     except RooflabDataError as e:
         return head + not_drawn(e)
     if not paths:
         return head + note("no gemm row of a vendor library in bench.json (or a bench.json older than code_path)")
     rows, classes = [], []
     for variant, cp in sorted(paths.items()):
-        label = gemm_data.not_representative_label(cp)
+        label = gemm_data.not_representative_label(cp, variant in base)
         rows.append([esc(variant), esc(cp.get("library", "")), esc(cp.get("ran", "")), esc(cp.get("best", "")),
                      "yes" if not label else f"<b>no</b>: {esc(label)}", esc(cp.get("selected_by", ""))])
         classes.append("failed" if label else "")
