@@ -49,8 +49,8 @@ template <class T>
 using SkPass = void (*)(const SkArgs<T>&);
 
 // One variant's kernels. col_rescale == {zero work; col_sums; col_factors; col_scale} up to
-// the order of operations (blocked/microkernel compute each nc-block's factors right before
-// scaling it, as Algorithm 3 does).
+// the order of operations (microkernel computes each nc-block's factors right before scaling
+// it, as Algorithm 3 does).
 template <class T>
 struct SkKernels {
   SkPass<T> row_rescale = nullptr;  // rows to r
