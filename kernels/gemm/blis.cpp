@@ -91,7 +91,8 @@ const code_path::Facts& facts() {
       arch_t best_id{};
       for (const Config& c : built_configs())
         if (best == c.name) best_id = c.id;
-      if (code_path::blis_config_to_force(cpu, built, detected, false)) {
+      // Detected "" (BLIS's own choice unknown): left to BLIS.
+      if (!detected.empty() && code_path::blis_config_tier(best) > code_path::blis_config_tier(detected)) {
         // The variable is checked against the registered contexts: bli_init() first.
         const code_path::ScopedEnv scoped(kArchVar, std::to_string(int(best_id)));
         bli_init();

@@ -67,13 +67,6 @@ std::string openblas_best_core(const CpuFeatures& f, const std::string& detected
   return detected;
 }
 
-std::optional<std::string> openblas_core_to_force(const CpuFeatures& f, const std::string& detected, bool user_set) {
-  if (user_set) return std::nullopt;
-  const std::string best = openblas_best_core(f, detected);
-  if (openblas_core_tier(best) > openblas_core_tier(detected)) return best;
-  return std::nullopt;
-}
-
 Tier blis_config_tier(std::string_view config) {
   if (in(config, {"skx", "zen4", "zen5"})) return Tier::avx512;
   if (in(config, {"haswell", "zen", "zen2", "zen3"})) return Tier::avx2;
@@ -95,14 +88,6 @@ std::string blis_best_config(const CpuFeatures& f, const std::vector<std::string
     for (const char* c : {"haswell", "zen3", "zen2", "zen"})
       if (has(c)) return c;
   return detected;
-}
-
-std::optional<std::string> blis_config_to_force(const CpuFeatures& f, const std::vector<std::string>& built,
-                                                const std::string& detected, bool user_set) {
-  if (user_set || detected.empty()) return std::nullopt;
-  const std::string best = blis_best_config(f, built, detected);
-  if (blis_config_tier(best) > blis_config_tier(detected)) return best;
-  return std::nullopt;
 }
 
 Tier onednn_isa_tier(std::string_view isa) {

@@ -46,23 +46,17 @@ Tier openblas_core_tier(std::string_view core);
 // The core to run on a CPU with these features: SkylakeX for AVX-512 F/VL/BW/DQ (Cooperlake,
 // what OpenBLAS picks with AVX512_BF16, differs from it only in the bf16 kernels, so either
 // counts as best for f32/f64 GEMM), Haswell for AVX2+FMA (OpenBLAS's Zen core uses the same
-// GEMM kernels), else the detected core. detected: openblas_get_corename() at load.
+// GEMM kernels), else the detected core. detected: openblas_get_corename() at load. rooflab
+// sets OPENBLAS_CORETYPE to it (for OpenBLAS's core selection only) when it is of a higher tier
+// than the detected core and the user did not set the variable.
 std::string openblas_best_core(const CpuFeatures&, const std::string& detected);
-
-// The core rooflab sets (OPENBLAS_CORETYPE, for OpenBLAS's core selection only) or none: none
-// when the user set the variable (respected) or the detected core is of the best core's tier.
-std::optional<std::string> openblas_core_to_force(const CpuFeatures&, const std::string& detected, bool user_set);
 
 // ---- BLIS (sub-configuration names as bli_arch_string() spells them) ----------------------
 Tier blis_config_tier(std::string_view config);
 // The best configuration among `built` for this CPU: skx for AVX-512, else zen3 / zen2 / zen /
-// haswell for AVX2 (the detected one when it is of that tier), else the detected one.
+// haswell for AVX2 (the detected one when it is of that tier), else the detected one. rooflab
+// sets BLIS_ARCH_TYPE to it likewise, and not when BLIS's own choice is unknown (detected "").
 std::string blis_best_config(const CpuFeatures&, const std::vector<std::string>& built, const std::string& detected);
-
-// The configuration rooflab sets (BLIS_ARCH_TYPE, for BLIS's choice only) or none, likewise;
-// detected "" (BLIS's own choice unknown): none.
-std::optional<std::string> blis_config_to_force(const CpuFeatures&, const std::vector<std::string>& built,
-                                                const std::string& detected, bool user_set);
 
 // ---- oneDNN (dnnl_cpu_isa_t names without the prefix) / LIBXSMM (target arch names) --------
 Tier onednn_isa_tier(std::string_view isa);

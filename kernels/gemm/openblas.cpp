@@ -73,7 +73,7 @@ const code_path::Facts& facts() {
     const auto user = code_path::env(kCoreVar);
     if (user) {
       out.selected_by = std::string(kCoreVar) + "=" + *user + " set by the user (respected)";
-    } else if (!code_path::openblas_core_to_force(cpu, detected, false)) {
+    } else if (code_path::openblas_core_tier(best) <= code_path::openblas_core_tier(detected)) {
       out.selected_by = "OpenBLAS's own detection";
     } else {
       if (!openblas_select_core(best).empty()) {

@@ -16,6 +16,17 @@ CpuFeatures sse() { return {}; }
 // AVX-512F without BW/DQ (Xeon Phi): not the AVX-512 tier rooflab's kernels or SkylakeX need.
 CpuFeatures avx512f_only() { return {true, true, true, false, false, false, false}; }
 
+// What rooflab switches the library to when the user did not set its variable (openblas.cpp,
+// blis.cpp): the best, when it is of a higher tier than the library's own pick; "" for none.
+std::string openblas_switch(const CpuFeatures& f, const std::string& detected) {
+  const std::string best = openblas_best_core(f, detected);
+  return openblas_core_tier(best) > openblas_core_tier(detected) ? best : "";
+}
+std::string blis_switch(const CpuFeatures& f, const std::vector<std::string>& built, const std::string& detected) {
+  const std::string best = blis_best_config(f, built, detected);
+  return blis_config_tier(best) > blis_config_tier(detected) ? best : "";
+}
+
 TEST(CodePath, CpuTier) {
   EXPECT_EQ(cpu_tier(avx512()), Tier::avx512);
   EXPECT_EQ(cpu_tier(avx2()), Tier::avx2);
@@ -36,14 +47,13 @@ TEST(CodePath, OpenblasBestCore) {
   EXPECT_EQ(openblas_best_core(avx512f_only(), "Sandybridge"), "Haswell");
   EXPECT_EQ(openblas_best_core(sse(), "Nehalem"), "Nehalem");
 
-  EXPECT_EQ(openblas_core_to_force(avx512(), "Prescott", false), "SkylakeX");
-  EXPECT_EQ(openblas_core_to_force(avx512(), "Haswell", false), "SkylakeX");
-  EXPECT_EQ(openblas_core_to_force(avx512(), "Haswell", true), std::nullopt);  // the user's choice
-  EXPECT_EQ(openblas_core_to_force(avx512(true), "Cooperlake", false), std::nullopt);
-  EXPECT_EQ(openblas_core_to_force(avx2(), "Haswell", false), std::nullopt);
-  EXPECT_EQ(openblas_core_to_force(avx2(), "Zen", false), std::nullopt);
-  EXPECT_EQ(openblas_core_to_force(avx2(), "Prescott", false), "Haswell");
-  EXPECT_EQ(openblas_core_to_force(sse(), "Prescott", false), std::nullopt);
+  EXPECT_EQ(openblas_switch(avx512(), "Prescott"), "SkylakeX");
+  EXPECT_EQ(openblas_switch(avx512(), "Haswell"), "SkylakeX");
+  EXPECT_EQ(openblas_switch(avx512(true), "Cooperlake"), "");
+  EXPECT_EQ(openblas_switch(avx2(), "Haswell"), "");
+  EXPECT_EQ(openblas_switch(avx2(), "Zen"), "");
+  EXPECT_EQ(openblas_switch(avx2(), "Prescott"), "Haswell");
+  EXPECT_EQ(openblas_switch(sse(), "Prescott"), "");
 }
 
 TEST(CodePath, BlisBestConfig) {
@@ -51,18 +61,18 @@ TEST(CodePath, BlisBestConfig) {
   const std::vector<std::string> no_skx = {"haswell", "zen3", "zen2", "zen"};
   // Zen 5 under BLIS 0.9.0: "generic" (reference C kernels) -> skx.
   EXPECT_EQ(blis_best_config(avx512(), debian, "generic"), "skx");
-  EXPECT_EQ(blis_config_to_force(avx512(), debian, "generic", false), "skx");
+  EXPECT_EQ(blis_switch(avx512(), debian, "generic"), "skx");
   // An AVX-512 Xeon where BLIS picked haswell.
-  EXPECT_EQ(blis_config_to_force(avx512(), debian, "haswell", false), "skx");
+  EXPECT_EQ(blis_switch(avx512(), debian, "haswell"), "skx");
   // No skx in the build: the best it has is AVX2, which stays not representative (judge()).
   EXPECT_EQ(blis_best_config(avx512(), no_skx, "generic"), "haswell");
-  EXPECT_EQ(blis_config_to_force(avx512(), no_skx, "haswell", false), std::nullopt);
+  EXPECT_EQ(blis_switch(avx512(), no_skx, "haswell"), "");
   // Zen 3 (AVX2): BLIS's own zen3 stands.
-  EXPECT_EQ(blis_config_to_force(avx2(), debian, "zen3", false), std::nullopt);
-  EXPECT_EQ(blis_config_to_force(avx2(), debian, "generic", false), "haswell");
-  EXPECT_EQ(blis_config_to_force(avx512(), debian, "generic", true), std::nullopt);  // the user's
-  EXPECT_EQ(blis_config_to_force(avx512(), debian, "", false), std::nullopt);        // unknown
-  EXPECT_EQ(blis_config_to_force(sse(), debian, "penryn", false), std::nullopt);
+  EXPECT_EQ(blis_switch(avx2(), debian, "zen3"), "");
+  EXPECT_EQ(blis_switch(avx2(), debian, "generic"), "haswell");
+  // BLIS's own choice unknown (the user's BLIS_ARCH_TYPE, or the probe failed): the best of the build.
+  EXPECT_EQ(blis_best_config(avx512(), debian, ""), "skx");
+  EXPECT_EQ(blis_switch(sse(), debian, "penryn"), "");
 }
 
 TEST(CodePath, OtherLibrariesTiers) {
