@@ -74,7 +74,7 @@ int detected_in_child() {
 
 const code_path::Facts& facts() {
   static const code_path::Facts f = [] {
-    const code_path::CpuFeatures cpu = code_path::host_cpu_features();
+    const Isa cpu = host_isa();  // the CPU, not ROOFLAB_MAX_ISA (code_path.hpp)
     code_path::Facts out;
     out.library = std::string("BLIS ") + bli_info_get_version_str();
     std::vector<std::string> built;
@@ -109,10 +109,10 @@ const code_path::Facts& facts() {
     out.ran = "config " + ran + " (" + bli_gks_l3_ukr_impl_string(BLIS_GEMM_UKR, BLIS_NAT, BLIS_DOUBLE) +
               " micro-kernel)";
     out.best = "config " + best;
-    std::string note = "this CPU has " + std::string(to_string(code_path::cpu_tier(cpu)));
-    if (code_path::blis_config_tier(best) < code_path::cpu_tier(cpu))
+    std::string note = "this CPU has " + std::string(code_path::tier_name(cpu));
+    if (code_path::blis_config_tier(best) < cpu)
       note += " and this BLIS build has no configuration for it";
-    return code_path::judge(out, code_path::blis_config_tier(ran), code_path::cpu_tier(cpu), note);
+    return code_path::judge(out, code_path::blis_config_tier(ran), cpu, note);
   }();
   return f;
 }

@@ -34,19 +34,19 @@ std::string isa_name(dnnl_cpu_isa_t isa) {
 const code_path::Facts& facts() {
   static const code_path::Facts f = [] {
     const dnnl_version_t* v = dnnl_version();
-    const code_path::Tier cpu = code_path::cpu_tier(code_path::host_cpu_features());
+    const Isa cpu = host_isa();  // the CPU, not ROOFLAB_MAX_ISA (code_path.hpp)
     code_path::Facts out;
     out.library = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
     const std::string isa = isa_name(dnnl_get_effective_cpu_isa());
     out.ran = "ISA " + isa + " (effective CPU ISA)";
-    out.best = cpu == code_path::Tier::avx512 ? "ISA avx512_core or above"
-               : cpu == code_path::Tier::avx2  ? "ISA avx2 or above"
+    out.best = cpu == Isa::avx512 ? "ISA avx512_core or above"
+               : cpu == Isa::avx2  ? "ISA avx2 or above"
                                                : out.ran;
     const auto cap = code_path::env("ONEDNN_MAX_CPU_ISA") ? code_path::env("ONEDNN_MAX_CPU_ISA")
                                                            : code_path::env("DNNL_MAX_CPU_ISA");
     out.selected_by = cap ? "ONEDNN_MAX_CPU_ISA=" + *cap + " set by the user (respected)" : "oneDNN's own detection";
     return code_path::judge(out, code_path::onednn_isa_tier(isa), cpu,
-                            "this CPU has " + std::string(code_path::to_string(cpu)));
+                            "this CPU has " + std::string(code_path::tier_name(cpu)));
   }();
   return f;
 }

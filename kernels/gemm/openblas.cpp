@@ -63,7 +63,7 @@ namespace {
 // Chooses the core once, before any GEMM call; every entry point goes through it.
 const code_path::Facts& facts() {
   static const code_path::Facts f = [] {
-    const code_path::CpuFeatures cpu = code_path::host_cpu_features();
+    const Isa cpu = host_isa();  // the CPU, not ROOFLAB_MAX_ISA (code_path.hpp)
     const std::string detected = openblas_get_corename();
     const std::string best = code_path::openblas_best_core(cpu, detected);
     code_path::Facts out;
@@ -87,7 +87,7 @@ const code_path::Facts& facts() {
     out.best = "core " + best;
     return code_path::judge(out, code_path::openblas_core_tier(openblas_get_corename()),
                             code_path::openblas_core_tier(best),
-                            "this CPU has " + std::string(to_string(code_path::cpu_tier(cpu))));
+                            "this CPU has " + std::string(code_path::tier_name(cpu)));
   }();
   return f;
 }
