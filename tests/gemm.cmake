@@ -10,7 +10,7 @@ rooflab_unit_test(test_gemm
 # each reports and the environment left as it was.
 rooflab_unit_test(test_gemm_code_path
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/gemm/test_code_path.cpp
-  LIBS rooflab_gemm)
+  LIBS rooflab_core rooflab_gemm)
 # host_isa(), what baselines are judged against, is the CPU's and not ROOFLAB_MAX_ISA's.
 add_test(NAME gemm_code_path_host_isa_capped
   COMMAND test_gemm_code_path --gtest_filter=CodePath.HostIsaIsTheCpusWidestUncapped)

@@ -72,8 +72,10 @@ int detected_in_child() {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? id : -1;
 }
 
+// Chooses the configuration once, at the first make() or code_path() call.
 const code_path::Facts& facts() {
   static const code_path::Facts f = [] {
+    code_path::count_probe();
     const Isa cpu = host_isa();  // the CPU, not ROOFLAB_MAX_ISA (code_path.hpp)
     code_path::Facts out;
     out.library = std::string("BLIS ") + bli_info_get_version_str();
@@ -117,10 +119,9 @@ const code_path::Facts& facts() {
   return f;
 }
 
+// No probe, not even bli_init() (BLIS would make its choice): the configuration is in code_path.
 std::string info() {
-  const code_path::Facts& f = facts();
-  return std::string("BLIS ") + bli_info_get_version_str() + ", kernel " + f.ran + " (" + f.selected_by +
-         "), bli_thread_set_num_threads(T) per call";
+  return std::string("BLIS ") + bli_info_get_version_str() + ", bli_thread_set_num_threads(T) per call";
 }
 
 template <class T>

@@ -1,6 +1,7 @@
 #include "kernels/gemm/code_path.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 
 namespace rooflab::gemm::code_path {
@@ -14,6 +15,12 @@ std::string_view tier_name(Isa isa) {
   }
   return "pre-AVX2";
 }
+
+namespace {
+std::atomic<int> g_probes{0};
+}  // namespace
+void count_probe() { ++g_probes; }
+int probes_run() { return g_probes.load(); }
 
 nlohmann::json Facts::to_json() const {
   return {{"library", library},         {"ran", ran},

@@ -34,6 +34,13 @@ struct Facts {
   nlohmann::json to_json() const;
 };
 
+// Probing a library (OpenBLAS's core selection, BLIS's child process, oneDNN's / LIBXSMM's ISA
+// queries) happens once, at a baseline's first make() or Variant::code_path() call, never while
+// the registry is built (`rooflab list`, `model`, every run-case would pay it). Each probe counts
+// itself here, so tests can check that.
+void count_probe();
+int probes_run();
+
 // Fills representative and reason from the two tiers: ran below best is not representative.
 Facts judge(Facts f, Isa ran, Isa best, const std::string& cpu_note);
 

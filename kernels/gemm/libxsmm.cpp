@@ -99,6 +99,7 @@ std::string libxsmm_info() {
 // The JIT target LIBXSMM detected (capped only by a user's LIBXSMM_TARGET).
 code_path::Facts libxsmm_facts() {
   static const code_path::Facts f = [] {
+    code_path::count_probe();
     libxsmm_init();
     const Isa cpu = host_isa();  // the CPU, not ROOFLAB_MAX_ISA (code_path.hpp)
     code_path::Facts out;

@@ -33,6 +33,7 @@ std::string isa_name(dnnl_cpu_isa_t isa) {
 
 const code_path::Facts& facts() {
   static const code_path::Facts f = [] {
+    code_path::count_probe();
     const dnnl_version_t* v = dnnl_version();
     const Isa cpu = host_isa();  // the CPU, not ROOFLAB_MAX_ISA (code_path.hpp)
     code_path::Facts out;
@@ -55,7 +56,7 @@ std::string info() {
   const dnnl_version_t* v = dnnl_version();
   const char* rt = v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : v->cpu_runtime == DNNL_RUNTIME_TBB ? "TBB" : "other";
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
-         " (" + rt + " runtime, omp_get_max_threads() threads, " + facts().ran + ")";
+         " (" + rt + " runtime, omp_get_max_threads() threads)";  // no probe: the ISA is in code_path
 }
 
 struct State {

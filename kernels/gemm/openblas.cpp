@@ -60,16 +60,22 @@ std::string openblas_select_core(const std::string& core) {
 
 namespace {
 
-// Chooses the core once, before any GEMM call; every entry point goes through it.
+std::string version() {
+  std::string v = OPENBLAS_VERSION;  // " OpenBLAS 0.3.21 "
+  v.erase(0, v.find_first_not_of(' '));
+  v.erase(v.find_last_not_of(' ') + 1);
+  return v;
+}
+
+// Chooses the core once, at the first make() or code_path() call, before any GEMM call.
 const code_path::Facts& facts() {
   static const code_path::Facts f = [] {
+    code_path::count_probe();
     const Isa cpu = host_isa();  // the CPU, not ROOFLAB_MAX_ISA (code_path.hpp)
     const std::string detected = openblas_get_corename();
     const std::string best = code_path::openblas_best_core(cpu, detected);
     code_path::Facts out;
-    out.library = OPENBLAS_VERSION;  // " OpenBLAS 0.3.21 "
-    out.library.erase(0, out.library.find_first_not_of(' '));
-    out.library.erase(out.library.find_last_not_of(' ') + 1);
+    out.library = version();
     const auto user = code_path::env(kCoreVar);
     if (user) {
       out.selected_by = std::string(kCoreVar) + "=" + *user + " set by the user (respected)";
@@ -92,11 +98,8 @@ const code_path::Facts& facts() {
   return f;
 }
 
-std::string info() {
-  const code_path::Facts& f = facts();
-  return std::string(openblas_get_config()) + ", " + f.ran + " (" + f.selected_by +
-         "), openblas_set_num_threads(T) per call";
-}
+// No probe (it runs while the registry is built): the core is in code_path.
+std::string info() { return version() + ", openblas_set_num_threads(T) per call"; }
 
 // cblas_dgemm / cblas_sgemm share one signature but for the element type.
 template <class T>

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "harness/families.hpp"
 #include "kernels/gemm/code_path.hpp"
 
 namespace rooflab::gemm::code_path {
@@ -117,6 +118,30 @@ TEST(CodePath, ScopedEnvRestoresAbsenceAndValue) {
   }
   EXPECT_STREQ(std::getenv(v), "Haswell");
   ::unsetenv(v);
+}
+
+// What `rooflab list`, `model` and every run-case do before a baseline runs: the registry with
+// every variant's description and the baselines' models. None of it may probe a library;
+// the first code_path() call does (the counter counts).
+TEST(CodePath, BuildingTheRegistryProbesNoLibrary) {
+  size_t described = 0, modelled = 0;
+  for (const Family& f : families())
+    for (const Variant& v : f.variants) described += !v.description.empty();
+  EXPECT_GT(described, 0u);
+  const Family* gemm = find_family("gemm");
+  ASSERT_NE(gemm, nullptr);
+  for (const Case& c : gemm->cases("smoke"))
+    if (variant_of(c).is_baseline()) modelled += variant_of(c).model(c).flops > 0;
+  EXPECT_EQ(probes_run(), 0);
+  int baselines = 0;
+  for (const Variant& v : gemm->variants)
+    if (v.is_baseline() && v.code_path) {
+      v.code_path();
+      ++baselines;
+    }
+  if (baselines == 0) GTEST_SKIP() << "no vendor library was found at configure time";
+  EXPECT_GT(modelled, 0u);
+  EXPECT_EQ(probes_run(), baselines);
 }
 
 }  // namespace
