@@ -5,9 +5,9 @@ rooflab_unit_test(test_gemm
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/gemm/test_gemm.cpp
   LIBS rooflab_core rooflab_gemm)
 
-# Honest baselines: the core / configuration choice from synthetic CPU feature sets (unit), and
-# the libraries themselves with OPENBLAS_CORETYPE unset and set by a user (Prescott): the facts
-# each reports and the environment left as it was.
+# Honest baselines: the core / configuration choice from synthetic CPUs (unit), no probe while the
+# registry is built, and the libraries themselves with OPENBLAS_CORETYPE unset and set by a user
+# (Prescott): the facts each reports and the environment left as it was.
 rooflab_unit_test(test_gemm_code_path
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/gemm/test_code_path.cpp
   LIBS rooflab_core rooflab_gemm)

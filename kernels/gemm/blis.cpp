@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/env.hpp"
 #include "kernels/gemm/code_path.hpp"
 #include "kernels/gemm/detail.hpp"
 
@@ -82,7 +83,7 @@ const code_path::Facts& facts() {
     std::vector<std::string> built;
     for (const Config& c : built_configs()) built.push_back(c.name);
     std::string best;
-    if (const auto user = code_path::env(kArchVar)) {
+    if (const auto user = env(kArchVar)) {
       out.selected_by = std::string(kArchVar) + "=" + *user + " set by the user (respected)";
       bli_init();
       best = code_path::blis_best_config(cpu, built, "");
@@ -96,7 +97,7 @@ const code_path::Facts& facts() {
       // Detected "" (BLIS's own choice unknown): left to BLIS.
       if (!detected.empty() && code_path::blis_config_tier(best) > code_path::blis_config_tier(detected)) {
         // The variable is checked against the registered contexts: bli_init() first.
-        const code_path::ScopedEnv scoped(kArchVar, std::to_string(int(best_id)));
+        const ScopedEnv scoped(kArchVar, std::to_string(int(best_id)));
         bli_init();
         bli_arch_query_id();
         out.selected_by = std::string(kArchVar) + "=" + std::to_string(int(best_id)) + " (" + best +

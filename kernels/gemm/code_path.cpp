@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 
 namespace rooflab::gemm::code_path {
 
@@ -88,21 +87,6 @@ Isa libxsmm_target_tier(std::string_view target) {
   if (in(target, {"skx", "clx", "cpx", "spr"})) return Isa::avx512;
   if (target == "hsw") return Isa::avx2;
   return Isa::scalar;  // generic, wsm, snb, knl / knm (Xeon Phi)
-}
-
-ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
-  if (const char* v = std::getenv(name)) old_ = v;
-  ::setenv(name, value.c_str(), 1);
-}
-ScopedEnv::~ScopedEnv() {
-  if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
-  else ::unsetenv(name_.c_str());
-}
-
-std::optional<std::string> env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  return std::string(v);
 }
 
 }  // namespace rooflab::gemm::code_path

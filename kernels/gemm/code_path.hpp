@@ -9,7 +9,6 @@
 // AVX-512 F/VL/BW/DQ > avx2 = AVX2+FMA > scalar = older) against the CPU's widest, host_isa()
 // (harness/isa.hpp), not best_isa(): ROOFLAB_MAX_ISA caps rooflab's own kernels, while a
 // baseline stands for what the library does on this CPU.
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,21 +63,5 @@ std::string blis_best_config(Isa cpu, const std::vector<std::string>& built, con
 // ---- oneDNN (dnnl_cpu_isa_t names without the prefix) / LIBXSMM (target arch names) --------
 Isa onednn_isa_tier(std::string_view isa);
 Isa libxsmm_target_tier(std::string_view target);
-
-// Sets an environment variable for the lifetime of the object and restores the previous state
-// (value or absence) after: a library's selection variable for that library's choice only.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value);
-  ~ScopedEnv();
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
-// The variable's value when set and not empty.
-std::optional<std::string> env(const char* name);
 
 }  // namespace rooflab::gemm::code_path

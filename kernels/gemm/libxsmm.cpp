@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/error.hpp"
+#include "harness/env.hpp"
 #include "kernels/gemm/code_path.hpp"
 #include "kernels/gemm/detail.hpp"
 #include "kernels/gemm/sfc_driver.hpp"
@@ -109,7 +110,7 @@ code_path::Facts libxsmm_facts() {
     out.best = cpu == Isa::avx512 ? "JIT target skx or above"
                : cpu == Isa::avx2  ? "JIT target hsw or above"
                                                : out.ran;
-    const auto user = code_path::env("LIBXSMM_TARGET");
+    const auto user = env("LIBXSMM_TARGET");
     out.selected_by = user ? "LIBXSMM_TARGET=" + *user + " set by the user (respected)" : "LIBXSMM's own detection";
     return code_path::judge(out, code_path::libxsmm_target_tier(target), cpu,
                             "this CPU has " + std::string(code_path::tier_name(cpu)));

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "harness/error.hpp"
+#include "harness/env.hpp"
 #include "kernels/gemm/code_path.hpp"
 #include "kernels/gemm/detail.hpp"
 
@@ -43,8 +44,8 @@ const code_path::Facts& facts() {
     out.best = cpu == Isa::avx512 ? "ISA avx512_core or above"
                : cpu == Isa::avx2  ? "ISA avx2 or above"
                                                : out.ran;
-    const auto cap = code_path::env("ONEDNN_MAX_CPU_ISA") ? code_path::env("ONEDNN_MAX_CPU_ISA")
-                                                           : code_path::env("DNNL_MAX_CPU_ISA");
+    const auto cap = env("ONEDNN_MAX_CPU_ISA") ? env("ONEDNN_MAX_CPU_ISA")
+                                                           : env("DNNL_MAX_CPU_ISA");
     out.selected_by = cap ? "ONEDNN_MAX_CPU_ISA=" + *cap + " set by the user (respected)" : "oneDNN's own detection";
     return code_path::judge(out, code_path::onednn_isa_tier(isa), cpu,
                             "this CPU has " + std::string(code_path::tier_name(cpu)));

@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "harness/error.hpp"
+#include "harness/env.hpp"
 #include "kernels/gemm/code_path.hpp"
 #include "kernels/gemm/detail.hpp"
 
@@ -52,7 +53,7 @@ std::string openblas_select_core(const std::string& core) {
   auto quit = reinterpret_cast<VoidFn>(dlsym(h, "gotoblas_dynamic_quit"));
   auto init = reinterpret_cast<VoidFn>(dlsym(h, "gotoblas_dynamic_init"));
   if (!quit || !init) return "";
-  const code_path::ScopedEnv scoped(kCoreVar, core);
+  const ScopedEnv scoped(kCoreVar, core);
   quit();
   init();
   return openblas_get_corename();
@@ -76,7 +77,7 @@ const code_path::Facts& facts() {
     const std::string best = code_path::openblas_best_core(cpu, detected);
     code_path::Facts out;
     out.library = version();
-    const auto user = code_path::env(kCoreVar);
+    const auto user = env(kCoreVar);
     if (user) {
       out.selected_by = std::string(kCoreVar) + "=" + *user + " set by the user (respected)";
     } else if (code_path::openblas_core_tier(best) <= code_path::openblas_core_tier(detected)) {
