@@ -109,7 +109,7 @@ code_path::Facts libxsmm_facts() {
     out.ran = "JIT target " + target;
     out.best = cpu == Isa::avx512 ? "JIT target skx or above"
                : cpu == Isa::avx2  ? "JIT target hsw or above"
-                                               : out.ran;
+                                     : out.ran;
     const auto user = env("LIBXSMM_TARGET");
     out.selected_by = user ? "LIBXSMM_TARGET=" + *user + " set by the user (respected)" : "LIBXSMM's own detection";
     return code_path::judge(out, code_path::libxsmm_target_tier(target), cpu,

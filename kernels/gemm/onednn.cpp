@@ -3,7 +3,7 @@
 // the three buffers in memory objects and executes. oneDNN's OpenMP runtime uses
 // omp_get_max_threads(), which the harness sets to T. Code path: oneDNN dispatches its JIT
 // kernels up to dnnl_get_effective_cpu_isa() (this CPU, capped only by a user's
-// ONEDNN_MAX_CPU_ISA), which is what code_path reports.
+// ONEDNN_MAX_CPU_ISA or DNNL_MAX_CPU_ISA), which is what code_path reports.
 #include <dnnl.hpp>
 
 #include <memory>
@@ -43,10 +43,13 @@ const code_path::Facts& facts() {
     out.ran = "ISA " + isa + " (effective CPU ISA)";
     out.best = cpu == Isa::avx512 ? "ISA avx512_core or above"
                : cpu == Isa::avx2  ? "ISA avx2 or above"
-                                               : out.ran;
-    const auto cap = env("ONEDNN_MAX_CPU_ISA") ? env("ONEDNN_MAX_CPU_ISA")
-                                                           : env("DNNL_MAX_CPU_ISA");
-    out.selected_by = cap ? "ONEDNN_MAX_CPU_ISA=" + *cap + " set by the user (respected)" : "oneDNN's own detection";
+                                     : out.ran;
+    out.selected_by = "oneDNN's own detection";
+    for (const char* var : {"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"})  // oneDNN's order
+      if (const auto cap = env(var)) {
+        out.selected_by = std::string(var) + "=" + *cap + " set by the user (respected)";
+        break;
+      }
     return code_path::judge(out, code_path::onednn_isa_tier(isa), cpu,
                             "this CPU has " + std::string(code_path::tier_name(cpu)));
   }();

@@ -14,7 +14,6 @@
 #include <cblas.h>
 #include <dlfcn.h>
 
-#include <mutex>
 #include <string>
 #include <type_traits>
 

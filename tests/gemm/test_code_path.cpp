@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "harness/env.hpp"
 #include "harness/families.hpp"
 #include "kernels/gemm/code_path.hpp"
 
@@ -124,6 +125,21 @@ TEST(CodePath, BuildingTheRegistryProbesNoLibrary) {
   if (baselines == 0) GTEST_SKIP() << "no vendor library was found at configure time";
   EXPECT_GT(modelled, 0u);
   EXPECT_EQ(probes_run(), baselines);
+}
+
+// oneDNN takes its ISA cap from ONEDNN_MAX_CPU_ISA or DNNL_MAX_CPU_ISA: selected_by names the
+// variable the user set.
+TEST(CodePath, OnednnNamesTheCapVariableTheUserSet) {
+  const Family* gemm = find_family("gemm");
+  ASSERT_NE(gemm, nullptr);
+  const Variant* v = gemm->find("onednn");
+  if (!v) GTEST_SKIP() << "oneDNN was not found at configure time";
+  // oneDNN and its facts are read once per process (CTest runs each test in its own).
+  if (probes_run() > 0) GTEST_SKIP() << "a library was probed before this test: run it alone";
+  ::unsetenv("ONEDNN_MAX_CPU_ISA");
+  const ScopedEnv cap("DNNL_MAX_CPU_ISA", "avx2");
+  const nlohmann::json f = v->code_path();
+  EXPECT_EQ(f["selected_by"].get<std::string>().rfind("DNNL_MAX_CPU_ISA=avx2 set by the user", 0), 0u) << f.dump();
 }
 
 }  // namespace
