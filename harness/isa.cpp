@@ -34,9 +34,7 @@ std::optional<Isa> isa_cap() {
   return cap;
 }
 
-bool isa_supported(Isa isa) {
-  // ROOFLAB_MAX_ISA hides wider ISAs, so one machine can run what a narrower CPU would.
-  if (const auto cap = isa_cap(); cap && int(isa) > int(*cap)) return false;
+bool cpu_has(Isa isa) {
   // __builtin_cpu_supports checks CPUID and the OS's XSAVE state support.
   switch (isa) {
     case Isa::none:
@@ -47,6 +45,18 @@ bool isa_supported(Isa isa) {
              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
   }
   return false;
+}
+
+Isa host_isa() {
+  for (Isa i : {Isa::avx512, Isa::avx2})
+    if (cpu_has(i)) return i;
+  return Isa::scalar;
+}
+
+bool isa_supported(Isa isa) {
+  // ROOFLAB_MAX_ISA hides wider ISAs, so one machine can run what a narrower CPU would.
+  if (const auto cap = isa_cap(); cap && int(isa) > int(*cap)) return false;
+  return cpu_has(isa);
 }
 
 Isa best_isa() {

@@ -14,7 +14,11 @@ std::optional<Isa> parse_isa(std::string_view);
 // OPENBLAS_CORETYPE or oneDNN's ONEDNN_MAX_CPU_ISA do): an AVX-512 machine can then run the
 // AVX2-only machine's paths and tests. isa_cap() is that cap, if set.
 std::optional<Isa> isa_cap();
-bool isa_supported(Isa);      // none/scalar: always true
+// The CPU's own facts, never capped: what a vendor library may run here (AVX2 = AVX2 + FMA,
+// AVX-512 = F/VL/BW/DQ; none/scalar: always true).
+bool cpu_has(Isa);
+Isa host_isa();               // widest cpu_has of avx512 > avx2 > scalar
+bool isa_supported(Isa);      // cpu_has within the ROOFLAB_MAX_ISA cap: what rooflab's kernels run
 Isa best_isa();               // widest supported of avx512 > avx2 > scalar
 std::vector<Isa> supported_isas(const std::vector<Isa>& wanted);
 }  // namespace rooflab

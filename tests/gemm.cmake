@@ -5,12 +5,16 @@ rooflab_unit_test(test_gemm
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/gemm/test_gemm.cpp
   LIBS rooflab_core rooflab_gemm)
 
-# Honest baselines: the core / configuration choice from synthetic CPU feature sets (unit), and
-# the libraries themselves with OPENBLAS_CORETYPE unset and set by a user (Prescott): the facts
-# each reports and the environment left as it was.
+# Honest baselines: the core / configuration choice from synthetic CPUs (unit), no probe while the
+# registry is built, and the libraries themselves with OPENBLAS_CORETYPE unset and set by a user
+# (Prescott): the facts each reports and the environment left as it was.
 rooflab_unit_test(test_gemm_code_path
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/gemm/test_code_path.cpp
-  LIBS rooflab_gemm)
+  LIBS rooflab_core rooflab_gemm)
+# host_isa(), what baselines are judged against, is the CPU's and not ROOFLAB_MAX_ISA's.
+add_test(NAME gemm_code_path_host_isa_capped
+  COMMAND test_gemm_code_path --gtest_filter=CodePath.HostIsaIsTheCpusWidestUncapped)
+set_tests_properties(gemm_code_path_host_isa_capped PROPERTIES LABELS unit ENVIRONMENT ROOFLAB_MAX_ISA=scalar)
 add_executable(test_gemm_code_path_libs ${CMAKE_CURRENT_LIST_DIR}/gemm/test_code_path_libs.cpp)
 target_link_libraries(test_gemm_code_path_libs PRIVATE GTest::gtest_main rooflab_core rooflab_gemm)
 foreach(core "" Prescott)

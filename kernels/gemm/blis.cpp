@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/env.hpp"
 #include "kernels/gemm/code_path.hpp"
 #include "kernels/gemm/detail.hpp"
 
@@ -72,15 +73,17 @@ int detected_in_child() {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? id : -1;
 }
 
+// Chooses the configuration once, at the first make() or code_path() call.
 const code_path::Facts& facts() {
   static const code_path::Facts f = [] {
-    const code_path::CpuFeatures cpu = code_path::host_cpu_features();
+    code_path::count_probe();
+    const Isa cpu = host_isa();  // the CPU, not ROOFLAB_MAX_ISA (code_path.hpp)
     code_path::Facts out;
     out.library = std::string("BLIS ") + bli_info_get_version_str();
     std::vector<std::string> built;
     for (const Config& c : built_configs()) built.push_back(c.name);
     std::string best;
-    if (const auto user = code_path::env(kArchVar)) {
+    if (const auto user = env(kArchVar)) {
       out.selected_by = std::string(kArchVar) + "=" + *user + " set by the user (respected)";
       bli_init();
       best = code_path::blis_best_config(cpu, built, "");
@@ -91,9 +94,10 @@ const code_path::Facts& facts() {
       arch_t best_id{};
       for (const Config& c : built_configs())
         if (best == c.name) best_id = c.id;
-      if (code_path::blis_config_to_force(cpu, built, detected, false)) {
+      // Detected "" (BLIS's own choice unknown): left to BLIS.
+      if (!detected.empty() && code_path::blis_config_tier(best) > code_path::blis_config_tier(detected)) {
         // The variable is checked against the registered contexts: bli_init() first.
-        const code_path::ScopedEnv scoped(kArchVar, std::to_string(int(best_id)));
+        const ScopedEnv scoped(kArchVar, std::to_string(int(best_id)));
         bli_init();
         bli_arch_query_id();
         out.selected_by = std::string(kArchVar) + "=" + std::to_string(int(best_id)) + " (" + best +
@@ -108,18 +112,17 @@ const code_path::Facts& facts() {
     out.ran = "config " + ran + " (" + bli_gks_l3_ukr_impl_string(BLIS_GEMM_UKR, BLIS_NAT, BLIS_DOUBLE) +
               " micro-kernel)";
     out.best = "config " + best;
-    std::string note = "this CPU has " + std::string(to_string(code_path::cpu_tier(cpu)));
-    if (code_path::blis_config_tier(best) < code_path::cpu_tier(cpu))
+    std::string note = "this CPU has " + std::string(code_path::tier_name(cpu));
+    if (code_path::blis_config_tier(best) < cpu)
       note += " and this BLIS build has no configuration for it";
-    return code_path::judge(out, code_path::blis_config_tier(ran), code_path::cpu_tier(cpu), note);
+    return code_path::judge(out, code_path::blis_config_tier(ran), cpu, note);
   }();
   return f;
 }
 
+// No probe, not even bli_init() (BLIS would make its choice): the configuration is in code_path.
 std::string info() {
-  const code_path::Facts& f = facts();
-  return std::string("BLIS ") + bli_info_get_version_str() + ", kernel " + f.ran + " (" + f.selected_by +
-         "), bli_thread_set_num_threads(T) per call";
+  return std::string("BLIS ") + bli_info_get_version_str() + ", bli_thread_set_num_threads(T) per call";
 }
 
 template <class T>

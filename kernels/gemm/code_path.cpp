@@ -1,36 +1,25 @@
 #include "kernels/gemm/code_path.hpp"
 
 #include <algorithm>
-#include <cstdlib>
+#include <atomic>
 
 namespace rooflab::gemm::code_path {
 
-CpuFeatures host_cpu_features() {
-  CpuFeatures f;
-  f.avx2 = __builtin_cpu_supports("avx2");
-  f.fma = __builtin_cpu_supports("fma");
-  f.avx512f = __builtin_cpu_supports("avx512f");
-  f.avx512vl = __builtin_cpu_supports("avx512vl");
-  f.avx512bw = __builtin_cpu_supports("avx512bw");
-  f.avx512dq = __builtin_cpu_supports("avx512dq");
-  f.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
-  return f;
-}
-
-std::string_view to_string(Tier t) {
-  switch (t) {
-    case Tier::avx512: return "AVX-512";
-    case Tier::avx2: return "AVX2";
-    case Tier::older: break;
+std::string_view tier_name(Isa isa) {
+  switch (isa) {
+    case Isa::avx512: return "AVX-512";
+    case Isa::avx2: return "AVX2";
+    case Isa::none:
+    case Isa::scalar: break;
   }
   return "pre-AVX2";
 }
 
-Tier cpu_tier(const CpuFeatures& f) {
-  if (f.avx512f && f.avx512vl && f.avx512bw && f.avx512dq) return Tier::avx512;
-  if (f.avx2 && f.fma) return Tier::avx2;
-  return Tier::older;
-}
+namespace {
+std::atomic<int> g_probes{0};
+}  // namespace
+void count_probe() { ++g_probes; }
+int probes_run() { return g_probes.load(); }
 
 nlohmann::json Facts::to_json() const {
   return {{"library", library},         {"ran", ran},
@@ -38,12 +27,12 @@ nlohmann::json Facts::to_json() const {
           {"selected_by", selected_by}, {"reason", reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(reason)}};
 }
 
-Facts judge(Facts f, Tier ran, Tier best, const std::string& cpu_note) {
+Facts judge(Facts f, Isa ran, Isa best, const std::string& cpu_note) {
   f.representative = int(ran) >= int(best);
   f.reason.clear();
   if (!f.representative)
-    f.reason = f.library + " runs its " + f.ran + " (" + std::string(to_string(ran)) + ") kernels; " + cpu_note +
-               " and its best here is " + f.best + " (" + std::string(to_string(best)) + "); " + f.selected_by;
+    f.reason = f.library + " runs its " + f.ran + " (" + std::string(tier_name(ran)) + ") kernels; " + cpu_note +
+               " and its best here is " + f.best + " (" + std::string(tier_name(best)) + "); " + f.selected_by;
   return f;
 }
 
@@ -53,83 +42,51 @@ bool in(std::string_view s, std::initializer_list<std::string_view> set) {
 }
 }  // namespace
 
-Tier openblas_core_tier(std::string_view core) {
-  if (in(core, {"SkylakeX", "Cooperlake", "SapphireRapids"})) return Tier::avx512;
-  if (in(core, {"Haswell", "Zen"})) return Tier::avx2;
-  return Tier::older;
+Isa openblas_core_tier(std::string_view core) {
+  if (in(core, {"SkylakeX", "Cooperlake", "SapphireRapids"})) return Isa::avx512;
+  if (in(core, {"Haswell", "Zen"})) return Isa::avx2;
+  return Isa::scalar;
 }
 
-std::string openblas_best_core(const CpuFeatures& f, const std::string& detected) {
-  const Tier cpu = cpu_tier(f), det = openblas_core_tier(detected);
+std::string openblas_best_core(Isa cpu, const std::string& detected) {
+  const Isa det = openblas_core_tier(detected);
   if (int(det) >= int(cpu)) return detected;  // OpenBLAS's own pick is already of the CPU's tier
-  if (cpu == Tier::avx512) return "SkylakeX";
-  if (cpu == Tier::avx2) return "Haswell";
+  if (cpu == Isa::avx512) return "SkylakeX";
+  if (cpu == Isa::avx2) return "Haswell";
   return detected;
 }
 
-std::optional<std::string> openblas_core_to_force(const CpuFeatures& f, const std::string& detected, bool user_set) {
-  if (user_set) return std::nullopt;
-  const std::string best = openblas_best_core(f, detected);
-  if (openblas_core_tier(best) > openblas_core_tier(detected)) return best;
-  return std::nullopt;
+Isa blis_config_tier(std::string_view config) {
+  if (in(config, {"skx", "zen4", "zen5"})) return Isa::avx512;
+  if (in(config, {"haswell", "zen", "zen2", "zen3"})) return Isa::avx2;
+  return Isa::scalar;  // sandybridge, penryn, the AMD FMA4 / AVX cores, generic (reference C)
 }
 
-Tier blis_config_tier(std::string_view config) {
-  if (in(config, {"skx", "zen4", "zen5"})) return Tier::avx512;
-  if (in(config, {"haswell", "zen", "zen2", "zen3"})) return Tier::avx2;
-  return Tier::older;  // sandybridge, penryn, the AMD FMA4 / AVX cores, generic (reference C)
-}
-
-std::string blis_best_config(const CpuFeatures& f, const std::vector<std::string>& built,
-                             const std::string& detected) {
-  const Tier cpu = cpu_tier(f);
+std::string blis_best_config(Isa cpu, const std::vector<std::string>& built, const std::string& detected) {
   if (int(blis_config_tier(detected)) >= int(cpu)) return detected;
   auto has = [&](std::string_view c) { return std::find(built.begin(), built.end(), c) != built.end(); };
   // BLIS's knl configuration needs Xeon Phi's AVX-512ER/PF: never a pick for a core CPU.
-  if (cpu == Tier::avx512)
+  if (cpu == Isa::avx512)
     for (const char* c : {"skx", "zen4", "zen5"})
       if (has(c)) return c;
   // With BLIS's detection at a lower tier (a CPU it does not know): haswell, its
   // vendor-neutral AVX2 configuration, before the AMD ones.
-  if (int(cpu) >= int(Tier::avx2))
+  if (int(cpu) >= int(Isa::avx2))
     for (const char* c : {"haswell", "zen3", "zen2", "zen"})
       if (has(c)) return c;
   return detected;
 }
 
-std::optional<std::string> blis_config_to_force(const CpuFeatures& f, const std::vector<std::string>& built,
-                                                const std::string& detected, bool user_set) {
-  if (user_set || detected.empty()) return std::nullopt;
-  const std::string best = blis_best_config(f, built, detected);
-  if (blis_config_tier(best) > blis_config_tier(detected)) return best;
-  return std::nullopt;
+Isa onednn_isa_tier(std::string_view isa) {
+  if (isa.rfind("avx512_core", 0) == 0) return Isa::avx512;
+  if (isa.rfind("avx2", 0) == 0) return Isa::avx2;
+  return Isa::scalar;  // sse41, avx, avx512_mic (Xeon Phi)
 }
 
-Tier onednn_isa_tier(std::string_view isa) {
-  if (isa.rfind("avx512_core", 0) == 0) return Tier::avx512;
-  if (isa.rfind("avx2", 0) == 0) return Tier::avx2;
-  return Tier::older;  // sse41, avx, avx512_mic (Xeon Phi)
-}
-
-Tier libxsmm_target_tier(std::string_view target) {
-  if (in(target, {"skx", "clx", "cpx", "spr"})) return Tier::avx512;
-  if (target == "hsw") return Tier::avx2;
-  return Tier::older;  // generic, wsm, snb, knl / knm (Xeon Phi)
-}
-
-ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
-  if (const char* v = std::getenv(name)) old_ = v;
-  ::setenv(name, value.c_str(), 1);
-}
-ScopedEnv::~ScopedEnv() {
-  if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
-  else ::unsetenv(name_.c_str());
-}
-
-std::optional<std::string> env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  return std::string(v);
+Isa libxsmm_target_tier(std::string_view target) {
+  if (in(target, {"skx", "clx", "cpx", "spr"})) return Isa::avx512;
+  if (target == "hsw") return Isa::avx2;
+  return Isa::scalar;  // generic, wsm, snb, knl / knm (Xeon Phi)
 }
 
 }  // namespace rooflab::gemm::code_path

@@ -5,28 +5,23 @@
 // --json` per variant, and the GEMM summary / claims label a ratio against a library whose
 // record says representative: false ("baseline not representative (<reason>)").
 //
-// "Best" is judged by the vector ISA tier of the library's kernels against the CPU's widest
-// tier (AVX-512 F/VL/BW/DQ > AVX2+FMA > older). The CPU's tier comes from CPUID, not from
-// ROOFLAB_MAX_ISA: that cap selects rooflab's own kernels, while a baseline stands for what the
-// library does on this CPU.
-#include <optional>
+// "Best" is judged by the vector ISA tier of the library's kernels (a rooflab::Isa: avx512 =
+// AVX-512 F/VL/BW/DQ > avx2 = AVX2+FMA > scalar = older) against the CPU's widest, host_isa()
+// (harness/isa.hpp), not best_isa(): ROOFLAB_MAX_ISA caps rooflab's own kernels, while a
+// baseline stands for what the library does on this CPU.
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "harness/isa.hpp"
+
 namespace rooflab::gemm::code_path {
 
-struct CpuFeatures {
-  bool avx2 = false, fma = false;
-  bool avx512f = false, avx512vl = false, avx512bw = false, avx512dq = false, avx512_bf16 = false;
-};
-CpuFeatures host_cpu_features();  // CPUID + OS state (__builtin_cpu_supports), never capped
-
-enum class Tier { older = 0, avx2 = 1, avx512 = 2 };
-std::string_view to_string(Tier);
-Tier cpu_tier(const CpuFeatures&);
+// The tier names reasons use: "AVX-512", "AVX2", "pre-AVX2" (Isa::scalar stands for every
+// older x86 path, SSE kernels included).
+std::string_view tier_name(Isa);
 
 struct Facts {
   std::string library;          // "OpenBLAS 0.3.21"
@@ -38,50 +33,35 @@ struct Facts {
   nlohmann::json to_json() const;
 };
 
+// Probing a library (OpenBLAS's core selection, BLIS's child process, oneDNN's / LIBXSMM's ISA
+// queries) happens once, at a baseline's first make() or Variant::code_path() call, never while
+// the registry is built (`rooflab list`, `model`, every run-case would pay it). Each probe counts
+// itself here, so tests can check that.
+void count_probe();
+int probes_run();
+
 // Fills representative and reason from the two tiers: ran below best is not representative.
-Facts judge(Facts f, Tier ran, Tier best, const std::string& cpu_note);
+Facts judge(Facts f, Isa ran, Isa best, const std::string& cpu_note);
 
 // ---- OpenBLAS (DYNAMIC_ARCH core names as openblas_get_corename() spells them) -------------
-Tier openblas_core_tier(std::string_view core);
-// The core to run on a CPU with these features: SkylakeX for AVX-512 F/VL/BW/DQ (Cooperlake,
-// what OpenBLAS picks with AVX512_BF16, differs from it only in the bf16 kernels, so either
+Isa openblas_core_tier(std::string_view core);
+// The core to run on a CPU whose widest ISA is cpu: SkylakeX for AVX-512 (Cooperlake, what
+// OpenBLAS picks with AVX512_BF16, differs from it only in the bf16 kernels, so either
 // counts as best for f32/f64 GEMM), Haswell for AVX2+FMA (OpenBLAS's Zen core uses the same
-// GEMM kernels), else the detected core. detected: openblas_get_corename() at load.
-std::string openblas_best_core(const CpuFeatures&, const std::string& detected);
-
-// The core rooflab sets (OPENBLAS_CORETYPE, for OpenBLAS's core selection only) or none: none
-// when the user set the variable (respected) or the detected core is of the best core's tier.
-std::optional<std::string> openblas_core_to_force(const CpuFeatures&, const std::string& detected, bool user_set);
+// GEMM kernels), else the detected core. detected: openblas_get_corename() at load. rooflab
+// sets OPENBLAS_CORETYPE to it (for OpenBLAS's core selection only) when it is of a higher tier
+// than the detected core and the user did not set the variable.
+std::string openblas_best_core(Isa cpu, const std::string& detected);
 
 // ---- BLIS (sub-configuration names as bli_arch_string() spells them) ----------------------
-Tier blis_config_tier(std::string_view config);
+Isa blis_config_tier(std::string_view config);
 // The best configuration among `built` for this CPU: skx for AVX-512, else zen3 / zen2 / zen /
-// haswell for AVX2 (the detected one when it is of that tier), else the detected one.
-std::string blis_best_config(const CpuFeatures&, const std::vector<std::string>& built, const std::string& detected);
-
-// The configuration rooflab sets (BLIS_ARCH_TYPE, for BLIS's choice only) or none, likewise;
-// detected "" (BLIS's own choice unknown): none.
-std::optional<std::string> blis_config_to_force(const CpuFeatures&, const std::vector<std::string>& built,
-                                                const std::string& detected, bool user_set);
+// haswell for AVX2 (the detected one when it is of that tier), else the detected one. rooflab
+// sets BLIS_ARCH_TYPE to it likewise, and not when BLIS's own choice is unknown (detected "").
+std::string blis_best_config(Isa cpu, const std::vector<std::string>& built, const std::string& detected);
 
 // ---- oneDNN (dnnl_cpu_isa_t names without the prefix) / LIBXSMM (target arch names) --------
-Tier onednn_isa_tier(std::string_view isa);
-Tier libxsmm_target_tier(std::string_view target);
-
-// Sets an environment variable for the lifetime of the object and restores the previous state
-// (value or absence) after: a library's selection variable for that library's choice only.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value);
-  ~ScopedEnv();
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
-// The variable's value when set and not empty.
-std::optional<std::string> env(const char* name);
+Isa onednn_isa_tier(std::string_view isa);
+Isa libxsmm_target_tier(std::string_view target);
 
 }  // namespace rooflab::gemm::code_path

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/error.hpp"
+#include "harness/env.hpp"
 #include "kernels/gemm/code_path.hpp"
 #include "kernels/gemm/detail.hpp"
 #include "kernels/gemm/sfc_driver.hpp"
@@ -99,19 +100,20 @@ std::string libxsmm_info() {
 // The JIT target LIBXSMM detected (capped only by a user's LIBXSMM_TARGET).
 code_path::Facts libxsmm_facts() {
   static const code_path::Facts f = [] {
+    code_path::count_probe();
     libxsmm_init();
-    const code_path::Tier cpu = code_path::cpu_tier(code_path::host_cpu_features());
+    const Isa cpu = host_isa();  // the CPU, not ROOFLAB_MAX_ISA (code_path.hpp)
     code_path::Facts out;
     out.library = std::string("LIBXSMM ") + LIBXSMM_VERSION;
     const std::string target = libxsmm_get_target_arch();
     out.ran = "JIT target " + target;
-    out.best = cpu == code_path::Tier::avx512 ? "JIT target skx or above"
-               : cpu == code_path::Tier::avx2  ? "JIT target hsw or above"
-                                               : out.ran;
-    const auto user = code_path::env("LIBXSMM_TARGET");
+    out.best = cpu == Isa::avx512 ? "JIT target skx or above"
+               : cpu == Isa::avx2  ? "JIT target hsw or above"
+                                     : out.ran;
+    const auto user = env("LIBXSMM_TARGET");
     out.selected_by = user ? "LIBXSMM_TARGET=" + *user + " set by the user (respected)" : "LIBXSMM's own detection";
     return code_path::judge(out, code_path::libxsmm_target_tier(target), cpu,
-                            "this CPU has " + std::string(code_path::to_string(cpu)));
+                            "this CPU has " + std::string(code_path::tier_name(cpu)));
   }();
   return f;
 }

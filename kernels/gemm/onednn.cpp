@@ -3,13 +3,14 @@
 // the three buffers in memory objects and executes. oneDNN's OpenMP runtime uses
 // omp_get_max_threads(), which the harness sets to T. Code path: oneDNN dispatches its JIT
 // kernels up to dnnl_get_effective_cpu_isa() (this CPU, capped only by a user's
-// ONEDNN_MAX_CPU_ISA), which is what code_path reports.
+// ONEDNN_MAX_CPU_ISA or DNNL_MAX_CPU_ISA), which is what code_path reports.
 #include <dnnl.hpp>
 
 #include <memory>
 #include <string>
 
 #include "harness/error.hpp"
+#include "harness/env.hpp"
 #include "kernels/gemm/code_path.hpp"
 #include "kernels/gemm/detail.hpp"
 
@@ -33,20 +34,24 @@ std::string isa_name(dnnl_cpu_isa_t isa) {
 
 const code_path::Facts& facts() {
   static const code_path::Facts f = [] {
+    code_path::count_probe();
     const dnnl_version_t* v = dnnl_version();
-    const code_path::Tier cpu = code_path::cpu_tier(code_path::host_cpu_features());
+    const Isa cpu = host_isa();  // the CPU, not ROOFLAB_MAX_ISA (code_path.hpp)
     code_path::Facts out;
     out.library = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
     const std::string isa = isa_name(dnnl_get_effective_cpu_isa());
     out.ran = "ISA " + isa + " (effective CPU ISA)";
-    out.best = cpu == code_path::Tier::avx512 ? "ISA avx512_core or above"
-               : cpu == code_path::Tier::avx2  ? "ISA avx2 or above"
-                                               : out.ran;
-    const auto cap = code_path::env("ONEDNN_MAX_CPU_ISA") ? code_path::env("ONEDNN_MAX_CPU_ISA")
-                                                           : code_path::env("DNNL_MAX_CPU_ISA");
-    out.selected_by = cap ? "ONEDNN_MAX_CPU_ISA=" + *cap + " set by the user (respected)" : "oneDNN's own detection";
+    out.best = cpu == Isa::avx512 ? "ISA avx512_core or above"
+               : cpu == Isa::avx2  ? "ISA avx2 or above"
+                                     : out.ran;
+    out.selected_by = "oneDNN's own detection";
+    for (const char* var : {"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"})  // oneDNN's order
+      if (const auto cap = env(var)) {
+        out.selected_by = std::string(var) + "=" + *cap + " set by the user (respected)";
+        break;
+      }
     return code_path::judge(out, code_path::onednn_isa_tier(isa), cpu,
-                            "this CPU has " + std::string(code_path::to_string(cpu)));
+                            "this CPU has " + std::string(code_path::tier_name(cpu)));
   }();
   return f;
 }
@@ -55,7 +60,7 @@ std::string info() {
   const dnnl_version_t* v = dnnl_version();
   const char* rt = v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : v->cpu_runtime == DNNL_RUNTIME_TBB ? "TBB" : "other";
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
-         " (" + rt + " runtime, omp_get_max_threads() threads, " + facts().ran + ")";
+         " (" + rt + " runtime, omp_get_max_threads() threads)";  // no probe: the ISA is in code_path
 }
 
 struct State {

@@ -14,11 +14,11 @@
 #include <cblas.h>
 #include <dlfcn.h>
 
-#include <mutex>
 #include <string>
 #include <type_traits>
 
 #include "harness/error.hpp"
+#include "harness/env.hpp"
 #include "kernels/gemm/code_path.hpp"
 #include "kernels/gemm/detail.hpp"
 
@@ -52,7 +52,7 @@ std::string openblas_select_core(const std::string& core) {
   auto quit = reinterpret_cast<VoidFn>(dlsym(h, "gotoblas_dynamic_quit"));
   auto init = reinterpret_cast<VoidFn>(dlsym(h, "gotoblas_dynamic_init"));
   if (!quit || !init) return "";
-  const code_path::ScopedEnv scoped(kCoreVar, core);
+  const ScopedEnv scoped(kCoreVar, core);
   quit();
   init();
   return openblas_get_corename();
@@ -60,20 +60,26 @@ std::string openblas_select_core(const std::string& core) {
 
 namespace {
 
-// Chooses the core once, before any GEMM call; every entry point goes through it.
+std::string version() {
+  std::string v = OPENBLAS_VERSION;  // " OpenBLAS 0.3.21 "
+  v.erase(0, v.find_first_not_of(' '));
+  v.erase(v.find_last_not_of(' ') + 1);
+  return v;
+}
+
+// Chooses the core once, at the first make() or code_path() call, before any GEMM call.
 const code_path::Facts& facts() {
   static const code_path::Facts f = [] {
-    const code_path::CpuFeatures cpu = code_path::host_cpu_features();
+    code_path::count_probe();
+    const Isa cpu = host_isa();  // the CPU, not ROOFLAB_MAX_ISA (code_path.hpp)
     const std::string detected = openblas_get_corename();
     const std::string best = code_path::openblas_best_core(cpu, detected);
     code_path::Facts out;
-    out.library = OPENBLAS_VERSION;  // " OpenBLAS 0.3.21 "
-    out.library.erase(0, out.library.find_first_not_of(' '));
-    out.library.erase(out.library.find_last_not_of(' ') + 1);
-    const auto user = code_path::env(kCoreVar);
+    out.library = version();
+    const auto user = env(kCoreVar);
     if (user) {
       out.selected_by = std::string(kCoreVar) + "=" + *user + " set by the user (respected)";
-    } else if (!code_path::openblas_core_to_force(cpu, detected, false)) {
+    } else if (code_path::openblas_core_tier(best) <= code_path::openblas_core_tier(detected)) {
       out.selected_by = "OpenBLAS's own detection";
     } else {
       if (!openblas_select_core(best).empty()) {
@@ -87,16 +93,13 @@ const code_path::Facts& facts() {
     out.best = "core " + best;
     return code_path::judge(out, code_path::openblas_core_tier(openblas_get_corename()),
                             code_path::openblas_core_tier(best),
-                            "this CPU has " + std::string(to_string(code_path::cpu_tier(cpu))));
+                            "this CPU has " + std::string(code_path::tier_name(cpu)));
   }();
   return f;
 }
 
-std::string info() {
-  const code_path::Facts& f = facts();
-  return std::string(openblas_get_config()) + ", " + f.ran + " (" + f.selected_by +
-         "), openblas_set_num_threads(T) per call";
-}
+// No probe (it runs while the registry is built): the core is in code_path.
+std::string info() { return version() + ", openblas_set_num_threads(T) per call"; }
 
 // cblas_dgemm / cblas_sgemm share one signature but for the element type.
 template <class T>

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "harness/diagnostics.hpp"
+#include "harness/env.hpp"
 
 using nlohmann::json;
 using namespace rooflab;
@@ -77,4 +78,37 @@ TEST(Diagnostics, OwnRunningThreadsCountsTheCaller) {
   const int n = rooflab::diag::own_running_threads();
   if (n < 0) GTEST_SKIP() << "no /proc/self/task";
   EXPECT_GE(n, 1);
+}
+
+// A library's selection variable set for its choice only (kernels/gemm), PATH for one test.
+TEST(Env, ScopedEnvRestoresAbsenceAndValue) {
+  const char* v = "ROOFLAB_TEST_SCOPED_ENV_VAR";
+  ::unsetenv(v);
+  {
+    const ScopedEnv s(v, "SkylakeX");
+    ASSERT_NE(std::getenv(v), nullptr);
+    EXPECT_STREQ(std::getenv(v), "SkylakeX");
+  }
+  EXPECT_EQ(std::getenv(v), nullptr);
+  ::setenv(v, "Haswell", 1);
+  {
+    const ScopedEnv s(v, "SkylakeX");
+    EXPECT_STREQ(std::getenv(v), "SkylakeX");
+  }
+  EXPECT_STREQ(std::getenv(v), "Haswell");
+  ::unsetenv(v);
+}
+
+TEST(Env, EmptyIsUnset) {
+  const char* v = "ROOFLAB_TEST_SCOPED_ENV_VAR";
+  ::unsetenv(v);
+  EXPECT_EQ(env(v), std::nullopt);
+  {
+    const ScopedEnv s(v, "");
+    EXPECT_EQ(env(v), std::nullopt);
+  }
+  {
+    const ScopedEnv s(v, "avx2");
+    EXPECT_EQ(env(v), "avx2");
+  }
 }

@@ -14,6 +14,7 @@
 #include "harness/counters/measure.hpp"
 #include "harness/counters/subprocess.hpp"
 #include "harness/error.hpp"
+#include "harness/env.hpp"
 #include "harness/host_caches.hpp"
 
 namespace fs = std::filesystem;
@@ -221,10 +222,10 @@ TEST(Availability, UnavailableBackEndsSayWhy) {
 }
 
 TEST(Availability, MissingValgrindIsAReason) {
-  ::setenv("ROOFLAB_VALGRIND", "/nonexistent/valgrind", 1);
-  CachegrindRunner r(simulated_caches(nullptr, "", ""), 60);
-  const Availability a = r.probe();
-  ::unsetenv("ROOFLAB_VALGRIND");
+  const Availability a = [] {
+    const ScopedEnv valgrind("ROOFLAB_VALGRIND", "/nonexistent/valgrind");
+    return CachegrindRunner(simulated_caches(nullptr, "", ""), 60).probe();
+  }();
   EXPECT_FALSE(a.available);
   // (ASan/TSan builds are refused before valgrind is even looked for; a build without
   // valgrind's header cannot delimit the kernel region at all.)

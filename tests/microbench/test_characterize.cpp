@@ -8,6 +8,7 @@
 #include <set>
 
 #include "harness/error.hpp"
+#include "harness/env.hpp"
 #include "harness/isa.hpp"
 #include "microbench/characterize.hpp"
 #include "microbench/measure.hpp"
@@ -248,18 +249,13 @@ printf 'Size (Byte):\t\t24000\nMByte/s:\t\t1000000000.0\n';; esac
 )";
   }
   std::filesystem::permissions(exe, std::filesystem::perms::owner_all);
-  const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
-  setenv("PATH", (dir + ":" + old_path).c_str(), 1);
   CharacterizeOptions o;
   o.profile = "tiny";
   json m;
-  try {
+  {
+    const rooflab::ScopedEnv path("PATH", dir + ":" + rooflab::env("PATH").value_or(""));
     m = characterize(o);
-  } catch (...) {
-    setenv("PATH", old_path.c_str(), 1);
-    throw;
   }
-  setenv("PATH", old_path.c_str(), 1);
   const json& lb = m.at("likwid_bench");
   if (!m.at("bandwidth").at("levels").contains("L1")) {
     EXPECT_EQ(lb.at("available"), false);  // nowhere to run it: says so

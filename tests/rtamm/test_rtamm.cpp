@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "harness/error.hpp"
+#include "harness/env.hpp"
 #include "harness/families.hpp"
 #include "harness/json_io.hpp"
 #include "apps/rtamm/evaluate.hpp"
@@ -540,9 +541,10 @@ TEST(RtammFamily, NamesVerifyAndBadInput) {
   u.dtype = "f64", u.threads = 1, u.isa = "x";
   const json m = {{"schema", "rooflab.machine/1"}, {"rtamm", {{"units", json::array({to_json(u)})}}}};
   const fs::path f = temp_file("adaptive.json", m);
-  setenv("ROOFLAB_MACHINE", f.c_str(), 1);
-  EXPECT_TRUE(variant_of(ad).make(ad)->verify().ok);
-  unsetenv("ROOFLAB_MACHINE");
+  {
+    const ScopedEnv machine("ROOFLAB_MACHINE", f.string());
+    EXPECT_TRUE(variant_of(ad).make(ad)->verify().ok);
+  }
   fs::remove(f);
   // The family's quick profile lists every order, equivalent ones included.
   const Family* fam = find_family("rtamm");
