@@ -2,7 +2,7 @@
 //   jc (NC columns of B and C) -> pc (KC of K): B panel KC x NC packed once, by all threads
 //   -> ic (MC rows; each thread owns an MR-aligned, equal share of the rows) : A block MC x KC
 //   packed into the thread's own buffer -> jr (NR) -> ir (MR): micro-kernel.
-// The B sliver (KC x NR) stays in L1 while the ir loop streams the A block from L2; the B
+// The B sliver (KC x NR) stays close (L1 / L2) while the ir loop streams the A block; the B
 // panel is shared through L3. Edges (any M, N, K) are zero-padded slivers + masked C access.
 #include <algorithm>
 #include <omp.h>
@@ -17,8 +17,15 @@ int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 BlockedPlan default_blocked_plan(int64_t s, int mr, int nr, int64_t l1, int64_t l2, int64_t l3) {
   BlockedPlan p;
-  p.kc = std::max<int64_t>(16, (l1 / 2) / (nr * s) / 8 * 8);
-  p.mc = std::max<int64_t>(mr, (l2 / 2) / (p.kc * s) / mr * mr);
+  // KC amortizes each micro-kernel call's C tile (read and written once per call) over kc
+  // rank-1 updates, so it is taken as large as the caches allow: the KC x NR B sliver at 1/16
+  // of L2, within [half, twice] L1 (it streams from L2 at full speed on cores with a large L2).
+  const int64_t sliver = int64_t(nr) * s;
+  p.kc = std::clamp<int64_t>(l2 / 16 / sliver, l1 / 2 / sliver, 2 * l1 / sliver) / 8 * 8;
+  p.kc = std::max<int64_t>(16, p.kc);
+  // MC: the A block spans twice L2. Only its current MR x KC micro-panel must be close (the
+  // prefetchers stream the rest); a larger block re-fetches each B sliver from L3 less often.
+  p.mc = std::max<int64_t>(mr, (2 * l2) / (p.kc * s) / mr * mr);
   p.nc = std::max<int64_t>(nr, (l3 / 2) / (p.kc * s) / nr * nr);
   return p;
 }

@@ -15,8 +15,9 @@ inline constexpr simd::IsaShapes kUkernelShapes{
     // 12 accumulators, 3 B vectors and 1 broadcast of A fill the 16 ymm; 7 loads per 12 FMAs
     // (BLIS's haswell 6 x 2 needs 8) and a third less A traffic per flop.
     .avx2 = {4, 3},
-    // 24 accumulators of the 32 zmm, 2 B vectors and 1 broadcast.
-    .avx512 = {12, 2},
+    // 24 accumulators of the 32 zmm, 3 B vectors and 1 broadcast: 11 loads per 24 FMAs (a
+    // 12 x 2 block needs 14), NR a divisor of sfc_ca's 96-wide tile for f64 and f32 alike.
+    .avx512 = {8, 3},
 };
 
 struct SfcPlan {
