@@ -95,7 +95,7 @@ template <class T>
 struct Par {
   const Rec<T>& rec;
   int64_t task_min;  // diagonal calls of fewer tiles run on one thread
-  int64_t want;      // pieces per non-diagonal call: a few per thread, for balance
+  int64_t want;      // pieces per non-diagonal call: one per thread (see recursive_schedule)
 
   void diagonal(const Call& c) const {
     if (c.empty()) return;
@@ -128,7 +128,9 @@ void recursive_schedule(const Grid<T>& g, int64_t task_min_tiles) {
   const Call all{{0, g.nt}, {0, g.nt}, {0, g.nt}};
   const int threads = omp_get_max_threads();
   if (threads == 1) return rec.run(all);  // no team
-  const Par<T> par{rec, task_min_tiles < 1 ? 1 : task_min_tiles, 4 * int64_t(threads)};
+  // One piece per thread: each piece sweeps all of ks, so more, smaller pieces read A and B
+  // more often from the shared cache and memory than they gain in balance.
+  const Par<T> par{rec, task_min_tiles < 1 ? 1 : task_min_tiles, int64_t(threads)};
 #pragma omp parallel
   par.diagonal(all);
 }
