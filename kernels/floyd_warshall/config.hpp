@@ -9,7 +9,7 @@
 namespace rooflab::fw {
 
 constexpr int64_t kDefaultBs = 64;        // tile edge (the paper's choice)
-constexpr int64_t kDefaultTaskMin = 256;  // rows below which the recursion stops spawning tasks
+constexpr int64_t kDefaultTaskMin = 256;  // rows below which a diagonal call runs on one thread
 
 inline constexpr simd::IsaShapes kRegblockShapes{
     // No intrinsics: GCC vectorizes the plain kernel's row loop (SSE2) but not the register

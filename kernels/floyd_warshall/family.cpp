@@ -41,7 +41,7 @@ const Spec kSpecs[] = {
      false, true, Layout::standard, false, false},
     {"blocked", "FW-Blocking: pivot tile, pivot row/column tiles, the rest (OpenMP for), bs x bs tiles",
      false, Schedule::blocked, false, false, Layout::standard, true, false},
-    {"recursive", "FW-REC: 8 recursive calls in dependency order down to a tile, OpenMP tasks",
+    {"recursive", "FW-REC: 8 recursive calls in dependency order down to a tile, parallel phases",
      false, Schedule::recursive, false, false, Layout::standard, true, false},
     {"simd", "explicit SIMD base kernel (min of a + b, masked edges); sched:flat|blocked|rec",
      true, Schedule::blocked, true, true, Layout::standard, true, false},

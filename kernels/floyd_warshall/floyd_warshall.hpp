@@ -12,8 +12,9 @@
 //   schedule flat:      for k: for i (OpenMP for): row i relaxed through k (the three loops)
 //   schedule blocked:   bs x bs tiles; per pivot tile K: (K,K), then row/column tiles (OpenMP
 //                       for), then all others (OpenMP for) — FW-Blocking of the paper
-//   schedule recursive: FW-REC(A, B, C) with 8 calls in dependency order down to one tile,
-//                       OpenMP tasks above a size threshold
+//   schedule recursive: FW-REC(A, B, C) with 8 calls in dependency order down to one tile;
+//                       in parallel, the diagonal calls above a size threshold recurse as
+//                       phases of one team, the others are cut into one piece per thread
 //   layout bdl:         tiles stored contiguously (block data layout); the conversion to and
 //                       from it is part of solve(), so it is timed, as in the paper
 //   regblock:           where a tile op has C != A and C != B, the register-blocked kernel
@@ -63,7 +64,7 @@ struct Plan {
   Layout layout = Layout::standard;
   bool regblock = false;
   int64_t bs = 64;         // tile size (blocked, recursive): a power of two
-  int64_t task_min = 256;  // recursive: sub-problems of at least this many rows spawn tasks
+  int64_t task_min = 256;  // recursive: diagonal calls of fewer rows run on one thread
 };
 
 // The matrix size solve() works on: n rounded up to a multiple of bs for the tiled schedules

@@ -4,10 +4,16 @@
 // Ranges of different sizes split at the same rule, so any two ranges are equal or
 // disjoint: C is A exactly when cols == ks, C is B exactly when rows == ks.
 //
-// Parallelism (OpenMP tasks, only for calls of at least task_min_tiles tiles in some range):
-//   C disjoint from A and B: the four calls of a k half write four different C blocks and
-//     read only A and B: {1,2,3,4} then {5,6,7,8}.
-//   otherwise (the dependencies of FW itself): {1}, {2,3}, {4}, {5}, {6,7}, {8}.
+// Parallelism: the standard parallel FW-REC, as phases of one team with a barrier between
+// them (no tasks: the waits of nested tasks idled one of two threads). Only the diagonal
+// call (C = A = B) recurses in parallel; its 8 calls form 6 phases,
+//   {1 diagonal}, {2 (C = B), 3 (C = A)}, {4 disjoint}, {5 diagonal}, {6, 7}, {8 disjoint},
+// and every non-diagonal call is cut into independent pieces run by the threads:
+//   C disjoint from A and B: C blocks (rows and columns), each over all of ks;
+//   C = B (rows == ks, the pivot rows): column blocks, each column depends only on itself;
+//   C = A (cols == ks, the pivot columns): row blocks.
+// Each piece, and a diagonal call below task_min tiles, runs the serial recursion on one
+// thread, so the cache-oblivious order holds inside every piece.
 // An odd number of tiles splits unevenly (h = ceil(n/2)); a range of one tile does not split
 // (its second half is empty and those calls are skipped), which covers any N.
 #include <omp.h>
@@ -23,64 +29,110 @@ struct Range {
     const int64_t first = n > 1 ? (n + 1) / 2 : n;
     return h == 0 ? Range{lo, first} : Range{lo + first, n - first};
   }
+  // Part i of the 2^depth parts that `depth` nested halvings make (some empty when n is small).
+  Range part(int depth, int64_t i) const {
+    Range r = *this;
+    for (int d = depth - 1; d >= 0; --d) r = r.half(int((i >> d) & 1));
+    return r;
+  }
 };
 struct Call {
   Range rows, cols, ks;
+  bool empty() const { return rows.n == 0 || cols.n == 0 || ks.n == 0; }
 };
+
+Call sub(const Call& c, int i, int j, int k) { return Call{c.rows.half(i), c.cols.half(j), c.ks.half(k)}; }
 
 template <class T>
 struct Rec {
   const Grid<T>& g;
-  int64_t task_min;
 
+  // The serial recursion.
   void run(const Call& c) const {
-    if (c.rows.n == 0 || c.cols.n == 0 || c.ks.n == 0) return;
+    if (c.empty()) return;
     if (c.rows.n == 1 && c.cols.n == 1 && c.ks.n == 1) return g.op(c.rows.lo, c.cols.lo, c.ks.lo);
-    auto sub = [&c](int i, int j, int k) {
-      return Call{c.rows.half(i), c.cols.half(j), c.ks.half(k)};
-    };
-    const Call s[8] = {sub(0, 0, 0), sub(0, 1, 0), sub(1, 0, 0), sub(1, 1, 0),
-                       sub(1, 1, 1), sub(1, 0, 1), sub(0, 1, 1), sub(0, 0, 1)};
-    const bool spawn = c.rows.n >= task_min || c.cols.n >= task_min || c.ks.n >= task_min;
-    const bool aliased = c.cols == c.ks || c.rows == c.ks;
-    if (!aliased) {
-      group(s, 4, spawn);
-      group(s + 4, 4, spawn);
-    } else {
-      run(s[0]);
-      group(s + 1, 2, spawn);
-      run(s[3]);
-      run(s[4]);
-      group(s + 5, 2, spawn);
-      run(s[7]);
+    for (const Call& s : {sub(c, 0, 0, 0), sub(c, 0, 1, 0), sub(c, 1, 0, 0), sub(c, 1, 1, 0),
+                          sub(c, 1, 1, 1), sub(c, 1, 0, 1), sub(c, 0, 1, 1), sub(c, 0, 0, 1)})
+      run(s);
+  }
+};
+
+// Halvings of a range until it has at least `want` parts (or parts of one tile).
+int depth_for(int64_t n, int64_t want) {
+  int d = 0;
+  while ((int64_t(1) << d) < want && (int64_t(1) << d) < n) ++d;
+  return d;
+}
+
+// A non-diagonal call cut into independent pieces: 2^dr row parts x 2^dc column parts.
+struct Pieces {
+  Call c;
+  int dr = 0, dc = 0;
+  Pieces() = default;
+  Pieces(const Call& call, int64_t want) : c(call) {
+    if (c.empty()) return;
+    const bool rows_free = !(c.rows == c.ks), cols_free = !(c.cols == c.ks);
+    if (rows_free && cols_free) {
+      // Square-ish blocks: split the longer side first, the other with what is left.
+      const bool rows_first = c.rows.n >= c.cols.n;
+      int& d1 = rows_first ? dr : dc;
+      int& d2 = rows_first ? dc : dr;
+      d1 = depth_for(rows_first ? c.rows.n : c.cols.n, want);
+      const int64_t got = int64_t(1) << d1;
+      d2 = depth_for(rows_first ? c.cols.n : c.rows.n, (want + got - 1) / got);
+    } else if (rows_free) {
+      dr = depth_for(c.rows.n, want);
+    } else if (cols_free) {
+      dc = depth_for(c.cols.n, want);
     }
   }
+  int64_t count() const { return c.empty() ? 0 : int64_t(1) << (dr + dc); }
+  Call piece(int64_t i) const { return Call{c.rows.part(dr, i >> dc), c.cols.part(dc, i & ((int64_t(1) << dc) - 1)), c.ks}; }
+};
 
-  // Calls that may run concurrently: all but the last as tasks, the last here, then wait.
-  void group(const Call* s, int count, bool spawn) const {
-    if (!spawn) {
-      for (int i = 0; i < count; ++i) run(s[i]);
+// Run by every thread of the team (the same calls in the same order on all of them).
+template <class T>
+struct Par {
+  const Rec<T>& rec;
+  int64_t task_min;  // diagonal calls of fewer tiles run on one thread
+  int64_t want;      // pieces per non-diagonal call: one per thread (see recursive_schedule)
+
+  void diagonal(const Call& c) const {
+    if (c.empty()) return;
+    if (c.rows.n < task_min || c.rows.n == 1) {
+#pragma omp single
+      rec.run(c);
       return;
     }
-    for (int i = 0; i + 1 < count; ++i) {
-      const Call ci = s[i];
-#pragma omp task firstprivate(ci)
-      run(ci);
-    }
-    run(s[count - 1]);
-#pragma omp taskwait
+    diagonal(sub(c, 0, 0, 0));
+    phase(sub(c, 0, 1, 0), sub(c, 1, 0, 0));
+    phase(sub(c, 1, 1, 0), Call{});
+    diagonal(sub(c, 1, 1, 1));
+    phase(sub(c, 1, 0, 1), sub(c, 0, 1, 1));
+    phase(sub(c, 0, 0, 1), Call{});
+  }
+
+  // Two independent non-diagonal calls (the second may be empty), their pieces shared out.
+  void phase(const Call& a, const Call& b) const {
+    const Pieces pa(a, want), pb(b, want);
+    const int64_t na = pa.count(), total = na + pb.count();
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t i = 0; i < total; ++i) rec.run(i < na ? pa.piece(i) : pb.piece(i - na));
   }
 };
 }  // namespace
 
 template <class T>
 void recursive_schedule(const Grid<T>& g, int64_t task_min_tiles) {
-  const Rec<T> rec{g, task_min_tiles < 1 ? 1 : task_min_tiles};
-  const Range all{0, g.nt};
-  if (omp_get_max_threads() == 1) return rec.run(Call{all, all, all});  // no task machinery
+  const Rec<T> rec{g};
+  const Call all{{0, g.nt}, {0, g.nt}, {0, g.nt}};
+  const int threads = omp_get_max_threads();
+  if (threads == 1) return rec.run(all);  // no team
+  // One piece per thread: each piece sweeps all of ks, so more, smaller pieces read A and B
+  // more often from the shared cache and memory than they gain in balance.
+  const Par<T> par{rec, task_min_tiles < 1 ? 1 : task_min_tiles, int64_t(threads)};
 #pragma omp parallel
-#pragma omp single
-  rec.run(Call{all, all, all});
+  par.diagonal(all);
 }
 template void recursive_schedule<float>(const Grid<float>&, int64_t);
 template void recursive_schedule<double>(const Grid<double>&, int64_t);

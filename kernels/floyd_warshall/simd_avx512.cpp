@@ -1,5 +1,5 @@
 // `simd` / `regblock` built with AVX-512 (register block: config.hpp). Edges use native mask
-// registers; min is the paper's masked form. Compiled always, run only where CPUID says so.
+// registers; min is vminps/vminpd (simd_kernels.hpp). Compiled always, run only where CPUID says so.
 #include "kernels/simd/avx512.hpp"
 #include "kernels/floyd_warshall/simd_kernels.hpp"
 

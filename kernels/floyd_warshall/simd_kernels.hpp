@@ -10,8 +10,10 @@
 // V provides: T (element), R (register), W (lanes), MR (rows of a register block), NRV
 // (vectors per register-block row; nr = NRV * W), set1(T), load(p), store(p, x), loadn(p, n)
 // / storen(p, x, n) (first n < W lanes, masked), add, min (min(a, b) = a < b ? a : b, which
-// with a = the candidate and b = C is exactly "if C > A + B then C = A + B"; traits that have
-// blend_min, AVX-512's compare-to-mask + blend, the paper's masked form, use that).
+// with a = the candidate and b = C is exactly "if C > A + B then C = A + B"). The kernels use
+// min, not the paper's masked form (AVX-512 traits' blend_min, compare-to-mask + blend): the
+// same result, NaN and signed zeros included, in one instruction instead of two, which is
+// what the add+min ceiling measures.
 #include "kernels/floyd_warshall/config.hpp"
 #include "kernels/floyd_warshall/floyd_warshall.hpp"
 
@@ -113,20 +115,11 @@ void regblock(typename V::T* C, const typename V::T* A, const typename V::T* B, 
   if (i < m) rows_remainder<V, V::MR - 1>(C + i * ld, A + i * ld, B, ld, n, kk, int(m - i));
 }
 
-// V's min as the kernels use it (see above).
-template <class V>
-struct MinOf : V {
-  static typename V::R min(typename V::R a, typename V::R b) {
-    if constexpr (requires { V::blend_min(a, b); }) return V::blend_min(a, b);
-    else return V::min(a, b);
-  }
-};
-
 // The kernel body for simd::tables / simd::table_of.
 struct Body {
   template <class V>
   static constexpr Kernels<typename V::T> table() {
-    return {plain<MinOf<V>>, regblock<MinOf<V>>};
+    return {plain<V>, regblock<V>};
   }
 };
 

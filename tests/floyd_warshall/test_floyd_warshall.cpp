@@ -184,7 +184,7 @@ struct SolverCfg {
     if (params.find("sched:rec") != std::string::npos || variant == "recursive" ||
         (variant == "bdl" && params.find("sched:blocked") == std::string::npos) ||
         (variant == "regblock" && params.find("sched:blocked") == std::string::npos))
-      s += "/task:8";  // tasks down to small sub-problems, so the test exercises them
+      s += "/task:8";  // parallel recursion down to small sub-problems, so the test exercises it
     return s + "/graph:" + graph + "/threads:" + std::to_string(threads);
   }
 };
@@ -291,6 +291,32 @@ TEST(FwSolve, AgreesWithTheIndependentReference) {
             ASSERT_EQ((long double)D[size_t(i * np + j)], want[size_t(i * n + j)]) << n << ": " << i << "," << j;
       }
     }
+}
+
+// The parallel recursion at team sizes that do not divide its pieces evenly (3, 4, 5), odd
+// tile counts (uneven halves, one-tile ranges) and thresholds from one tile to the whole
+// matrix, both layouts, with the register-blocked kernel (order-free only where C is
+// disjoint: a piece run under the wrong aliasing would give wrong distances).
+TEST(FwSolve, ParallelRecursionMatchesAtAnyTeamSize) {
+  const int64_t n = 197, bs = 8, np = 200;  // 25 x 25 tiles
+  for (Graph g : {Graph::dense, Graph::negative}) {
+    const auto want = slow_fw(g, n);
+    for (int threads : {3, 4, 5})
+      for (int64_t task_min : {1, 16, 64, 200})
+        for (Layout layout : {Layout::standard, Layout::bdl}) {
+          const Plan plan{Schedule::recursive, layout, true, bs, task_min};
+          ASSERT_EQ(padded_size(n, plan), np);
+          std::vector<double> D(size_t(np * np), INFINITY), work(size_t(np * np));
+          generate(g, n, D.data(), np);
+          omp_set_num_threads(threads);
+          solve(plan, simd_kernels<double>(Isa::scalar), D.data(), np, np, work.data());
+          omp_set_num_threads(1);
+          for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j)
+              ASSERT_EQ((long double)D[size_t(i * np + j)], want[size_t(i * n + j)])
+                  << to_string(g) << " threads " << threads << " task " << task_min << ": " << i << "," << j;
+        }
+  }
 }
 
 TEST(FwSolve, RejectsInconsistentPlans) {
