@@ -16,7 +16,7 @@ using Compute = std::function<void(const Dims&, const T*, const T*, T*)>;
 struct Baseline {
   const char* name;
   bool f64;                                     // f32 always
-  std::string (*info)();                        // library, version, kernel / threading in use
+  std::string (*info)();                        // library, version, threading (the code path: code_path)
   // The code path it runs and whether that is its best for this CPU; the first call of any of
   // these entry points makes the library's choice (code_path.hpp).
   const code_path::Facts& (*facts)();

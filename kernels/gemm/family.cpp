@@ -4,9 +4,8 @@
 // Names: gemm/<variant>[/<isa>]/<dtype>/MxNxK[/<params>]/threads:T
 //   every variant: ld:+p  pads each leading dimension by p elements (default 0: lda = K,
 //                         ldb = ldc = N), for unaligned rows
-//   blocked:       mc:, kc:, nc:  (default from 32 KiB L1 / 512 KiB L2 / 8 MiB L3 per
-//                                  default_blocked_plan; the machine model measured these L1
-//                                  and L2 sizes on this VM)
+//   blocked:       mc:, kc:, nc:  (default: default_blocked_plan from this CPU's detected
+//                                  L1 / L2 / L3 sizes)
 //   sfc_ca:        k_layers:, kbf: (in every generated name), bm:, bn:, bk: (default 96, 96, 128),
 //                  or knobs:nn / knobs:analytic (k_layers, kbf, bk chosen by that model when the
 //                  case is made, knobs.hpp; not with k_layers / kbf / bk)
