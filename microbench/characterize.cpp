@@ -472,6 +472,49 @@ json characterize(const CharacterizeOptions& opt) {
       if (auto v = median_in(xy, r))
         levels[lvl][std::string(name(c.kernel))][std::to_string(c.threads)] = *v;
   }
+  // --- in-cache bandwidth of every other ISA: what a kernel of that ISA can reach (16- or
+  // 32-byte accesses get a fraction of L1's 64-byte one), at the sweep sizes inside the cache
+  // levels' ranges only; DRAM bandwidth does not depend on the access width. The widest ISA's
+  // levels are those above. ---
+  const std::vector<BwKernel> isa_kernels = {BwKernel::read, BwKernel::copy, BwKernel::update,
+                                             BwKernel::triad};
+  json bw_by_isa = json::object();
+  for (Isa bi : compute_isas) {
+    json lv = json::object(), cj = json::array();
+    if (bi == isa) {
+      for (const auto& lvl : kCacheLevels)
+        if (levels.contains(lvl)) lv[lvl] = levels[lvl];
+      bw_by_isa[std::string(to_string(bi))] = {{"levels", lv}};
+      continue;
+    }
+    for (int t : thread_counts) {
+      std::vector<size_t> in_cache;
+      for (size_t ws : sizes)
+        for (const auto& lvl : kCacheLevels)
+          if (ranges[t].count(lvl) && double(ws) >= ranges[t].at(lvl).lo &&
+              double(ws) <= ranges[t].at(lvl).hi) {
+            in_cache.push_back(ws);
+            break;
+          }
+      if (in_cache.empty()) continue;
+      say("bandwidth (" + std::string(to_string(bi)) + ") in cache, " + std::to_string(t) +
+          (t == 1 ? " thread" : " threads"));
+      for (const auto& c : measure_bandwidth(kernels_for(bi), topo.core_cpu, t, isa_kernels,
+                                             in_cache, prof.bw, nullptr)) {
+        json pts = json::array();
+        for (const auto& p : c.points)
+          pts.push_back({{"bytes", p.bytes}, {"gbps", p.gbps.best}, {"gbps_median", p.gbps.median}});
+        cj.push_back({{"kernel", name(c.kernel)}, {"threads", c.threads}, {"points", pts}});
+        const Curve xy = best_curve(c);
+        for (const auto& lvl : kCacheLevels)
+          if (ranges[t].count(lvl))
+            if (auto v = median_in(xy, ranges[t].at(lvl)))
+              lv[lvl][std::string(name(c.kernel))][std::to_string(t)] = *v;
+      }
+    }
+    bw_by_isa[std::string(to_string(bi))] = {{"levels", lv}, {"curves", cj}};
+  }
+
   json lat_points = json::array(), lat_levels = json::object();
   for (const auto& p : lat)
     lat_points.push_back({{"bytes", p.bytes}, {"ns", p.ns.best}, {"ns_median", p.ns.median}});
@@ -561,7 +604,7 @@ json characterize(const CharacterizeOptions& opt) {
            " vector code (read with 8 independent sums; every whole vector goes through the "
            "vector code, the last ones into independent sums too, so sizes that are not a "
            "multiple of the unrolled step pay no scalar tail); copy_nt/triad_nt use non-temporal "
-           "stores (_mm512_stream_pd / _mm256_stream_pd / movnti) and sfence. `dips`: points "
+           "stores (_mm512_stream_pd / _mm256_stream_pd / _mm_stream_pd) and sfence. `dips`: points "
            "more than " + fmt(kDipTolerance * 100) + "% below both neighbours, except the "
            "first point after a step down (a cache thrashing just past its capacity); a cache "
            "hierarchy makes no other such tooth. Each is also a line in bandwidth.warnings."},
@@ -572,6 +615,14 @@ json characterize(const CharacterizeOptions& opt) {
        "sweep sizes of the DRAM range only; levels.DRAM[\"read_s4\"][T] is the median over "
        "that range, as bandwidth.levels.DRAM.read is for S = 1. No levels (a reason instead) "
        "when the sweep has no DRAM range."},
+      {"bandwidth_by_isa",
+       "bandwidth.by_isa[ISA].levels: L1, L2 and L3 as bandwidth.levels, with that ISA's read, "
+       "copy, update and triad kernels (scalar: SSE2, 16-byte accesses; avx2: 32-byte; avx512: "
+       "64-byte), timed as above at the sweep sizes inside those levels' ranges (by_isa[ISA].curves), "
+       "for every ISA the CPU has (" + isa_list(compute_isas) + "; ROOFLAB_MAX_ISA caps it). The "
+       "widest ISA's (bandwidth.isa) are bandwidth.levels' own. DRAM and the S-stream ceilings are "
+       "measured with the widest ISA only: they do not depend on the access width. The model "
+       "prices a kernel's in-cache traffic against the table of the ISA that prices its compute."},
       {"levels",
        "bandwidth.levels[L][kernel][T] = median of the curve points (best samples) whose "
        "working set lies in [max(2x previous level, C/8), C/2], C = aggregate capacity for T "
@@ -677,10 +728,12 @@ json characterize(const CharacterizeOptions& opt) {
             {"warnings", warnings}}},
           {"bandwidth",
            {{"write_allocate_counted", false},
+            {"isa", to_string(isa)},
             {"threads", thread_counts},
             {"curves", curves_json},
             {"levels", levels},
             {"streams", streams_json},
+            {"by_isa", bw_by_isa},
             {"warnings", bw_warnings}}},
           {"compute",
            {{"isa", to_string(isa)},
