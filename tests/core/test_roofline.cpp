@@ -420,42 +420,37 @@ TEST(Predict, InCacheTrafficPricedAgainstTheComputeIsa) {
   EXPECT_NE(o.notes[0].find("bandwidth.by_isa"), std::string::npos) << o.notes[0];
 }
 
+// The error loading a machine.json named m.json gives, "" when it loads.
+static std::string message(const nlohmann::json& j) {
+  try {
+    machine_from_json(j, "m.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(Machine, MalformedBandwidthByIsaIsOneClearError) {
-  auto message = [](const nlohmann::json& j) -> std::string {
-    try {
-      machine_from_json(j, "m.json");
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "";
-  };
-  nlohmann::json j = by_isa_json();
-  EXPECT_EQ(message(j), "");
-  j["bandwidth"]["by_isa"]["sse9"] = j["bandwidth"]["by_isa"]["avx2"];
-  EXPECT_EQ(message(j), "m.json: bandwidth.by_isa has key \"sse9\": ISAs are scalar, avx2 or avx512 "
-                        "(re-run `rooflab characterize`)");
-  j = by_isa_json();
-  j["bandwidth"]["by_isa"]["avx2"].erase("levels");
-  EXPECT_EQ(message(j), "m.json: bandwidth.by_isa.avx2 has no \"levels\" (re-run `rooflab characterize`)");
-  j = by_isa_json();
-  j["bandwidth"]["by_isa"]["scalar"]["levels"]["L1"]["read"] = {{"1", "fast"}};
-  EXPECT_NE(message(j).find("bandwidth.by_isa.scalar.levels.L1.read.1 must be a finite number"), std::string::npos)
-      << message(j);
-  j = by_isa_json();
-  j["bandwidth"]["isa"] = 3;
-  EXPECT_NE(message(j).find("bandwidth.isa must be scalar, avx2 or avx512"), std::string::npos);
+  EXPECT_EQ(message(by_isa_json()), "");
+  using Mutate = void (*)(nlohmann::json&);
+  const std::pair<Mutate, std::string> cases[] = {
+      {[](nlohmann::json& j) { j["bandwidth"]["by_isa"]["sse9"] = j["bandwidth"]["by_isa"]["avx2"]; },
+       "bandwidth.by_isa has key \"sse9\": ISAs are scalar, avx2 or avx512"},
+      {[](nlohmann::json& j) { j["bandwidth"]["by_isa"]["avx2"].erase("levels"); },
+       "bandwidth.by_isa.avx2 has no \"levels\""},
+      {[](nlohmann::json& j) { j["bandwidth"]["by_isa"]["scalar"]["levels"]["L1"]["read"] = {{"1", "fast"}}; },
+       "bandwidth.by_isa.scalar.levels.L1.read.1 must be a finite number, got \"fast\""},
+      {[](nlohmann::json& j) { j["bandwidth"]["isa"] = 3; },
+       "bandwidth.isa must be scalar, avx2 or avx512, got 3"}};
+  for (const auto& [mutate, says] : cases) {
+    nlohmann::json j = by_isa_json();
+    mutate(j);
+    EXPECT_EQ(message(j), "m.json: " + says + " (re-run `rooflab characterize`)");
+  }
 }
 
 // A malformed by_isa is one clear error naming the file and the key.
 TEST(Machine, MalformedByIsaIsOneClearError) {
-  auto message = [](const nlohmann::json& j) -> std::string {
-    try {
-      machine_from_json(j, "m.json");
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "";
-  };
   nlohmann::json j = by_isa_json();
   EXPECT_EQ(message(j), "");
   j["compute"]["by_isa"]["avx3"] = j["compute"]["by_isa"]["avx2"];
