@@ -497,7 +497,7 @@ json characterize(const CharacterizeOptions& opt) {
   }
   // --- in-cache bandwidth of every other ISA: what a kernel of that ISA can reach (16- or
   // 32-byte accesses get a fraction of L1's 64-byte one), at the sweep sizes inside the cache
-  // levels' ranges only; DRAM bandwidth does not depend on the access width. The widest ISA's
+  // levels' ranges only; DRAM is measured with the widest ISA only (see method.bandwidth_by_isa). The widest ISA's
   // levels are those above. ---
   const std::vector<BwKernel> isa_kernels = {BwKernel::read, BwKernel::copy, BwKernel::update,
                                              BwKernel::triad};
@@ -650,7 +650,8 @@ json characterize(const CharacterizeOptions& opt) {
        "middle and largest; by_isa[ISA].curves), "
        "for every ISA the CPU has (" + isa_list(compute_isas) + "; ROOFLAB_MAX_ISA caps it). The "
        "widest ISA's (bandwidth.isa) are bandwidth.levels' own. DRAM and the S-stream ceilings are "
-       "measured with the widest ISA only: they do not depend on the access width. The model "
+       "measured with the widest ISA only (not per ISA: 16-byte SSE2 reads on one core can draw less "
+       "DRAM bandwidth than wider ones, so scalar DRAM traffic is priced optimistically). The model "
        "prices a kernel's in-cache traffic against the table of the ISA that prices its compute."},
       {"levels",
        "bandwidth.levels[L][kernel][T] = median of the curve points (best samples) whose "

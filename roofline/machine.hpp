@@ -50,7 +50,7 @@ struct Machine {
   // The same ceiling as a kernel of one ISA reaches it: bandwidth.by_isa[isa].levels for a
   // cache level (16-, 32- and 64-byte accesses get different shares of L1 and L2); DRAM,
   // S-stream kernels and Isa::none (or the widest ISA) give bandwidth.levels, measured with
-  // the widest ISA (bandwidth.isa): DRAM does not depend on the access width. A file without
+  // the widest ISA (bandwidth.isa; DRAM is not measured per ISA, docs/json.md). A file without
   // by_isa (older), without that ISA (a CPU that lacks it) or without the kernel in that ISA's
   // table gives bandwidth.levels' value, with a note. Throws Error as bandwidth() does.
   struct BandwidthCeiling {

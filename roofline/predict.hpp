@@ -4,7 +4,7 @@
 // with the level chosen from the working set and the machine's capacities.
 // A model naming "gpu:" ceilings is predicted from machine.json's "gpu" section instead.
 // The compute ceiling is the one of the kernel's own ISA (pricing_isa, compute.by_isa), and so
-// is the in-cache bandwidth (bandwidth.by_isa; DRAM is the same for every ISA).
+// is the in-cache bandwidth (bandwidth.by_isa; DRAM: the widest ISA's table).
 //
 // A traffic term may name an S-stream kernel ("read_s4": S concurrent streams per thread, as
 // in a kernel that walks 4 matrix rows at once). Its ceiling is the S-stream one where
