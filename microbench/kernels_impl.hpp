@@ -1,9 +1,9 @@
 #pragma once
-// The kernels written once over the shared vector traits of kernels/simd (scalar.hpp,
-// avx2.hpp, avx512.hpp): V<double> for the bandwidth and f64 compute kernels, V<float> for
+// The kernels written once over vector traits (kernels/simd avx2.hpp, avx512.hpp; SSE2 ones in
+// kernels_scalar.cpp): V<double> for the bandwidth and f64 compute kernels, V<float> for
 // the f32 ones. Each kernels_<isa>.cpp instantiates make_table<Traits>() with traits of
-// internal linkage (avx2.hpp / avx512.hpp are in an unnamed namespace; kernels_scalar.cpp
-// wraps simd::Scalar in one), so every instantiation is local to its translation unit and
+// internal linkage (avx2.hpp / avx512.hpp are in an unnamed namespace, so are
+// kernels_scalar.cpp's), so every instantiation is local to its translation unit and
 // no AVX-512 code can leak into the baseline build through a shared inline function (an ODR
 // trap). For the same reason this header uses no standard-library functions.
 //

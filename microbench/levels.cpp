@@ -99,6 +99,18 @@ std::optional<double> median_in(const std::vector<std::pair<double, double>>& po
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+std::optional<double> dram_plateau(const std::vector<std::pair<double, double>>& points, Range r,
+                                   double tolerance) {
+  const std::pair<double, double>* last = nullptr;
+  for (const auto& p : points)
+    if (p.first >= r.lo && p.first <= r.hi && (!last || p.first > last->first)) last = &p;
+  if (!last) return std::nullopt;
+  std::vector<std::pair<double, double>> tail;
+  for (const auto& p : points)
+    if (p.first >= r.lo && p.first <= r.hi && p.second <= (1 + tolerance) * last->second) tail.push_back(p);
+  return median_in(tail, r);
+}
+
 std::vector<size_t> plateau_dips(const std::vector<std::pair<double, double>>& points,
                                  double tolerance) {
   std::vector<size_t> out;

@@ -36,6 +36,14 @@ std::map<std::string, Range> level_ranges(const std::map<std::string, size_t>& c
 // Median value of the points whose size lies in r; nullopt if none does.
 std::optional<double> median_in(const std::vector<std::pair<double, double>>& points, Range r);
 
+// The DRAM plateau: the median of the points in r (the DRAM range) no more than `tolerance`
+// above the point at the largest working set. A curve still falling past the DRAM floor has a
+// cache still holding part of the working set (a replacement policy that keeps some of a
+// cyclic walk, or threads whose vCPUs sit on separate L3s that the VM reports as one); those
+// points are not DRAM. nullopt if no point is in r.
+std::optional<double> dram_plateau(const std::vector<std::pair<double, double>>& points, Range r,
+                                   double tolerance = 0.10);
+
 // Indices of the interior points (sorted by size) more than `tolerance` below both
 // neighbours, v < (1 - tolerance) x min(left, right), on a plateau or a rising stretch
 // (right >= (1 - tolerance) x left). Past a cache's capacity the first point may undershoot

@@ -50,6 +50,13 @@ Agreement agreement(double rooflab_gbps, double likwid_gbps, double tolerance) {
   return {ratio, std::fabs(ratio - 1) <= tolerance + 1e-12};
 }
 
+std::optional<double> per_byte_gbps(double small, double small_gbps, double large, double large_gbps) {
+  if (!(small > 0 && large > small && small_gbps > 0 && large_gbps > 0)) return std::nullopt;
+  const double dt = large / large_gbps - small / small_gbps;  // ns per pass, x 1e9 / 1e9
+  if (!(dt > 0)) return std::nullopt;
+  return (large - small) / dt;
+}
+
 std::optional<std::string> find_on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
   if (!path) return std::nullopt;

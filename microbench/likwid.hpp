@@ -35,6 +35,14 @@ struct Agreement {
 };
 Agreement agreement(double rooflab_gbps, double likwid_gbps, double tolerance = kLikwidTolerance);
 
+// likwid-bench times one kernel call per pass over the working set, so each pass pays a fixed
+// cost (the call, the loop setup, the loop's exit); rooflab's kernels make all passes of a
+// sample in one call. In L1 a pass is a few hundred cycles and that cost is several percent.
+// The bandwidth without it, from two runs of `small` and `large` bytes at `small_gbps` and
+// `large_gbps`: the extra bytes over the extra time. nullopt when the larger run did not take
+// longer per pass (noise), or the sizes are not increasing.
+std::optional<double> per_byte_gbps(double small, double small_gbps, double large, double large_gbps);
+
 // `exe -t test -w N:<bytes>:<threads> -i iters`, killed after timeout_s seconds.
 LikwidResult run_likwid_bench(const std::string& exe, const std::string& test, size_t bytes,
                               int threads, uint64_t iters, int timeout_s);

@@ -159,7 +159,7 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
     r["disturbed"] = f.value("disturbed", false) && r["status"] == "ok";
     r["disturbed_reason"] = r["disturbed"].get<bool>() ? f.value("disturbed_reason", "") : "";
     // Null until predicted (docs/json.md): a row without a prediction has the keys, not holes.
-    for (const char* k : {"predicted_s", "bound", "level", "ceiling_gflops", "compute_isa", "ceiling_gbps",
+    for (const char* k : {"predicted_s", "bound", "level", "ceiling_gflops", "compute_isa", "bandwidth_isa", "ceiling_gbps",
                           "efficiency", "bandwidth_kernels", "prediction_notes"})
       r[k] = nullptr;
     r["predictions"] = json::object();
@@ -177,6 +177,7 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
         r["level"] = p.level;
         r["ceiling_gflops"] = p.compute_gflops;
         r["compute_isa"] = p.compute_isa.empty() ? json(nullptr) : json(p.compute_isa);
+        r["bandwidth_isa"] = p.bandwidth_isa.empty() ? json(nullptr) : json(p.bandwidth_isa);
         r["ceiling_gbps"] = p.bandwidth_gbps;
         r["bandwidth_kernels"] = p.bandwidth_kernels;
         r["prediction_notes"] = p.notes;

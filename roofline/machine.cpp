@@ -107,6 +107,20 @@ Machine machine_from_json(const nlohmann::json& j, const std::filesystem::path& 
   if (j.contains("bandwidth")) {
     sc.object(j["bandwidth"], "bandwidth");
     if (j["bandwidth"].contains("levels")) sc.levels(j["bandwidth"]["levels"], "bandwidth.levels");
+    if (j["bandwidth"].contains("isa") &&
+        !(j["bandwidth"]["isa"].is_string() && parse_isa(j["bandwidth"]["isa"].get<std::string>())))
+      sc.fail("bandwidth.isa", "must be scalar, avx2 or avx512, got " + j["bandwidth"]["isa"].dump().substr(0, 60));
+    if (j["bandwidth"].contains("by_isa")) {
+      const auto& by = j["bandwidth"]["by_isa"];
+      sc.object(by, "bandwidth.by_isa");
+      for (auto i = by.begin(); i != by.end(); ++i) {
+        const std::string where = "bandwidth.by_isa." + i.key();
+        if (!parse_isa(i.key())) sc.fail("bandwidth.by_isa", "has key \"" + i.key() + "\": ISAs are scalar, avx2 or avx512");
+        sc.object(i.value(), where);
+        if (!i.value().contains("levels")) sc.fail(where, "has no \"levels\"");
+        sc.levels(i.value()["levels"], where + ".levels");
+      }
+    }
     if (j["bandwidth"].contains("streams")) {
       sc.object(j["bandwidth"]["streams"], "bandwidth.streams");
       if (j["bandwidth"]["streams"].contains("levels"))
@@ -212,6 +226,49 @@ std::optional<double> Machine::find_bandwidth(const std::string& level, const st
   const auto& lv = levels_for(raw, kernel);
   if (!lv.contains(level) || !lv[level].contains(kernel)) return std::nullopt;
   return find_threads(lv[level][kernel], threads);
+}
+
+std::string Machine::best_bandwidth_isa() const {
+  const auto& bw = raw.value("bandwidth", nlohmann::json::object());
+  return bw.contains("isa") && bw["isa"].is_string() ? bw["isa"].get<std::string>() : best_compute_isa();
+}
+
+Machine::BandwidthCeiling Machine::find_bandwidth(const std::string& level, const std::string& kernel,
+                                                  int threads, Isa isa) const {
+  BandwidthCeiling out;
+  out.isa = best_bandwidth_isa();
+  const std::string want = isa == Isa::none ? out.isa : std::string(to_string(isa));
+  const bool widest_only = level == "DRAM" || split_streams(kernel).streams > 1;
+  if (want == out.isa || widest_only) {
+    out.gbps = bandwidth(level, kernel, threads);
+    return out;
+  }
+  const auto& bw = raw["bandwidth"];
+  const std::string file = path.empty() ? std::string("machine.json") : path.string();
+  if (bw.contains("by_isa") && bw["by_isa"].contains(want)) {
+    const auto& lv = bw["by_isa"][want]["levels"];
+    if (lv.contains(level) && lv[level].contains(kernel))
+      if (auto v = find_threads(lv[level][kernel], threads)) {
+        out.gbps = *v;
+        out.isa = want;
+        return out;
+      }
+    out.note = file + " has no " + want + " '" + kernel + "' bandwidth at " + level + " for <= " +
+               std::to_string(threads) + " threads (bandwidth.by_isa): priced against the " +
+               (out.isa.empty() ? "unnamed ISA's" : out.isa) + " one";
+  } else if (bw.contains("by_isa")) {
+    out.note = file + " has no " + want + " bandwidth ceilings (the CPU it was measured on lacks " +
+               want + "): in-cache traffic priced against the " + (out.isa.empty() ? "unnamed ISA's" : out.isa) +
+               " ones";
+  } else {
+    out.no_by_isa = true;
+    out.note = file + " has no per-ISA bandwidth ceilings (bandwidth.by_isa, from an older `rooflab "
+                      "characterize`): in-cache traffic priced against the " +
+               (out.isa.empty() ? "unnamed ISA's" : out.isa) + " ones, not " + want +
+               "'s; re-run `rooflab characterize`";
+  }
+  out.gbps = bandwidth(level, kernel, threads);
+  return out;
 }
 
 namespace {

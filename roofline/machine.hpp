@@ -44,6 +44,22 @@ struct Machine {
   // The same, nullopt when machine.json lacks it (no level, kernel or value at <= threads).
   std::optional<double> find_bandwidth(const std::string& level, const std::string& kernel,
                                        int threads) const;
+  // The same ceiling as a kernel of one ISA reaches it: bandwidth.by_isa[isa].levels for a
+  // cache level (16-, 32- and 64-byte accesses get different shares of L1 and L2); DRAM,
+  // S-stream kernels and Isa::none (or the widest ISA) give bandwidth.levels, measured with
+  // the widest ISA (bandwidth.isa; DRAM is not measured per ISA, docs/json.md). A file without
+  // by_isa (older), without that ISA (a CPU that lacks it) or without the kernel in that ISA's
+  // table gives bandwidth.levels' value, with a note. Throws Error as bandwidth() does.
+  struct BandwidthCeiling {
+    double gbps = 0;
+    std::string isa;       // the table used ("" when the file names none)
+    std::string note;      // non-empty when it is not the table asked for
+    bool no_by_isa = false;  // the note's reason: the file has no bandwidth.by_isa at all
+  };
+  BandwidthCeiling find_bandwidth(const std::string& level, const std::string& kernel, int threads,
+                                  Isa isa) const;
+  // bandwidth.isa: the ISA of bandwidth.levels; compute.isa in files from before it.
+  std::string best_bandwidth_isa() const;
   // The level a working set of `bytes` lives in with `threads` threads: L1 and L2 are taken
   // as private (aggregate = threads x capacity), L3 as shared; DRAM when it fits nowhere.
   std::string level_for(double bytes, int threads) const;

@@ -26,8 +26,24 @@ Prediction predict_gpu(const Model& m, const Machine& machine) {
   return p;
 }
 
+// A bandwidth fallback's note, once. A file older than both by_isa tables gets one note for
+// both: the compute one, extended.
+void add_bandwidth_note(const Machine& machine, const Machine::BandwidthCeiling& c, Prediction& p) {
+  if (c.note.empty()) return;
+  const auto& comp = machine.raw.value("compute", nlohmann::json::object());
+  if (c.no_by_isa && !comp.contains("by_isa") && !p.compute_note.empty()) {
+    static const std::string kLikewise = "; in-cache bandwidth likewise (no bandwidth.by_isa)";
+    if (p.compute_note.find(kLikewise) != std::string::npos) return;
+    for (auto& n : p.notes)
+      if (n == p.compute_note) n += kLikewise;
+    p.compute_note += kLikewise;
+    return;
+  }
+  if (std::find(p.notes.begin(), p.notes.end(), c.note) == p.notes.end()) p.notes.push_back(c.note);
+}
+
 // The ceiling of one CPU traffic term (see predict.hpp on S-stream kernels).
-double term_bandwidth(const Traffic& t, const Machine& machine, int threads, Prediction& p) {
+double term_bandwidth(const Traffic& t, const Machine& machine, int threads, Isa isa, Prediction& p) {
   const StreamKernel sk = split_streams(t.kernel);
   std::string used = sk.streams == 1 ? sk.base : t.kernel;
   double gbps = 0;
@@ -48,7 +64,14 @@ double term_bandwidth(const Traffic& t, const Machine& machine, int threads, Pre
       if (std::find(p.notes.begin(), p.notes.end(), note) == p.notes.end()) p.notes.push_back(note);
     }
   }
-  if (gbps <= 0) gbps = machine.bandwidth(p.level, used, threads);
+  if (gbps <= 0) {
+    const Machine::BandwidthCeiling c = machine.find_bandwidth(p.level, used, threads, isa);
+    gbps = c.gbps;
+    p.bandwidth_isa = c.isa;
+    add_bandwidth_note(machine, c, p);
+  } else {
+    p.bandwidth_isa = machine.best_bandwidth_isa();  // S-stream ceilings: widest ISA, DRAM only
+  }
   p.bandwidth_kernels.push_back(used);
   return gbps;
 }
@@ -87,12 +110,12 @@ Prediction predict(const Model& m, const Machine& machine, int threads, Isa isa)
       const Machine::ComputeCeiling c = machine.find_compute(m.compute_ceiling, threads, isa);
       p.compute_gflops = c.gflops;
       p.compute_isa = c.isa;
-      if (!c.note.empty()) p.notes.push_back(c.note);
+      if (!c.note.empty()) p.notes.push_back(p.compute_note = c.note);
       p.compute_time_s = m.flops / (p.compute_gflops * 1e9);
     }
     for (const auto& t : m.traffic) {
       if (t.bytes <= 0) continue;
-      p.memory_time_s += t.bytes / (term_bandwidth(t, machine, threads, p) * 1e9);
+      p.memory_time_s += t.bytes / (term_bandwidth(t, machine, threads, isa, p) * 1e9);
     }
   }
   if (p.memory_time_s > 0) p.bandwidth_gbps = m.bytes() / p.memory_time_s / 1e9;
@@ -107,6 +130,7 @@ nlohmann::json to_json(const Prediction& p) {
           {"time_s", p.time_s},         {"compute_time_s", p.compute_time_s},
           {"memory_time_s", p.memory_time_s}, {"compute_gflops", p.compute_gflops},
           {"compute_isa", p.compute_isa.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.compute_isa)},
+          {"bandwidth_isa", p.bandwidth_isa.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.bandwidth_isa)},
           {"bandwidth_gbps", p.bandwidth_gbps}, {"bandwidth_kernels", p.bandwidth_kernels},
           {"notes", p.notes}};
 }

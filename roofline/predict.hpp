@@ -3,7 +3,8 @@
 //   t = max(flops / compute ceiling, sum_i bytes_i / bandwidth(level, kernel_i))
 // with the level chosen from the working set and the machine's capacities.
 // A model naming "gpu:" ceilings is predicted from machine.json's "gpu" section instead.
-// The compute ceiling is the one of the kernel's own ISA (pricing_isa, compute.by_isa).
+// The compute ceiling is the one of the kernel's own ISA (pricing_isa, compute.by_isa), and so
+// is the in-cache bandwidth (bandwidth.by_isa; DRAM: the widest ISA's table).
 //
 // A traffic term may name an S-stream kernel ("read_s4": S concurrent streams per thread, as
 // in a kernel that walks 4 matrix rows at once). Its ceiling is the S-stream one where
@@ -30,8 +31,10 @@ struct Prediction {
   double compute_gflops = 0;  // the compute ceiling used
   std::string compute_isa;    // the ISA whose table priced it ("" when no compute term / gpu)
   double bandwidth_gbps = 0;  // effective bandwidth over the traffic terms (bytes / memory time)
+  std::string bandwidth_isa;  // the ISA whose bandwidth table priced the traffic (the widest at DRAM)
   std::vector<std::string> bandwidth_kernels;  // ceiling used per traffic term (after fallback)
   std::vector<std::string> notes;              // fallbacks and other caveats
+  std::string compute_note;                    // the compute fallback's note (also in notes)
 };
 
 // Which ISA's compute ceilings price a case: the ISA it runs (its own, or the one a run-time
@@ -42,7 +45,8 @@ Isa pricing_isa(Isa runs_isa, bool baseline);
 Isa own_code_isa();  // the ISA this build compiles ISA-less code for
 
 // Throws Error when the machine lacks a ceiling the model names. `isa` selects the compute
-// table (Machine::find_compute; Isa::none: the widest); a fallback is in `notes`.
+// and the in-cache bandwidth tables (Machine::find_compute, find_bandwidth; Isa::none: the
+// widest); a fallback is in `notes`.
 Prediction predict(const Model& m, const Machine& machine, int threads, Isa isa = Isa::none);
 nlohmann::json to_json(const Prediction& p);
 

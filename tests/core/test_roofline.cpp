@@ -222,6 +222,14 @@ static nlohmann::json by_isa_json() {
   j["compute"]["isa"] = "avx512";
   j["compute"]["by_isa"] = {{"scalar", table(10)}, {"avx2", table(40)}, {"avx512", table(80)}};
   j["compute"]["ceilings"] = j["compute"]["by_isa"]["avx512"]["ceilings"];
+  // In-cache bandwidth per ISA as characterize writes it: the widest's repeats bandwidth.levels;
+  // L1 read at 1 thread: scalar 25, avx2 50, avx512 100 GB/s.
+  const auto& lv = j["bandwidth"]["levels"];
+  j["bandwidth"]["isa"] = "avx512";
+  j["bandwidth"]["by_isa"] = {
+      {"scalar", {{"levels", {{"L1", {{"read", {{"1", 25.0}, {"2", 50.0}}}}}, {"L2", {{"read", {{"1", 20.0}}}}}}}}},
+      {"avx2", {{"levels", {{"L1", {{"read", {{"1", 50.0}, {"2", 100.0}}}}}}}}},
+      {"avx512", {{"levels", {{"L1", lv["L1"]}, {"L2", lv["L2"]}, {"L3", lv["L3"]}}}}}};
   return j;
 }
 
@@ -297,6 +305,7 @@ TEST(Evaluate, EachRowPricedAgainstItsOwnIsa) {
   EXPECT_TRUE(avx2["prediction_notes"].empty());
   const auto& own = row_named(m, "f/own/");
   EXPECT_EQ(own["compute_isa"], "scalar");
+  EXPECT_EQ(own["bandwidth_isa"], "scalar");  // its L1 traffic too
   EXPECT_NEAR(own["predicted_s"].get<double>(), 8e9 / 10e9, 1e-12);
   EXPECT_EQ(own["library"], nullptr);
   const auto& lib = row_named(m, "f/openblas/");
@@ -334,19 +343,125 @@ TEST(Evaluate, MachineWithoutByIsaFallsBackWithANote) {
   EXPECT_NE(note.find("compute.by_isa"), std::string::npos) << note;
   EXPECT_NE(note.find("not scalar's"), std::string::npos) << note;
   EXPECT_NE(note.find("`rooflab characterize`"), std::string::npos) << note;
+  EXPECT_NE(note.find("bandwidth.by_isa"), std::string::npos) << note;  // one reason, one note
+  EXPECT_EQ(own["bandwidth_isa"], "avx2");
   EXPECT_FALSE(own.contains("prediction_missing"));
+}
+
+// ---- Per-ISA in-cache bandwidth (bandwidth.by_isa) ----------------------------------------
+TEST(Machine, BandwidthOfEachIsaInCacheAndTheWidestAtDram) {
+  const Machine m = machine_from_json(by_isa_json());
+  EXPECT_EQ(m.best_bandwidth_isa(), "avx512");
+  auto bw = [&](const char* level, const char* kernel, int t, Isa isa) {
+    return m.find_bandwidth(level, kernel, t, isa);
+  };
+  EXPECT_EQ(bw("L1", "read", 1, Isa::scalar).gbps, 25.0);
+  EXPECT_EQ(bw("L1", "read", 1, Isa::scalar).isa, "scalar");
+  EXPECT_TRUE(bw("L1", "read", 1, Isa::scalar).note.empty());
+  EXPECT_EQ(bw("L1", "read", 4, Isa::avx2).gbps, 100.0);  // largest measured count <= 4
+  EXPECT_EQ(bw("L2", "read", 1, Isa::scalar).gbps, 20.0);
+  EXPECT_EQ(bw("L1", "read", 1, Isa::avx512).gbps, 100.0);
+  EXPECT_EQ(bw("L1", "read", 1, Isa::none).gbps, 100.0);  // the widest
+  EXPECT_EQ(bw("L1", "read", 1, Isa::none).isa, "avx512");
+  // DRAM (and S-stream kernels) are the widest ISA's for every ISA, by design: no note.
+  const auto dram = bw("DRAM", "read", 2, Isa::scalar);
+  EXPECT_EQ(dram.gbps, 16.0);
+  EXPECT_EQ(dram.isa, "avx512");
+  EXPECT_TRUE(dram.note.empty());
+  // A kernel or level the ISA's table lacks: the widest one's, with a note naming it.
+  const auto upd = bw("L1", "update", 1, Isa::avx2);
+  EXPECT_EQ(upd.gbps, 80.0);
+  EXPECT_EQ(upd.isa, "avx512");
+  EXPECT_NE(upd.note.find("no avx2 'update' bandwidth at L1"), std::string::npos) << upd.note;
+  EXPECT_EQ(bw("L3", "read", 1, Isa::scalar).gbps, 25.0);
+  EXPECT_FALSE(bw("L3", "read", 1, Isa::scalar).note.empty());
+  EXPECT_THROW(bw("L1", "triad", 1, Isa::scalar), Error);  // absent everywhere: as bandwidth()
+  // A CPU without AVX-512: its widest, and a note naming the ISA.
+  nlohmann::json j = by_isa_json();
+  j["bandwidth"]["by_isa"].erase("avx512");
+  j["bandwidth"]["isa"] = "avx2";
+  const auto no512 = machine_from_json(j).find_bandwidth("L1", "read", 1, Isa::avx512);
+  EXPECT_EQ(no512.isa, "avx2");
+  EXPECT_NE(no512.note.find("no avx512 bandwidth ceilings"), std::string::npos) << no512.note;
+  // A file from before bandwidth.by_isa: bandwidth.levels, named by compute.isa, with a note.
+  j = by_isa_json();
+  j["bandwidth"].erase("by_isa");
+  j["bandwidth"].erase("isa");
+  const auto old = machine_from_json(j).find_bandwidth("L1", "read", 1, Isa::scalar);
+  EXPECT_EQ(old.gbps, 100.0);
+  EXPECT_EQ(old.isa, "avx512");
+  EXPECT_TRUE(old.no_by_isa);
+  EXPECT_NE(old.note.find("bandwidth.by_isa"), std::string::npos) << old.note;
+  EXPECT_NE(old.note.find("re-run `rooflab characterize`"), std::string::npos) << old.note;
+}
+
+// A row's in-cache traffic is priced against the same ISA as its compute; DRAM traffic against
+// the one DRAM table.
+TEST(Predict, InCacheTrafficPricedAgainstTheComputeIsa) {
+  const Machine m = machine_from_json(by_isa_json());
+  Model md;
+  md.flops = 1e6;
+  md.traffic = {{1e9, "read"}};
+  md.working_set = 16 << 10;  // L1
+  md.compute_ceiling = "fma_f64";
+  const Prediction s = predict(md, m, 1, Isa::scalar);
+  EXPECT_EQ(s.compute_isa, "scalar");
+  EXPECT_EQ(s.bandwidth_isa, "scalar");
+  EXPECT_NEAR(s.memory_time_s, 1e9 / 25e9, 1e-12);
+  EXPECT_TRUE(s.notes.empty());
+  EXPECT_EQ(to_json(s)["bandwidth_isa"], "scalar");
+  const Prediction a = predict(md, m, 1, Isa::avx2);
+  EXPECT_NEAR(a.memory_time_s, 1e9 / 50e9, 1e-12);
+  EXPECT_EQ(a.bandwidth_isa, "avx2");
+  const Prediction w = predict(md, m, 1);  // Isa::none: a vendor baseline, the widest
+  EXPECT_NEAR(w.memory_time_s, 1e9 / 100e9, 1e-12);
+  md.working_set = 1e9;  // DRAM
+  const Prediction d = predict(md, m, 2, Isa::scalar);
+  EXPECT_NEAR(d.memory_time_s, 1e9 / 16e9, 1e-12);
+  EXPECT_EQ(d.bandwidth_isa, "avx512");
+  EXPECT_TRUE(d.notes.empty());
+  // A file with compute.by_isa but no bandwidth.by_isa (the previous characterize): the
+  // bandwidth fallback is its own note.
+  nlohmann::json j = by_isa_json();
+  j["bandwidth"].erase("by_isa");
+  md.working_set = 16 << 10;
+  const Prediction o = predict(md, machine_from_json(j), 1, Isa::avx2);
+  EXPECT_NEAR(o.memory_time_s, 1e9 / 100e9, 1e-12);
+  ASSERT_EQ(o.notes.size(), 1u);
+  EXPECT_NE(o.notes[0].find("bandwidth.by_isa"), std::string::npos) << o.notes[0];
+}
+
+// The error loading a machine.json named m.json gives, "" when it loads.
+static std::string message(const nlohmann::json& j) {
+  try {
+    machine_from_json(j, "m.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Machine, MalformedBandwidthByIsaIsOneClearError) {
+  EXPECT_EQ(message(by_isa_json()), "");
+  using Mutate = void (*)(nlohmann::json&);
+  const std::pair<Mutate, std::string> cases[] = {
+      {[](nlohmann::json& j) { j["bandwidth"]["by_isa"]["sse9"] = j["bandwidth"]["by_isa"]["avx2"]; },
+       "bandwidth.by_isa has key \"sse9\": ISAs are scalar, avx2 or avx512"},
+      {[](nlohmann::json& j) { j["bandwidth"]["by_isa"]["avx2"].erase("levels"); },
+       "bandwidth.by_isa.avx2 has no \"levels\""},
+      {[](nlohmann::json& j) { j["bandwidth"]["by_isa"]["scalar"]["levels"]["L1"]["read"] = {{"1", "fast"}}; },
+       "bandwidth.by_isa.scalar.levels.L1.read.1 must be a finite number, got \"fast\""},
+      {[](nlohmann::json& j) { j["bandwidth"]["isa"] = 3; },
+       "bandwidth.isa must be scalar, avx2 or avx512, got 3"}};
+  for (const auto& [mutate, says] : cases) {
+    nlohmann::json j = by_isa_json();
+    mutate(j);
+    EXPECT_EQ(message(j), "m.json: " + says + " (re-run `rooflab characterize`)");
+  }
 }
 
 // A malformed by_isa is one clear error naming the file and the key.
 TEST(Machine, MalformedByIsaIsOneClearError) {
-  auto message = [](const nlohmann::json& j) -> std::string {
-    try {
-      machine_from_json(j, "m.json");
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "";
-  };
   nlohmann::json j = by_isa_json();
   EXPECT_EQ(message(j), "");
   j["compute"]["by_isa"]["avx3"] = j["compute"]["by_isa"]["avx2"];

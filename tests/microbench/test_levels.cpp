@@ -79,6 +79,23 @@ TEST(MedianIn, TakesOnlyPointsInsideTheRange) {
   EXPECT_FALSE(median_in(pts, {6, 9}).has_value());
 }
 
+// A 2-thread read curve past the DRAM floor (128 MiB) that still falls to 256 MiB, as measured
+// on a VM whose two vCPUs see separate L3s: only the tail within 10% of the last point is DRAM.
+TEST(DramPlateau, TakesTheTailNearTheLargestWorkingSet) {
+  const double MiB = 1 << 20;
+  std::vector<std::pair<double, double>> falling = {
+      {64 * MiB, 154}, {128 * MiB, 100}, {181 * MiB, 95}, {256 * MiB, 75}};
+  EXPECT_DOUBLE_EQ(*dram_plateau(falling, {128 * MiB, 1e18}), 75);
+  EXPECT_DOUBLE_EQ(*median_in(falling, {128 * MiB, 1e18}), 95);  // what the plain median took
+  // A curve that has plateaued: the plain median, every point counts.
+  std::vector<std::pair<double, double>> flat = {{128 * MiB, 44}, {181 * MiB, 42}, {256 * MiB, 42.5}};
+  EXPECT_DOUBLE_EQ(*dram_plateau(flat, {128 * MiB, 1e18}), 42.5);
+  EXPECT_DOUBLE_EQ(*dram_plateau(flat, {0, 1e18}), *median_in(flat, {0, 1e18}));
+  // The tolerance is relative to the last point (46.75 here): 46.7 is in, 47 is not.
+  EXPECT_DOUBLE_EQ(*dram_plateau({{1, 47}, {2, 46.7}, {3, 42.5}}, {0, 9}), 0.5 * (46.7 + 42.5));
+  EXPECT_FALSE(dram_plateau(flat, {1e18, 2e18}).has_value());
+}
+
 // The 1-thread read curve (4 .. 45 KiB, GB/s): every non-power-of-two size lost 20-40%.
 TEST(PlateauDips, FindsTheSawTeethOfALoopTail) {
   std::vector<std::pair<double, double>> teeth = {
@@ -115,6 +132,19 @@ TEST(LikwidAgreement, RatioIsOursOverTheirsWithinTenPercent) {
   EXPECT_FALSE(agreement(111, 100).agrees);
   EXPECT_FALSE(agreement(89, 100).agrees);
   EXPECT_FALSE(agreement(96, 100, 0.03).agrees);
+}
+
+// likwid-bench's fixed cost per pass removed: a pass of B bytes at 560 GB/s plus 7 ns per
+// call reports B / (B / 560 + 7) GB/s (8 KiB: 375, 32 KiB: 501); the two sizes give 560 back.
+TEST(LikwidAgreement, PerByteBandwidthRemovesTheFixedCostPerPass) {
+  auto reported = [](double bytes) { return bytes / (bytes / 560.0 + 7.0); };
+  const double s = 8192, l = 32768;
+  EXPECT_NEAR(*per_byte_gbps(s, reported(s), l, reported(l)), 560.0, 1e-9);
+  EXPECT_LT(reported(l), 0.9 * 560.0);  // the raw figure at 32 KiB: more than 10% low
+  EXPECT_NEAR(*per_byte_gbps(s, 300, l, 300), 300, 1e-9);  // no fixed cost: the same figure
+  EXPECT_FALSE(per_byte_gbps(s, 100, l, 1000));  // the larger pass no slower: noise, no figure
+  EXPECT_FALSE(per_byte_gbps(l, 100, s, 100));
+  EXPECT_FALSE(per_byte_gbps(s, 0, l, 100));
 }
 
 TEST(Interpolate, LogLogBetweenPointsAndClampedOutside) {

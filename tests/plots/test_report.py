@@ -386,3 +386,20 @@ def test_compute_ceilings_listed_per_isa(run_copy, tmp_path):
     assert re.search(rf'<tr><td>{widest}</td><td>fma_f64</td><td class="num">123\.5</td>', sec)
     md = run_script("report.py", str(run_copy), "--markdown").stdout
     assert "| scalar | fma_f64 | 7.891" in md
+
+
+def test_in_cache_bandwidth_listed_per_isa(run_copy, tmp_path):
+    machine = load(run_copy, "machine.json")
+    page = make_report(run_copy, tmp_path / "old")  # a file from before bandwidth.by_isa: said so
+    sec = section(page, "In-cache bandwidth ceilings per ISA", "<h3>")
+    assert "no bandwidth.by_isa" in sec and "<table" not in sec
+    machine["bandwidth"]["by_isa"] = {"scalar": {"levels": {"L1": {"read": {"1": 61.25, "2": 122.5}}}},
+                                      "avx2": {"levels": {"L1": {"read": {"1": 118.75}}, "L2": {"copy": {"1": 47.5}}}}}
+    save(run_copy, "machine.json", machine)
+    page = make_report(run_copy, tmp_path / "new")
+    sec = section(page, "In-cache bandwidth ceilings per ISA", "<h3>")
+    assert re.search(r'<tr><td>scalar</td><td>L1</td><td class="num">61\.25</td><td class="num">122\.5</td>', sec)
+    assert re.search(r'<tr><td>avx2</td><td>L1</td><td class="num">118\.8</td><td class="num">—</td>', sec)
+    assert re.search(r'<tr><td>avx2</td><td>L2</td>.*<td class="num">47\.5</td></tr>', sec)
+    md = run_script("report.py", str(run_copy), "--markdown").stdout
+    assert "In-cache bandwidth ceilings per ISA" in md and "| scalar | L1 | 61.25 | 122.5 |" in md

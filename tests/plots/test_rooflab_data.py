@@ -210,3 +210,21 @@ def test_compute_ceilings_per_isa(run_copy):
     save(run_copy, "machine.json", machine)
     with pytest.raises(RooflabDataError, match=r"compute\.by_isa\.scalar\.ceilings\.fma_f64"):
         load_run(run_copy, required=("machine",))
+
+
+def test_bandwidth_ceilings_per_isa(run_copy):
+    machine = load(run_copy, "machine.json")
+    assert load_run(run_copy, required=("machine",)).machine_df["bandwidth_by_isa"].empty  # older file
+    machine["bandwidth"]["by_isa"] = {"scalar": {"levels": {"L1": {"read": {"1": 60.0, "2": 120.0}}, "L2": {}}}}
+    save(run_copy, "machine.json", machine)
+    by = load_run(run_copy, required=("machine",)).machine_df["bandwidth_by_isa"].sort_values("threads")
+    assert by.isa.tolist() == ["scalar", "scalar"] and by.level.tolist() == ["L1", "L1"]
+    assert by.kernel.tolist() == ["read", "read"] and by.gbps.tolist() == [60.0, 120.0]
+    machine["bandwidth"]["by_isa"]["scalar"]["levels"]["L1"]["read"] = {"1": "fast"}
+    save(run_copy, "machine.json", machine)
+    with pytest.raises(RooflabDataError, match=r"bandwidth\.by_isa\.scalar\.levels\.L1\.read"):
+        load_run(run_copy, required=("machine",))
+    machine["bandwidth"]["by_isa"]["scalar"] = {"curves": []}
+    save(run_copy, "machine.json", machine)
+    with pytest.raises(RooflabDataError, match=r'bandwidth\.by_isa\.scalar.*missing key "levels"'):
+        load_run(run_copy, required=("machine",))

@@ -188,6 +188,17 @@ def machine_frames(machine: dict, path: Path) -> dict[str, pd.DataFrame]:
             for t, v in _threads_table(ck, per_t, f"$.bandwidth.levels.{lv}.{kernel}").items():
                 level_rows.append({"level": lv, "kernel": kernel, "threads": t, "gbps": v})
     levels_df = pd.DataFrame(level_rows, columns=["level", "kernel", "threads", "gbps"])
+    # In-cache levels per ISA (bandwidth.by_isa); absent in files from before it.
+    bw_isa_rows = []
+    for isa, tab in ck.opt(bw, "by_isa", "$.bandwidth", (dict,), {}).items():
+        where = f"$.bandwidth.by_isa.{isa}"
+        for lv, kernels in ck.get(tab, "levels", where, (dict,)).items():
+            if not isinstance(kernels, dict):
+                raise ck.fail(f"{where}.levels.{lv}", "expected an object of kernel -> threads -> GB/s")
+            for kernel, per_t in kernels.items():
+                for t, v in _threads_table(ck, per_t, f"{where}.levels.{lv}.{kernel}").items():
+                    bw_isa_rows.append({"isa": isa, "level": lv, "kernel": kernel, "threads": t, "gbps": v})
+    bw_isa_df = pd.DataFrame(bw_isa_rows, columns=["isa", "level", "kernel", "threads", "gbps"])
 
     comp = ck.get(machine, "compute", "$", (dict,))
     compute_rows = []
@@ -208,7 +219,7 @@ def machine_frames(machine: dict, path: Path) -> dict[str, pd.DataFrame]:
     compute_isa_df = pd.DataFrame(isa_rows, columns=["isa", "key", "threads", "gflops"])
     _machine_context(ck, machine)
     return {"caches": caches_df, "curves": curves_df, "levels": levels_df, "compute": compute_df,
-            "compute_by_isa": compute_isa_df}
+            "compute_by_isa": compute_isa_df, "bandwidth_by_isa": bw_isa_df}
 
 
 def _strings(ck: Checker, obj: dict, key: str, where: str) -> list[str]:

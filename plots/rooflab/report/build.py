@@ -86,6 +86,12 @@ def machine_summary(run: Run) -> str:
         parts.append(f'<p class="meta">Write-allocate traffic {"is" if wa else "is not"} counted.</p>')
     head, rows = rd.bandwidth_table(run)
     parts.append(text_table(head, rows, num_cols=set(range(1, len(head)))) if rows else note("bandwidth.levels is empty"))
+    head, rows = rd.bandwidth_isa_table(run)
+    parts.append("<h3>In-cache bandwidth ceilings per ISA (GB/s: a kernel's L1..L3 traffic is priced against its "
+                 "own ISA's, DRAM against the table above)</h3>"
+                 + (text_table(head, rows, num_cols=set(range(2, len(head)))) if rows else
+                    note("no bandwidth.by_isa (a machine.json from an older `rooflab characterize`): every "
+                         "kernel's traffic is priced against the widest ISA's ceilings above")))
     parts.append(likwid_section(run, "h3"))
     head, rows = rd.compute_table(run)
     parts.append("<h3>Compute ceilings (GFLOP/s, per ISA: each kernel is priced against its own)</h3>"
@@ -107,7 +113,7 @@ def likwid_section(run: Run, h: str) -> str:
     if bad:
         out += note(f"{bad} of {len(rows)} likwid-bench comparisons disagree with rooflab's ceiling by more than "
                     f"{lb.get('tolerance', 0.10):.0%}", "warn")
-    return out + table(head, [[esc(c) for c in r] for r in rows], classes, num_cols={2, 3, 4, 5, 6, 7})
+    return out + table(head, [[esc(c) for c in r] for r in rows], classes, num_cols={2, 3, 4, 5, 6, 7, 8})
 
 
 def roofline_section(run: Run, out: Path, drawn: set[str]) -> str:

@@ -42,6 +42,10 @@ def render(run: Run, claim_rows: list[dict], cmp: rd.Comparison | None, steps: d
             t = int(lv.threads.max())
             out += [f"Bandwidth ceilings (GB/s, {t} thread{'s' if t > 1 else ''}):", "",
                     md_table(*rd.bandwidth_table(run, [t])), ""]
+        head, rows = rd.bandwidth_isa_table(run)
+        if rows:
+            out += ["In-cache bandwidth ceilings per ISA (GB/s; a kernel's L1..L3 traffic is priced against its own "
+                    "ISA's):", "", md_table(head, rows), ""]
         head, rows, _ = rd.likwid_table(run)
         if rows:
             out += ["Bandwidth ceilings vs likwid-bench:", "", md_table(head, rows), ""]

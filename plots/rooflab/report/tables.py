@@ -147,6 +147,27 @@ def bandwidth_table(run: Run, threads: list[int] | None = None) -> tuple[list[st
     return ["level"] + [f"{k} {t}T" for k, t in cols], rows
 
 
+def bandwidth_isa_table(run: Run) -> tuple[list[str], list[list[str]]]:
+    """In-cache ceilings per ISA (bandwidth.by_isa: a kernel's L1..L3 traffic is priced against
+    its own ISA's), one row per ISA and level, one column per kernel and thread count (GB/s).
+    Empty for a file from before by_isa."""
+    bi = run.machine_df.get("bandwidth_by_isa")
+    if bi is None or bi.empty:
+        return [], []
+    ts = sorted(bi.threads.unique())
+    kernels = sorted(bi.kernel.unique(), key=lambda k: (KERNEL_ORDER.index(k) if k in KERNEL_ORDER else 99, k))
+    cols = [(k, t) for k in kernels for t in ts if ((bi.kernel == k) & (bi.threads == t)).any()]
+    rows = []
+    for isa in dict.fromkeys(bi.isa):
+        for level in [x for x in LEVELS if ((bi.isa == isa) & (bi.level == x)).any()]:
+            cells = []
+            for k, t in cols:
+                v = bi.loc[(bi.isa == isa) & (bi.level == level) & (bi.kernel == k) & (bi.threads == t), "gbps"]
+                cells.append("—" if v.empty else fmt_num(float(v.iloc[0]), 4))
+            rows.append([isa, level] + cells)
+    return ["ISA", "level"] + [f"{k} {t}T" for k, t in cols], rows
+
+
 def likwid_table(run: Run) -> tuple[list[str], list[list[str]], list[str]]:
     """likwid-bench against rooflab, one row per kernel, level and thread count: likwid-bench's
     GB/s at its working set, rooflab's ceiling for that level (and its curve at the same size),
@@ -156,14 +177,15 @@ def likwid_table(run: Run) -> tuple[list[str], list[list[str]], list[str]]:
     if not lb.get("available"):
         return [], [], []
     tol = lb.get("tolerance", 0.10)
-    head = ["level", "likwid-bench test", "threads", "bytes", "likwid-bench GB/s", "rooflab ceiling GB/s",
-            "rooflab curve GB/s", "ratio", f"within ±{tol:.0%}"]
+    head = ["level", "likwid-bench test", "threads", "bytes", "likwid-bench GB/s", "likwid-bench per byte GB/s",
+            "rooflab ceiling GB/s", "rooflab curve GB/s", "ratio", f"within ±{tol:.0%}"]
     rows, classes = [], []
     for p in lb.get("points", []):
         agrees = p.get("agrees")
         flag = "—" if agrees is None else "yes" if agrees else "⚠ DISAGREES"
         rows.append([str(p.get("level", "?")), str(p.get("test", p.get("kernel", "?"))), str(p.get("threads")),
                      human_bytes(p.get("bytes", 0)), fmt_num(p.get("gbps"), 4),
+                     "—" if p.get("per_byte_gbps") is None else fmt_num(p.get("per_byte_gbps"), 4),
                      fmt_num(p.get("rooflab_ceiling_gbps"), 4), fmt_num(p.get("rooflab_gbps"), 4),
                      fmt_num(p.get("ratio"), 3), flag])
         classes.append("disagrees" if agrees is False else "")
