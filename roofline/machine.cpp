@@ -229,7 +229,7 @@ std::optional<double> Machine::find_bandwidth(const std::string& level, const st
 }
 
 std::string Machine::best_bandwidth_isa() const {
-  const auto& bw = raw.value("bandwidth", nlohmann::json::object());
+  const auto& bw = section(raw, "bandwidth");
   return bw.contains("isa") && bw["isa"].is_string() ? bw["isa"].get<std::string>() : best_compute_isa();
 }
 

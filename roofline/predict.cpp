@@ -30,8 +30,8 @@ Prediction predict_gpu(const Model& m, const Machine& machine) {
 // both: the compute one, extended.
 void add_bandwidth_note(const Machine& machine, const Machine::BandwidthCeiling& c, Prediction& p) {
   if (c.note.empty()) return;
-  const auto& comp = machine.raw.value("compute", nlohmann::json::object());
-  if (c.no_by_isa && !comp.contains("by_isa") && !p.compute_note.empty()) {
+  const bool compute_by_isa = machine.raw.contains("compute") && machine.raw["compute"].contains("by_isa");
+  if (c.no_by_isa && !compute_by_isa && !p.compute_note.empty()) {
     static const std::string kLikewise = "; in-cache bandwidth likewise (no bandwidth.by_isa)";
     if (p.compute_note.find(kLikewise) != std::string::npos) return;
     for (auto& n : p.notes)
