@@ -1,0 +1,387 @@
+"""The per-CPU-class peer table: rooflab vs the installed peers, from one run of
+scripts/peer_table.sh, as results/peers/<cpu-class>.md, plus the index results/peers/README.md.
+
+    python3 plots/peer_table.py RUN [--tables DIR] [--class NAME]
+
+Reads JSON only: RUN/peer_run.json (rooflab.peer_run/1: the command, commit, the cases asked
+for, each step's status), RUN/cpu.json (rooflab.cpuid/1: vendor, family, model, model name),
+RUN/machine.json (ISAs, caches, the per-ISA compute ceilings), RUN/bench.json (GEMM and
+Floyd-Warshall) and RUN/pot_compare.json (Sinkhorn vs POT).
+
+Definitions:
+  value        the median of a case's repetitions (GFLOP/s = rooflab.flops / median time).
+  rooflab best of a work item, the fastest of rooflab's own kernels (rows without a vendor
+               code path) that verified; a failed case is shown as FAILED with its message and
+               never enters a best or a ratio.
+  peer         a row whose bench.json rooflab.code_path names a vendor library (OpenBLAS, BLIS,
+               oneDNN, LIBXSMM behind sfc_ca_libxsmm), or POT for Sinkhorn. Its code path is
+               shown; one that is not the library's best for this CPU is flagged.
+  ratio        rooflab best / peer in speed (GFLOP/s ratio, or peer time / rooflab time):
+               above 1 rooflab is faster.
+  % of ceiling the value over machine.json's compute ceiling named by the case's
+               compute_ceiling (fma_* for GEMM, addmin_* for Floyd-Warshall) of the case's ISA
+               (a library row: the widest ISA, what a library dispatches to) at its threads.
+  CPU class    <vendor>-<microarchitecture or product line>-<widest ISA>, from cpu.json (CPUID
+               vendor, family, model, brand string) and machine.json (host.isa).
+Each class file starts with a marker line that the index is rebuilt from; a refresh rewrites
+its own class file and the index only.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+from pathlib import Path
+
+from rooflab import cli
+from rooflab.data.jsonfile import Checker, RooflabDataError, read_schema_file, write_text_atomic
+from rooflab.data.run import gbench_seconds
+
+PROG = "plots/peer_table.py"
+HOW = "scripts/peer_table.sh"
+MARKER = re.compile(r"^<!-- rooflab peer table: class=(\S+) date=(\S+) cpu=(.*) -->$")
+LIBRARY_LABEL = {"sfc_ca_libxsmm": "LIBXSMM (rooflab SFC-CA on LIBXSMM)", "openblas": "OpenBLAS", "blis": "BLIS",
+                 "onednn": "oneDNN"}
+
+
+# ----------------------------------------------------------------------------- CPU class
+
+def _amd_uarch(family: int | None, model: int | None) -> str:
+    """AMD's Zen generations by CPUID family / model (AMD's published model ranges)."""
+    if family == 0x17:
+        return "zen2" if model is not None and model >= 0x30 else "zen"
+    if family == 0x19:
+        zen4 = model is not None and (0x10 <= model <= 0x1F or 0x60 <= model <= 0x7F or 0xA0 <= model <= 0xAF)
+        return "zen4" if zen4 else "zen3"
+    if family == 0x1A:
+        return "zen5"
+    return f"fam{family}" if family is not None else "unknown"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "unknown"
+
+
+def cpu_class(cpu: dict | None, machine: dict) -> str:
+    """<vendor>-<uarch or line>-<widest ISA>; cpu None (no cpu.json): the brand string's first
+    two words stand for vendor and line."""
+    isas = (machine.get("host") or {}).get("isa") or []
+    widest = (machine.get("compute") or {}).get("isa") or (isas[-1] if isas else "unknown")
+    brand = (cpu or {}).get("model_name") or (machine.get("host") or {}).get("cpu") or ""
+    vendor = (cpu or {}).get("vendor") or ""
+    if vendor == "AuthenticAMD":
+        mid = "amd-" + _amd_uarch(cpu.get("family"), cpu.get("model"))
+    elif vendor == "GenuineIntel":
+        line = next((w for w in ("xeon", "core", "atom", "pentium", "celeron") if w in brand.lower()), None)
+        mid = "intel-" + (line or f"fam{cpu.get('family')}-model{cpu.get('model')}")
+    elif vendor:
+        mid = _slug(vendor) + "-" + _slug(brand)
+    else:
+        mid = "-".join(_slug(brand).split("-")[:2])
+    return f"{mid}-{_slug(widest)}"
+
+
+# ----------------------------------------------------------------------------- inputs
+
+def _read_optional(path: Path, schema: str) -> dict | None:
+    return read_schema_file(path, schema, 1, HOW) if path.exists() else None
+
+
+def load(run: Path) -> dict:
+    run = Path(run)
+    pr = read_schema_file(run / "peer_run.json", "rooflab.peer_run", 1, HOW,
+                          missing=f"{run / 'peer_run.json'} is missing: {run} is not a run of {HOW}")
+    ck = Checker(run / "peer_run.json")
+    for k in ("created", "commit", "command"):
+        ck.get(pr, k, "$", (str,))
+    ck.items(pr, "cases", "$", of=(str,))
+    for i, s in enumerate(ck.items(pr, "steps", "$")):
+        for k in ("id", "status", "message"):
+            ck.get(s, k, f"$.steps[{i}]", (str,))
+    machine = read_schema_file(run / "machine.json", "rooflab.machine", 1, "rooflab characterize")
+    return {"run": run, "peer_run": pr, "cpu": _read_optional(run / "cpu.json", "rooflab.cpuid"),
+            "machine": machine, "bench": _read_optional(run / "bench.json", "rooflab.bench"),
+            "pot": _read_optional(run / "pot_compare.json", "rooflab.pot_compare")}
+
+
+def step(doc: dict, sid: str) -> dict | None:
+    return next((s for s in doc["peer_run"]["steps"] if s["id"] == sid), None)
+
+
+def ceiling(machine: dict, isa: str | None, key: str | None, threads: int) -> float | None:
+    """GFLOP/s of `key` for `isa` (None: the widest) at `threads`, or None when not measured."""
+    comp = machine.get("compute") or {}
+    isa = isa or comp.get("isa")
+    table = ((comp.get("by_isa") or {}).get(isa) or {}).get("ceilings")
+    if table is None and isa == comp.get("isa"):
+        table = comp.get("ceilings")
+    v = ((table or {}).get(key or "") or {}).get(str(threads))
+    return float(v) if isinstance(v, (int, float)) and v > 0 else None
+
+
+def case_rows(doc: dict) -> list[dict]:
+    """One row per case asked for: its identity, status (ok / failed / absent), the median time
+    and GFLOP/s of its repetitions, its code path, the % of its ceiling."""
+    bench, machine = doc["bench"], doc["machine"]
+    ck = Checker(doc["run"] / "bench.json")
+    entries = ck.get(bench, "benchmarks", "$", (list,)) if bench else []
+    rows = []
+    for name in doc["peer_run"]["cases"]:
+        mine = [b for b in entries if isinstance(b, dict) and (b.get("run_name") or b.get("name")) is not None
+                and ((b.get("run_name") or b["name"]) == name or (b.get("run_name") or b["name"]).startswith(name + "/"))]
+        row = {"name": name, "status": "absent", "message": "not in bench.json", "rl": {}}
+        parts = name.split("/")
+        row["family"], row["variant"] = parts[0], parts[1]
+        if not bench:
+            s = step(doc, "bench")
+            row["message"] = f"not measured ({s['message'] if s and s['message'] else 'no bench.json'})"
+        failed = [b for b in mine if b.get("error_occurred")]
+        iters = [b for b in mine if b.get("run_type", "iteration") == "iteration" and not b.get("error_occurred")]
+        if mine:
+            rl = ck.get(mine[0], "rooflab", "$.benchmarks[]", (dict,))
+            row["rl"] = rl
+        if failed:
+            row.update(status="failed", message=failed[0].get("error_message") or "failed")
+        elif iters:
+            secs = [gbench_seconds(ck, b, "$.benchmarks[]", name) for b in iters]
+            med = statistics.median(secs)
+            rl = row["rl"]
+            gflops = float(rl.get("flops") or 0) / med / 1e9
+            ceil = ceiling(machine, rl.get("isa"), rl.get("compute_ceiling"), int(rl.get("threads") or 0))
+            row.update(status="ok", message="", seconds=med, gflops=gflops, reps=len(secs),
+                       disturbed=bool(rl.get("disturbed")), ceiling=ceil,
+                       fraction=gflops / ceil if ceil and gflops > 0 else None)
+        rl = row["rl"]
+        row["isa"] = rl.get("isa") if rl else (parts[2] if len(parts) > 2 and parts[2] in ("scalar", "avx2", "avx512") else None)
+        row["code_path"] = rl.get("code_path") if isinstance(rl.get("code_path"), dict) else None
+        row["peer"] = row["code_path"] is not None or row["variant"] in LIBRARY_LABEL
+        row["dtype"] = rl.get("dtype") or next((p for p in parts if p in ("f32", "f64")), "?")
+        row["dims"] = next((p for p in parts if re.fullmatch(r"\d+(x\d+)+", p)), "?")
+        row["params"] = "/".join(p for p in parts[2:] if ":" in p and not p.startswith("threads:"))
+        row["threads"] = int(parts[-1].split(":")[1]) if parts[-1].startswith("threads:") else None
+        rows.append(row)
+    return rows
+
+
+# ----------------------------------------------------------------------------- formatting
+
+def _num(v: float, digits: int = 1) -> str:
+    return f"{v:,.{digits}f}"
+
+
+def _impl(r: dict) -> str:
+    label = LIBRARY_LABEL.get(r["variant"]) if r["peer"] else None
+    if label:
+        return label
+    return r["variant"] + (f"/{r['isa']}" if r["isa"] else "") + (f" ({r['params']})" if r["params"] else "")
+
+
+def _path_cell(r: dict) -> str:
+    cp = r["code_path"]
+    if not cp:
+        return "rooflab's own" if not r["peer"] else "—"
+    cell = f"{cp.get('library') or '?'}: {cp.get('ran') or '?'}"
+    if cp.get("representative") is False:
+        cell += f" — **not its best** (best: {cp.get('best') or '?'}; {cp.get('reason') or 'no reason given'})"
+    return cell.replace("|", "/")
+
+
+def _value_cell(r: dict, fmt) -> str:
+    if r["status"] == "failed":
+        return f"**FAILED**: {cli.one_line(r['message'])}".replace("|", "/")
+    if r["status"] != "ok":
+        return f"— ({cli.one_line(r['message'])})".replace("|", "/")
+    return fmt(r) + (f" ({r['reps']} reps, disturbed)" if r.get("disturbed") else "")
+
+
+def _seconds(r: dict) -> str:
+    return f"{r['seconds']:.3f}"
+
+
+def _pct(r: dict) -> str:
+    return f"{100 * r['fraction']:.0f}%" if r.get("fraction") else "—"
+
+
+def _best(rows: list[dict]) -> dict | None:
+    own = [r for r in rows if not r["peer"] and r["status"] == "ok"]
+    return max(own, key=lambda r: r["gflops"]) if own else None
+
+
+def gemm_section(rows: list[dict]) -> list[str]:
+    g = [r for r in rows if r["family"] == "gemm"]
+    if not g:
+        return []
+    out = ["## GEMM (C = A·B, GFLOP/s, median of the repetitions)", "",
+           "| work | implementation | code path | GFLOP/s | % of FMA ceiling | rooflab best / this |",
+           "|---|---|---|---|---|---|"]
+    for dtype, name in (("f32", "SGEMM"), ("f64", "DGEMM")):
+        for dims in sorted({r["dims"] for r in g if r["dtype"] == dtype}, key=lambda d: [int(x) for x in d.split("x")]):
+            item = [r for r in g if r["dtype"] == dtype and r["dims"] == dims]
+            best = _best(item)
+            n = dims.split("x")
+            work = f"{name} {n[0]}^3" if len(set(n)) == 1 else f"{name} {dims}"
+            work += f", {item[0]['threads']} threads" if item[0]["threads"] else ""
+            own = sorted((r for r in item if not r["peer"]), key=lambda r: (r["status"] != "ok", -r.get("gflops", 0)))
+            for r in own + [r for r in item if r["peer"]]:
+                impl = _impl(r)
+                if r is best:
+                    impl = f"**{impl}** (rooflab best)"
+                ratio = "—"
+                if r["peer"] and best and r["status"] == "ok":
+                    ratio = f"{best['gflops'] / r['gflops']:.2f}"
+                out.append(f"| {work} | {impl} | {_path_cell(r)} | {_value_cell(r, lambda x: _num(x['gflops']))} "
+                           f"| {_pct(r) if r['status'] == 'ok' else '—'} | {ratio} |")
+            if not best:
+                out.append(f"| {work} | rooflab best | — | **no rooflab case verified and timed** | — | — |")
+    out.append("")
+    return out
+
+
+def fw_section(rows: list[dict]) -> list[str]:
+    f = [r for r in rows if r["family"] == "floyd_warshall"]
+    if not f:
+        return []
+    out = ["## Floyd-Warshall (all-pairs shortest paths; time of one solve, median of the repetitions)", "",
+           "No Floyd-Warshall peer is installed here (neither Debian nor PyPI packages one): rooflab's "
+           "own variants only.", "",
+           "| work | implementation | s | GFLOP/s (add+min) | % of add+min ceiling | peer |", "|---|---|---|---|---|---|"]
+    best = _best(f)
+    for r in sorted(f, key=lambda r: (r["dtype"], r["dims"], r["status"] != "ok", -r.get("gflops", 0))):
+        n = r["dims"].split("x")[0]
+        work = f"FW {r['dtype']} N={n}" + (f", {r['threads']} threads" if r["threads"] else "")
+        impl = _impl(r)
+        if r is best:
+            impl = f"**{impl}** (rooflab best)"
+        out.append(f"| {work} | {impl} | {_value_cell(r, _seconds)} "
+                   f"| {_num(r['gflops']) if r['status'] == 'ok' else '—'} | {_pct(r) if r['status'] == 'ok' else '—'} "
+                   f"| none installed |")
+    out.append("")
+    return out
+
+
+def pot_section(doc: dict) -> list[str]:
+    s = step(doc, "pot")
+    out = ["## Sinkhorn vs POT (balanced OT, f64, time per iteration; scripts/pot_compare.py)", ""]
+    if s is None and doc["pot"] is None:
+        return []
+    if s is not None and s["status"] != "ok":
+        out += [f"**FAILED**: {cli.one_line(s['message'])}".replace("|", "/"), ""]
+        return out
+    pot = doc["pot"]
+    if pot is None:
+        return out + ["— (no pot_compare.json)", ""]
+    ck = Checker(doc["run"] / "pot_compare.json")
+    rows = ck.items(pot, "rows", "$")
+    out += [f"POT {pot.get('pot_version')}, reg {pot.get('reg')}, {pot.get('iters')} and {2 * int(pot.get('iters') or 0)} "
+            "iterations per solve (POT's per-iteration time is their difference), best of "
+            f"{pot.get('reps')}.", "",
+            "| work | implementation | ms / iteration | GB/s (its DRAM traffic) | rooflab best / this |",
+            "|---|---|---|---|---|"]
+    for n in sorted({int(r["N"]) for r in rows}):
+        item = [r for r in rows if int(r["N"]) == n]
+        for i, r in enumerate(item):
+            ck.get(r, "seconds_per_iteration", f"$.rows[{i}]", (float,))
+        own = sorted((r for r in item if r["impl"] == "rooflab"), key=lambda r: r["seconds_per_iteration"])
+        peers = [r for r in item if r["impl"] != "rooflab"]
+        best = own[0] if own else None
+        work = f"Sinkhorn f64 {n}x{n}, {item[0].get('threads')} threads"
+        for r in own + peers:
+            if r["impl"] == "rooflab":
+                impl = r["variant"] + (f"/{r['isa']}" if r.get("isa") else "")
+                impl = f"**{impl}** (rooflab best)" if r is best else impl
+            else:
+                impl = f"POT {r['variant']} (NumPy/BLAS)"
+            ratio = f"{r['seconds_per_iteration'] / best['seconds_per_iteration']:.2f}" if best and r["impl"] != "rooflab" else "—"
+            out.append(f"| {work} | {impl} | {1e3 * r['seconds_per_iteration']:.2f} | {_num(r.get('gbps') or 0)} | {ratio} |")
+    out.append("")
+    return out
+
+
+def _kib(v) -> str:
+    if not isinstance(v, (int, float)) or v <= 0:
+        return "?"
+    return f"{v / 2**20:g} MiB" if v >= 2**20 else f"{v / 2**10:g} KiB"
+
+
+def render(doc: dict, cls: str) -> str:
+    pr, m, cpu = doc["peer_run"], doc["machine"], doc["cpu"] or {}
+    host = m.get("host") or {}
+    caches = m.get("caches") or {}
+    rep, meas = caches.get("reported") or {}, caches.get("measured") or {}
+    brand = cpu.get("model_name") or host.get("cpu") or "?"
+    date = pr["created"]
+    rows = case_rows(doc)
+    comp = m.get("compute") or {}
+    ceils = []
+    threads = sorted({r["threads"] for r in rows if r["threads"]})
+    for isa in [i for i in host.get("isa") or [] if i != "scalar"]:
+        for t in threads:
+            vals = [f"{k} {_num(c, 0)}" for k in ("fma_f32", "fma_f64", "addmin_f32")
+                    if (c := ceiling(m, isa, k, t)) is not None]
+            if vals:
+                ceils.append(f"{isa} at {t} threads: " + ", ".join(vals))
+    lines = [f"<!-- rooflab peer table: class={cls} date={date} cpu={brand} -->",
+             f"# rooflab vs the installed peers: {cls}", "",
+             "Written by `scripts/peer_table.sh` (plots/rooflab/peers.py); do not edit by hand. Ratios are "
+             "rooflab's best over the peer in speed: above 1 rooflab is faster.", "",
+             f"- CPU: {brand} ({cpu.get('vendor') or '?'} family {cpu.get('family', '?')} model {cpu.get('model', '?')}), "
+             f"ISAs {', '.join(host.get('isa') or ['?'])}, {host.get('cores', '?')} cores / {host.get('threads', '?')} "
+             f"threads{', ' + host['hypervisor'] + ' guest' if host.get('virtualized') and host.get('hypervisor') else ''}",
+             f"- caches: L1d {_kib(rep.get('L1'))}, L2 {_kib(rep.get('L2'))}, L3 {_kib(rep.get('L3'))} "
+             f"({rep.get('source', 'reported')}); measured L1 {_kib(meas.get('L1'))}, L2 {_kib(meas.get('L2'))}, "
+             f"L3 {_kib(meas.get('L3'))}",
+             f"- ceilings (GFLOP/s, machine.json {m.get('profile') or '?'} profile, {m.get('created', '?')}): "
+             + ("; ".join(ceils) if ceils else "not measured"),
+             f"- run: {date}, commit {pr['commit']}, {pr.get('wall_seconds', '?')} s",
+             f"- command: `{pr['command']}`" + (" (under `scripts/cpu_lock.sh time`" if pr.get("locked", True)
+                                               else " (`--no-lock`: under the caller's lock")
+             + ", with " + " and ".join(pr.get("env_unset") or []) + " unset)", ""]
+    failed = [s for s in pr["steps"] if s["status"] != "ok"]
+    for s in failed:
+        lines.append(f"- step {s['id']} **{s['status']}**: {cli.one_line(s['message'])}")
+    if failed:
+        lines.append("")
+    lines += gemm_section(rows) + fw_section(rows) + pot_section(doc)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_index(tables: Path) -> Path:
+    """README.md from the marker line of every class file in `tables`."""
+    entries = []
+    for p in sorted(tables.glob("*.md")):
+        if p.name == "README.md":
+            continue
+        first = p.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
+        mk = MARKER.match(first)
+        if mk:
+            entries.append(f"- [{mk.group(1)}]({p.name}): {mk.group(2)}, {mk.group(3)}")
+    text = ("# results/peers — rooflab vs the installed peers, one table per CPU class\n\n"
+            "Refresh the table of the CPU at hand with `scripts/peer_table.sh` (one timing run of a few minutes; "
+            "the other classes' tables stay as they are).\n\n" + "\n".join(entries) + "\n")
+    return write_text_atomic(tables / "README.md", text)
+
+
+def main(argv=None) -> int:
+    p = cli.Parser(PROG, "RUN [--tables DIR] [--class NAME]", description=__doc__,
+                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_run_argument("a run directory of scripts/peer_table.sh")
+    p.add_argument("--tables", default="results/peers", help="where <class>.md and README.md go (default results/peers)")
+    p.add_argument("--class", dest="cls", default=None, help="the CPU class name (default: derived)")
+
+    def body(a) -> int:
+        if a.cls is not None and not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", a.cls):
+            raise cli.UsageError(f"--class must be lower-case letters, digits, '.', '_', '-', got {a.cls!r}")
+        doc = load(Path(a.run))
+        cls = a.cls or cpu_class(doc["cpu"], doc["machine"])
+        tables = Path(a.tables)
+        try:
+            tables.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise RooflabDataError(f"{tables}: cannot create it ({e.strerror or e})") from None
+        text = render(doc, cls)
+        path = write_text_atomic(tables / f"{cls}.md", text)
+        write_index(tables)
+        print(f"wrote {path} and {tables / 'README.md'}")
+        return 0
+
+    return cli.run(p, body, argv)

@@ -1,0 +1,187 @@
+"""plots/peer_table.py (rooflab/peers.py): the per-CPU-class peer table rendered from a fixture run
+of scripts/peer_table.sh (tests/fixtures/peers_zen3: hand-made JSON of an AVX2-only Zen 3, no
+timing). Ratios, % of ceiling, the class name of two CPUs, failures shown as failures, other
+classes' files left as they were, and bad input as one line."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import PLOTS, REPO
+
+from rooflab import peers
+
+FIXTURE = REPO / "tests" / "fixtures" / "peers_zen3"
+
+
+def table_rows(text: str, work: str) -> dict[str, list[str]]:
+    """{implementation cell: cells} of the Markdown table rows of one work item."""
+    out = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and cells[0] == work:
+            out[cells[1]] = cells
+    return out
+
+
+@pytest.fixture
+def rendered(tmp_path):
+    tables = tmp_path / "peers"
+    assert peers.main([str(FIXTURE), "--tables", str(tables)]) == 0
+    return tables, (tables / "amd-zen3-avx2.md").read_text()
+
+
+def test_gemm_ratios_ceiling_and_code_paths(rendered):
+    _, text = rendered
+    rows = table_rows(text, "DGEMM 1024^3, 2 threads")
+    best = rows["**blocked/avx2** (rooflab best)"]
+    # median of 30, 31, 32 ms for 2 * 1024^3 flops; the avx2 fma_f64 ceiling at 2 threads is 100
+    assert best[3] == f"{2 * 1024**3 / 31e-3 / 1e9:.1f}" and best[4] == "69%"
+    ob, blis = rows["OpenBLAS"], rows["BLIS"]
+    assert ob[2] == "OpenBLAS 0.3.21: core Zen" and "not its best" not in ob[2]
+    assert ob[5] == f"{29 / 31:.2f}"  # speed ratio: OpenBLAS's median time over blocked's
+    assert blis[5] == f"{40 / 31:.2f}"
+    assert "**not its best** (best: config zen3" in blis[2]
+    # a library is priced against the widest ISA's ceiling (avx2 here): 2 * 1024^3 / 29 ms
+    assert ob[4] == f"{100 * 2 * 1024**3 / 29e-3 / 1e9 / 100:.0f}%"
+
+
+def test_failed_verification_is_a_failure_not_a_number(rendered):
+    _, text = rendered
+    rows = table_rows(text, "DGEMM 1024^3, 2 threads")
+    sfc = rows["sfc_ca/avx2 (k_layers:1/kbf:2)"]
+    assert sfc[3].startswith("**FAILED**: verification failed") and sfc[4] == "—" and sfc[5] == "—"
+    assert "step bench **failed**" in text
+    # an absent case is said to be absent; a work item with no verified rooflab case says so
+    sgemm = table_rows(text, "SGEMM 1024^3, 2 threads")
+    assert sgemm["oneDNN"][3] == "— (not in bench.json)"
+    assert "no rooflab case verified and timed" in sgemm["rooflab best"][3]
+
+
+def test_failed_pot_step_is_shown_as_failure(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    pr = json.loads((run / "peer_run.json").read_text())
+    pr["steps"][2] = {"id": "pot", "status": "failed", "exit_code": 1,
+                      "message": "pot_compare.py exit 1: rooflab sinkhorn failed (exit 3): verification failed"}
+    (run / "peer_run.json").write_text(json.dumps(pr))
+    assert peers.main([str(run), "--tables", str(tmp_path / "t")]) == 0
+    text = (tmp_path / "t" / "amd-zen3-avx2.md").read_text()
+    sink = text.split("## Sinkhorn vs POT")[1]
+    assert "**FAILED**: pot_compare.py exit 1" in sink and "ms / iteration" not in sink
+
+
+def test_fw_without_peer_and_sinkhorn_ratio(rendered):
+    _, text = rendered
+    fw = table_rows(text, "FW f32 N=4096, 2 threads")
+    (row,) = fw.values()
+    assert row[2] == "3.100" and row[5] == "none installed"
+    assert row[4] == f"{100 * 2 * 4096**3 / 3.1 / 1e9 / 80:.0f}%"  # add+min avx2 ceiling 80 at 2 threads
+    sk = table_rows(text, "Sinkhorn f64 4096x4096, 2 threads")
+    assert sk["POT sinkhorn_knopp (NumPy/BLAS)"][4] == "2.50"  # 30 ms / fused_uv's 12 ms
+    assert "**fused_uv/avx2** (rooflab best)" in sk
+
+
+def test_header_facts(rendered):
+    _, text = rendered
+    assert text.startswith("<!-- rooflab peer table: class=amd-zen3-avx2 date=2026-11-22T08:00:00Z ")
+    for s in ("AMD EPYC 7B13 64-Core Processor (AuthenticAMD family 25 model 1)", "L1d 32 KiB, L2 512 KiB, L3 32 MiB",
+              "commit 0123456789ab", "`scripts/peer_table.sh --rooflab build/release/rooflab`",
+              "OPENBLAS_CORETYPE and BLIS_ARCH_TYPE unset", "avx2 at 2 threads: fma_f32 200, fma_f64 100"):
+        assert s in text
+
+
+@pytest.mark.parametrize("cpu,isa,want", [
+    ({"vendor": "AuthenticAMD", "family": 25, "model": 1, "model_name": "AMD EPYC 7B13 64-Core Processor"},
+     ["scalar", "avx2"], "amd-zen3-avx2"),
+    ({"vendor": "GenuineIntel", "family": 6, "model": 106, "model_name": "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz"},
+     ["scalar", "avx2", "avx512"], "intel-xeon-avx512"),
+    ({"vendor": "AuthenticAMD", "family": 26, "model": 2, "model_name": "AMD EPYC"},
+     ["scalar", "avx2", "avx512"], "amd-zen5-avx512"),
+    ({"vendor": "AuthenticAMD", "family": 25, "model": 0x11, "model_name": "AMD EPYC 9654"},
+     ["scalar", "avx2", "avx512"], "amd-zen4-avx512"),
+])
+def test_class_name_is_derived(cpu, isa, want):
+    assert peers.cpu_class(cpu, {"host": {"isa": isa}}) == want
+
+
+def test_class_of_a_second_cpu_and_other_classes_untouched(tmp_path):
+    tables = tmp_path / "peers"
+    tables.mkdir()
+    other = tables / "intel-xeon-avx512.md"
+    other.write_text("<!-- rooflab peer table: class=intel-xeon-avx512 date=2026-11-20T00:00:00Z cpu=Intel Xeon -->\nold\n")
+    before = other.read_bytes()
+    assert peers.main([str(FIXTURE), "--tables", str(tables)]) == 0
+    assert other.read_bytes() == before
+    index = (tables / "README.md").read_text()
+    assert "- [amd-zen3-avx2](amd-zen3-avx2.md): 2026-11-22T08:00:00Z" in index
+    assert "- [intel-xeon-avx512](intel-xeon-avx512.md): 2026-11-20T00:00:00Z, Intel Xeon" in index
+    # the same run as seen on an AVX-512 Xeon: its own file, the Zen 3 one unchanged
+    run = tmp_path / "xeon"
+    shutil.copytree(FIXTURE, run)
+    cpu = json.loads((run / "cpu.json").read_text())
+    cpu.update(vendor="GenuineIntel", family=6, model=85, model_name="Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz")
+    (run / "cpu.json").write_text(json.dumps(cpu))
+    m = json.loads((run / "machine.json").read_text())
+    m["host"]["isa"].append("avx512")
+    m["compute"]["isa"] = "avx512"
+    (run / "machine.json").write_text(json.dumps(m))
+    zen3 = (tables / "amd-zen3-avx2.md").read_bytes()
+    assert peers.main([str(run), "--tables", str(tables)]) == 0
+    assert (tables / "amd-zen3-avx2.md").read_bytes() == zen3
+    assert "Intel(R) Xeon(R) Gold 6148" in (tables / "intel-xeon-avx512.md").read_text()
+    assert sorted(p.name for p in tables.iterdir()) == ["README.md", "amd-zen3-avx2.md", "intel-xeon-avx512.md"]
+
+
+def test_class_override(tmp_path):
+    assert peers.main([str(FIXTURE), "--tables", str(tmp_path), "--class", "ci-zen3"]) == 0
+    assert (tmp_path / "ci-zen3.md").read_text().startswith("<!-- rooflab peer table: class=ci-zen3 ")
+
+
+@pytest.mark.parametrize("args,code,msg", [
+    (["{tmp}/nothing"], 1, "peer_run.json is missing"),
+    (["{fix}", "--class", "Bad Name"], 2, "--class must be"),
+    ([], 2, "the run directory is missing"),
+])
+def test_bad_input_is_one_line(tmp_path, args, code, msg):
+    argv = [a.format(tmp=tmp_path, fix=FIXTURE) for a in args] + ["--tables", str(tmp_path / "t")]
+    p = subprocess.run([sys.executable, str(PLOTS / "peer_table.py"), *argv], capture_output=True, text=True)
+    assert p.returncode == code
+    assert msg in p.stderr and len(p.stderr.strip().splitlines()) == 1 and p.stdout == ""
+    assert not (tmp_path / "t" / "README.md").exists()
+
+
+def test_malformed_bench_is_one_line(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    (run / "bench.json").write_text('{"schema": "rooflab.bench/1", "benchmarks": 3}')
+    p = subprocess.run([sys.executable, str(PLOTS / "peer_table.py"), str(run), "--tables", str(tmp_path / "t")],
+                       capture_output=True, text=True)
+    assert p.returncode == 1 and "bench.json" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "t" / "amd-zen3-avx2.md").exists()
+
+
+SCRIPT = REPO / "scripts" / "peer_table.sh"
+
+
+@pytest.mark.parametrize("args,msg", [(["--reps", "x"], "--reps must be a positive integer"),
+                                      (["--class", "A B"], "--class must be"), (["--bogus"], "unknown option"),
+                                      (["--render-only"], "--render-only needs --out"), (["--out"], "--out needs a value")])
+def test_script_usage_errors_are_one_line(args, msg):
+    p = subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True)
+    assert p.returncode == 2 and msg in p.stderr and len(p.stderr.strip().splitlines()) == 1 and p.stdout == ""
+
+
+def test_script_render_only_writes_the_table_without_timing(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    p = subprocess.run(["bash", str(SCRIPT), "--render-only", "--out", str(run), "--tables", str(tmp_path / "t")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "t" / "amd-zen3-avx2.md").read_text() == (
+        peers.render(peers.load(run), "amd-zen3-avx2"))
+    p = subprocess.run(["bash", str(SCRIPT), "--render-only", "--out", str(tmp_path / "none")], capture_output=True, text=True)
+    assert p.returncode == 1 and "not a run of scripts/peer_table.sh" in p.stderr
