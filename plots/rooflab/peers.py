@@ -300,7 +300,7 @@ def pot_section(doc: dict) -> list[str]:
 def _kib(v) -> str:
     if not isinstance(v, (int, float)) or v <= 0:
         return "?"
-    return f"{v / 2**20:g} MiB" if v >= 2**20 else f"{v / 2**10:g} KiB"
+    return f"{v / 2**20:.3g} MiB" if v >= 2**20 else f"{v / 2**10:.3g} KiB"
 
 
 def render(doc: dict, cls: str) -> str:
