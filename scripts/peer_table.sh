@@ -29,7 +29,8 @@ usage: scripts/peer_table.sh [options]
   --no-lock          do not take the timing lock (when the caller holds it already)
   -h, --help         this text
 
-Takes the timing lock (scripts/cpu_lock.sh time) for the whole run unless --no-lock, and runs
+Takes the timing lock (scripts/cpu_lock.sh time) for the whole run unless --no-lock or a caller
+holds it (scripts/cpu_lock.sh time scripts/peer_table.sh ... works too), and runs
 with OPENBLAS_CORETYPE and BLIS_ARCH_TYPE unset so each library picks its own best kernel.
 TXT
 }
@@ -74,7 +75,17 @@ if [ "$render_only" = 1 ]; then
 fi
 
 # The whole run holds the timing lock once, so no build or other timing lands between its cases.
-if [ "$lock" = 1 ] && [ -z "${ROOFLAB_PEER_TABLE_LOCKED:-}" ]; then
+# A caller that already holds it (`scripts/cpu_lock.sh time scripts/peer_table.sh`) is an
+# ancestor process running flock on it: taking it again would wait for ourselves forever.
+lock_held_above() {
+  local p=$PPID
+  while [ -n "$p" ] && [ "$p" -gt 1 ]; do
+    tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -Eq '^flock (-x )?/tmp/rooflab-timing\.lock ' && return 0
+    p=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f2)
+  done
+  return 1
+}
+if [ "$lock" = 1 ] && [ -z "${ROOFLAB_PEER_TABLE_LOCKED:-}" ] && ! lock_held_above; then
   ROOFLAB_PEER_TABLE_LOCKED=1 exec "$ROOT/scripts/cpu_lock.sh" time "$0" "${orig_args[@]}"
 fi
 # Each library's own choice of kernel is what the table compares against (rooflab respects a
