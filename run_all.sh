@@ -20,7 +20,8 @@ usage: ./run_all.sh [options]
                        the performance gate (scripts/perf_gate.sh)
   -h, --help           this text
 
-Steps: deps, build (cmake --preset release), characterize, bench, model, POT comparison,
+Steps: deps, build (cmake --preset release), characterize, isa (default ISAs by
+measurement: rooflab isa-calibrate), bench, model, POT comparison,
 counters, GEMM summary / knobs, RTAMM, Sinkhorn on MPI, GPU (with a device), claims ledger,
 report. A step that fails is recorded and the run goes on with every step that does not need
 its output (bench runs without machine.json, without predictions; model needs bench.json; RTAMM
