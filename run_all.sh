@@ -20,7 +20,8 @@ usage: ./run_all.sh [options]
                        the performance gate (scripts/perf_gate.sh)
   -h, --help           this text
 
-Steps: deps, build (cmake --preset release), characterize, bench, model, POT comparison,
+Steps: deps, build (cmake --preset release), characterize, isa (default ISAs by
+measurement: rooflab isa-calibrate), bench, model, POT comparison,
 counters, GEMM summary / knobs, RTAMM, Sinkhorn on MPI, GPU (with a device), claims ledger,
 report. A step that fails is recorded and the run goes on with every step that does not need
 its output (bench runs without machine.json, without predictions; model needs bench.json; RTAMM
@@ -98,7 +99,7 @@ fi
 # Every step is recorded in $out/steps.json (rooflab.steps/1, docs/json.md) as it ends, with its
 # output in $out/logs/<id>.log. A failing step never stops the run: the steps that need its
 # output are skipped with the reason, the others run, and the report is always written.
-NSTEPS=13
+NSTEPS=14
 [ -n "$out" ] || out="results/$(hostname)/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out/logs" 2>/dev/null && [ -w "$out" ] || die "output directory '$out' cannot be created or is not writable"
 out=$(cd "$out" && pwd)
@@ -218,6 +219,34 @@ else
 fi
 [ -f "$out/machine.json" ] && have_machine=1 || have_machine=0
 no_machine="no machine.json (characterize ${STATUS[characterize]:-did not run})"
+
+# Each per-ISA variant's default ISA: the fastest on this machine, measured (not the widest).
+# The benchmarks follow machine.isa_choice.json through --machine; list.json is made again.
+isa_rc=0
+ititle="default ISAs by measurement (rooflab isa-calibrate)"
+if ! ok build; then
+  skip isa "$ititle" "$NEEDS_BUILD"
+elif [ $have_machine = 0 ]; then
+  skip isa "$ititle" "$no_machine"
+else
+  ifams=""
+  for f in $("$RL" isa-calibrate --list 2>/dev/null | cut -d/ -f1 | sort -u); do
+    selects "$f" && ifams+="${ifams:+|}$f"
+  done
+  if [ -z "$ifams" ]; then
+    skip isa "$ititle" "no per-ISA variant selected by --filter"
+  else
+    begin isa "$ititle" "$out/machine.isa_choice.json"
+    iargs=(--machine "$out/machine.json" --filter "^($ifams)/")
+    [ "$profile" = smoke ] && iargs+=(--reps 1 --min-time 0)  # smoke proves the path, not the choice
+    v timed "$RL" isa-calibrate "${iargs[@]}"; isa_rc=$?
+    if [ $isa_rc = 0 ] || [ $isa_rc = 3 ]; then
+      "$RL" list --json --profile "$profile" ${filter:+--filter "$filter"} --machine "$out/machine.json" \
+        >"$out/.list.json.tmp" 2>>"$out/$CUR_LOG" && mv "$out/.list.json.tmp" "$out/list.json"
+      if [ $isa_rc = 0 ]; then end ok; else end ok "some ISA failed verification (left out of the choice)"; fi
+    else end failed "$(why $isa_rc "rooflab isa-calibrate")"; isa_rc=0; fi
+  fi
+fi
 
 bench_rc=0
 if ! ok build; then
@@ -414,7 +443,7 @@ case "$out/" in "$ROOT/results/"*) ln -sfn "$out" "$ROOT/results/latest" 2>/dev/
 failed=()
 for i in "${!S_ID[@]}"; do [ "${S_STATUS[$i]}" = failed ] && failed+=("${S_ID[$i]}"); done
 rc=0
-if [ ${#failed[@]} -gt 0 ]; then rc=1; elif [ "$bench_rc" = 3 ]; then rc=3; fi
+if [ ${#failed[@]} -gt 0 ]; then rc=1; elif [ "$bench_rc" = 3 ] || [ "$isa_rc" = 3 ]; then rc=3; fi
 write_steps $rc
 echo "total $(fmt $(( $(date +%s) - T0 )))"
 if [ ${#failed[@]} -gt 0 ]; then

@@ -45,6 +45,14 @@ namespace gemm::knobs {
 int knobs_main(const std::vector<std::string>& args);
 }  // namespace gemm::knobs
 namespace cli {
+// `rooflab isa-calibrate --machine F ...`: times each ISA of every ISA-specific variant and
+// stores the choice as F's "isa_choice" section. Exit 3 when some ISA failed verification.
+args::Spec isa_calibrate_spec();
+int isa_calibrate_run(const args::Values& v);
+// Installs machine.json's ISA calibration for the profiles' default ISAs (preferred_isa); one that
+// cannot be used (malformed, measured on another CPU) is refused with a warning on stderr, and
+// the widest ISAs are the defaults.
+void use_machine_isa_choice(const std::string& machine_json);
 // `rooflab mpi --np P [rooflab_mpi options]`: replaces the process with mpiexec running this
 // build's rooflab_mpi. Returns 0 after --help / --dry-run, 2 (message printed) on a usage error;
 // throws rooflab::Error when this build has no MPI or rooflab_mpi is missing.

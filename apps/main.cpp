@@ -16,6 +16,7 @@
 #include "harness/counters/counters.hpp"
 #include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
+#include "harness/isa_choice.hpp"
 #include "harness/json_io.hpp"
 #include "microbench/characterize.hpp"
 #include "roofline/evaluate.hpp"
@@ -52,7 +53,9 @@ Spec list_spec() {
       .string("--filter", "REGEX", "only names matching REGEX (searched, as --benchmark_filter)")
       .flag("--verbose", "first every family and variant with its description and ISAs")
       .flag("--json", "every selected case with its model (flops, bytes, traffic, ...) and the families (variants, "
-                       "own kernel or baseline, ISAs) as JSON on stdout");
+                       "own kernel or baseline, ISAs) as JSON on stdout")
+      .path("--machine", PathKind::input_file, "FILE",
+            "machine.json whose ISA calibration (`rooflab isa-calibrate`) picks the default ISAs, as `bench --machine`");
 }
 
 // `list --json`: the facts a figure needs per case, from the variant rows, and the registry's
@@ -70,6 +73,7 @@ void print_cases_json(const std::vector<Case>& cases, const std::string& profile
 
 int cmd_list(const Values& v) {
   const std::string profile = v.str("--profile"), filter = v.str("--filter");
+  if (v.has("--machine")) cli::use_machine_isa_choice(v.str("--machine"));
   if (v.flag("--verbose") && !v.flag("--json")) {
     for (const auto& f : families()) {
       std::printf("%s: %s\n", f.name.c_str(), f.description.c_str());
@@ -80,6 +84,10 @@ int cmd_list(const Values& v) {
                   (isa_supported(i) ? "" : " (not on this CPU)");
         if (!isas.empty()) isas += "]";
         std::printf("  %-14s %s%s\n", var.name.c_str(), var.description.c_str(), isas.c_str());
+        for (DType dt : var.isas.empty() ? std::vector<DType>{} : var.dtypes)
+          if (const auto it = isa_choices().find(isa_choice_key(f.name, var.name, dt)); it != isa_choices().end())
+            std::printf("  %-14s default ISA %s: %s (measured, --machine)\n", "", std::string(to_string(dt)).c_str(),
+                        std::string(to_string(it->second)).c_str());
       }
     }
   }
@@ -133,7 +141,9 @@ Spec bench_spec() {
       .string("--case", "NAME", "this benchmark (a name of the grammar below), added to the selection")
       .repeated()
       .path("--out", PathKind::output_dir, "DIR", "where bench.json goes", ".")
-      .path("--machine", PathKind::input_file, "FILE", "machine.json: roofline efficiency on the console, not in bench.json (default: DIR/machine.json)")
+      .path("--machine", PathKind::input_file, "FILE",
+            "machine.json: roofline efficiency on the console (not in bench.json); its ISA calibration "
+            "(`rooflab isa-calibrate`) picks the profile's default ISAs (default: DIR/machine.json)")
       .hint("; run `rooflab characterize` first (--out DIR)")
       .passthrough("--benchmark_", "Google Benchmark's flags (repetitions, min_time, ...), passed on")
       .epilog("benchmark names: <family>/<variant>[/<isa>]/<dtype>/<dims>[/<key>:<value>]*/threads:<T>\n"
@@ -150,6 +160,7 @@ int cmd_bench(const Values& v) {
   std::string machine = v.str("--machine");
   if (machine.empty() && fs::exists(o.out_dir / "machine.json")) machine = (o.out_dir / "machine.json").string();
   o.machine = machine;
+  if (!machine.empty()) cli::use_machine_isa_choice(machine);
   warn_if_unoptimized();
   return run_bench(o);
 }
@@ -252,6 +263,8 @@ std::vector<args::Command> command_table() {
       {"characterize", "measure the machine -> DIR/machine.json", characterize_spec, cmd_characterize, nullptr, false,
        true},
       {"bench", "verify + time benchmarks -> DIR/bench.json", bench_spec, cmd_bench, nullptr, false, true},
+      {"isa-calibrate", "time each ISA of the per-ISA variants -> machine.isa_choice.json (the default ISAs)",
+       cli::isa_calibrate_spec, cli::isa_calibrate_run, nullptr, false, true},
       {"model", "roofline prediction vs measurement -> DIR/model.json", model_spec, cmd_model, nullptr, false},
       {"counters", "cache-miss counters -> DIR/counters.json", counters::counters_spec, counters::counters_run, nullptr,
        false},

@@ -137,7 +137,9 @@ args::Spec solve_spec() {
       .real("--reg-m", "R", "marginal relaxation: unbalanced OT, POT's sinkhorn_unbalanced (fused_uv)", 0, HUGE_VAL,
             std::nullopt, true)
       .choice("--variant", {"typical", "c2r", "blocked", "microkernel", "mapuot", "fused_uv"}, "the kernel", "fused_uv")
-      .choice("--isa", {"scalar", "avx2", "avx512"}, "default: the best supported (ISA variants only)")
+      .choice("--isa", {"scalar", "avx2", "avx512"},
+              "default: the one --machine's ISA calibration chose, else the widest supported (ISA variants only)")
+      .path("--machine", PathKind::input_file, "FILE", "machine.json with its ISA calibration (`rooflab isa-calibrate`)")
       .choice("--dtype", {"f64", "f32"}, "element type", "f64")
       .real("--tol", "T", "stopping tolerance; 0 runs exactly --max-iter iterations", 0, HUGE_VAL, 1e-9)
       .integer("--max-iter", "N", "the most iterations", 1, int64_t(1) << 40, 1000)
@@ -154,6 +156,7 @@ int solve_run(const args::Values& v) {
   if (v.has("--reg-m")) o.reg_m = v.real("--reg-m");
   o.variant = v.str("--variant");
   if (v.has("--isa")) o.isa = *parse_isa(v.str("--isa"));
+  if (v.has("--machine")) cli::use_machine_isa_choice(v.str("--machine"));
   o.tol = v.real("--tol");
   o.max_iter = v.integer("--max-iter");
   o.check_every = v.integer("--check-every");

@@ -1,6 +1,9 @@
 #include "harness/isa.hpp"
 
+#include <cpuid.h>
+
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 
@@ -51,6 +54,21 @@ Isa host_isa() {
   for (Isa i : {Isa::avx512, Isa::avx2})
     if (cpu_has(i)) return i;
   return Isa::scalar;
+}
+
+std::string cpu_signature() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return "unknown";
+  char vendor[13] = {};
+  std::memcpy(vendor, &b, 4), std::memcpy(vendor + 4, &d, 4), std::memcpy(vendor + 8, &c, 4);
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return vendor;
+  // The displayed family and model fold in the extended fields (Intel SDM / AMD APM, CPUID 1).
+  const unsigned base_family = (a >> 8) & 0xf, ext_family = (a >> 20) & 0xff;
+  const unsigned family = base_family == 0xf ? base_family + ext_family : base_family;
+  const unsigned model = (base_family == 0xf || base_family == 0x6) ? (((a >> 16) & 0xf) << 4) | ((a >> 4) & 0xf)
+                                                                    : (a >> 4) & 0xf;
+  return std::string(vendor) + " family " + std::to_string(family) + " model " + std::to_string(model) +
+         " stepping " + std::to_string(a & 0xf);
 }
 
 bool isa_supported(Isa isa) {

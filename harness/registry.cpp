@@ -232,6 +232,7 @@ Family make_family(std::string name, std::string description, const FamilyHooks&
     f.variants.push_back({r.name, r.description, r.isas, r.dtypes, h.accepts, h.model, h.make, h.predictions, r.library,
                           r.code_path, r.runs_best_isa});
   f.cases = h.cases;
+  f.isa_cases = h.isa_cases;
   f.memory_bytes = h.memory_bytes;
   return f;
 }

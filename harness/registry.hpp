@@ -115,6 +115,10 @@ struct Family {
   // The cases run by a profile ("smoke", "quick", "paper"); Isa::none in a case means "each ISA the
   // variant declares and the CPU supports" and is expanded by expand_cases().
   std::function<std::vector<Case>(std::string_view profile)> cases;
+  // The cases `rooflab isa-calibrate` times at each supported ISA to choose each ISA-specific
+  // variant's default ISA (preferred_isa, harness/isa_choice.hpp): one per variant and dtype,
+  // Isa::none, at the size the profiles run the default at. Empty or unset: nothing to choose.
+  std::function<std::vector<Case>()> isa_cases;
   // Bytes the harness will allocate for a case (data + reference), checked before allocating.
   std::function<size_t(const Case&)> memory_bytes;
   const Variant* find(std::string_view variant) const;
@@ -142,6 +146,7 @@ struct FamilyHooks {
   // Called only for cases accepts() took: may assume the family's parser succeeds.
   std::function<size_t(const Case&)> memory_bytes;
   Predictions predictions = {};                         // optional: Variant::predictions
+  std::function<std::vector<Case>()> isa_cases = {};    // optional: Family::isa_cases
 };
 Family make_family(std::string name, std::string description, const FamilyHooks& hooks,
                    const std::vector<VariantRow>& rows);

@@ -187,3 +187,12 @@ set_tests_properties(cli_bench_disturbed PROPERTIES LABELS integration)
 add_test(NAME cli_readme_commands COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli/readme_commands.sh
          $<TARGET_FILE:rooflab> ${PROJECT_SOURCE_DIR}/README.md)
 set_tests_properties(cli_readme_commands PROPERTIES LABELS integration)
+
+# The default ISA by measurement: `rooflab isa-calibrate` (bad input, then end to end).
+rooflab_cli_test(isa_calibrate_no_machine 2 "--machine FILE is required" ${RL} isa-calibrate)
+rooflab_cli_test(isa_calibrate_nomatch 2 "matches no ISA calibration case"
+                 ${RL} isa-calibrate --machine ${CMAKE_CURRENT_SOURCE_DIR}/core/fixture_machine.json --filter no-such)
+rooflab_cli_test(isa_calibrate_list 0 "floyd_warshall/simd/f32/512x512" ${RL} isa-calibrate --list)
+add_test(NAME cli_isa_calibrate COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli/isa_calibrate.sh
+         ${RL} ${CMAKE_CURRENT_SOURCE_DIR}/core/fixture_machine.json ${TMPD}/isa_calibrate)
+set_tests_properties(cli_isa_calibrate PROPERTIES LABELS integration)

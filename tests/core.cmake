@@ -15,3 +15,5 @@ rooflab_unit_test(test_conformance SOURCES core/test_conformance.cpp LIBS roofla
 # The MPI sweep's core-sharing model and claim rows (roofline/mpi_model), on tests/fixtures/mpi_run.
 rooflab_unit_test(test_mpi_model SOURCES core/test_mpi_model.cpp LIBS rooflab_roofline)
 target_compile_definitions(test_mpi_model PRIVATE ROOFLAB_TEST_DIR="${CMAKE_CURRENT_SOURCE_DIR}")
+# The default ISA by measurement (harness/isa_choice): the rule, the section's checks, the profiles.
+rooflab_unit_test(test_isa_choice SOURCES core/test_isa_choice.cpp LIBS rooflab_families)

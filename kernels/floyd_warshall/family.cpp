@@ -1,5 +1,7 @@
 // The "floyd_warshall" family table: variants, their parameters and models, the problem
 // instance (generation, verification), the profiles.
+#include <omp.h>
+
 #include <algorithm>
 #include <bit>
 #include <memory>
@@ -11,6 +13,7 @@
 
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
+#include "harness/isa_choice.hpp"
 #include "kernels/floyd_warshall/config.hpp"
 #include "kernels/floyd_warshall/floyd_warshall.hpp"
 
@@ -338,16 +341,30 @@ void add_set(std::vector<Case>& out, DType dt, int64_t n, int threads, bool with
   out.push_back(make_case("regblock", dt, n, threads, "rec", "std"));           // Rec-NoBDL
 }
 
+// The ISA calibration: each SIMD variant as the profiles run it, on all cores (the package's
+// clock under a wide ISA shows there), at N = 512: the tiles' in-core speed, which decides the
+// larger sizes too, without the scalar path's minutes at N = 4096.
+std::vector<Case> isa_cases() {
+  std::vector<Case> out;
+  const int t = std::max(1, omp_get_num_procs());
+  for (DType dt : {DType::f32, DType::f64}) {
+    out.push_back(make_case("simd", dt, 512, t, "blocked", "std"));
+    out.push_back(make_case("bdl", dt, 512, t, "rec"));
+    out.push_back(make_case("regblock", dt, 512, t, "rec", "bdl"));
+  }
+  return out;
+}
+
 std::vector<Case> cases(std::string_view profile) {
   std::vector<Case> out;
   if (profile == "smoke") {
     // Every variant once at an odd N (padding: 97 -> 128 for the 64-tiles), 2 threads, each
-    // ISA; the other two ablations and Rec-OPT in f64 on 1 thread at the widest ISA. Seconds.
+    // ISA; the other two ablations and Rec-OPT in f64 on 1 thread at the default ISA. Seconds.
     add_set(out, DType::f32, 97, 2, true, false);
     out.push_back(make_case("regblock", DType::f32, 97, 2, "blocked", "bdl"));  // NonRec-OPT
     out.push_back(make_case("regblock", DType::f32, 97, 2, "rec", "std"));      // Rec-NoBDL
     out.push_back(make_case("regblock", DType::f64, 97, 1, "rec", "bdl"));
-    for (size_t i = out.size() - 3; i < out.size(); ++i) out[i].isa = best_isa();
+    for (size_t i = out.size() - 3; i < out.size(); ++i) out[i].isa = preferred_isa("floyd_warshall", out[i].variant, out[i].dtype);
   } else if (profile == "quick") {
     // About a minute on 2 cores: N = 1024 with everything at 1 and 2 threads, an odd N
     // (padding: 777 -> 832) at 2 threads, f64 for the two SIMD tiled variants.
@@ -358,14 +375,14 @@ std::vector<Case> cases(std::string_view profile) {
   } else if (profile == "paper") {
     // GFLOP/s vs N at 1 and 2 threads (naive only up to 2048: 8192 would take ~10 minutes a
     // run), the four ablations at every size, f64 for Rec-OPT. From N = 4096 on, SIMD variants
-    // run only at the widest ISA of this CPU (the scalar path would take ~20 minutes per run
+    // run only at their default ISA on this CPU (preferred_isa) (the scalar path would take ~20 minutes per run
     // at 8192 and shows nothing the smaller sizes do not).
     for (int64_t n : {1024, 2048, 4096, 8192})
       for (int t : {1, 2}) add_set(out, DType::f32, n, t, n <= 2048, true);
     for (int64_t n : {1024, 4096})
       for (int t : {1, 2}) out.push_back(make_case("regblock", DType::f64, n, t, "rec", "bdl"));
     for (Case& c : out)
-      if (c.dims[0] >= 4096 && spec_of(c.variant)->simd) c.isa = best_isa();
+      if (c.dims[0] >= 4096 && spec_of(c.variant)->simd) c.isa = preferred_isa("floyd_warshall", c.variant, c.dtype);
   }
   return out;
 }
@@ -388,7 +405,7 @@ template std::unique_ptr<Instance> fw::make_instance<double>(const Case&, const 
 const Family& floyd_warshall_family() {
   static const Family f = make_family(
       "floyd_warshall", "Floyd-Warshall all-pairs shortest paths, cache-oblivious + SIMD + BDL + register blocking (Endo)",
-      {accepts_if_parses(params_of), model, make, cases, memory_bytes}, rows());
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases}, rows());
   return f;
 }
 

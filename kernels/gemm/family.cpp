@@ -20,6 +20,7 @@
 
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
+#include "harness/isa_choice.hpp"
 #include "harness/host_caches.hpp"
 #include "kernels/gemm/detail.hpp"
 #include "kernels/gemm/gemm.hpp"
@@ -465,6 +466,9 @@ std::vector<DType> dtypes_of(const Spec& s) {
                                                  : std::vector<DType>{DType::f64, DType::f32};
 }
 
+// The ISA of this machine's default run of an own kernel (preferred_isa), none for the others.
+Isa default_isa(const Spec& s, DType dt) { return has_isa(s.kind) ? preferred_isa("gemm", s.name, dt) : Isa::none; }
+
 Case make_case(const Spec& s, DType dt, int64_t m, int64_t n, int64_t k, int threads, Isa isa = Isa::none,
                int64_t k_layers = 1) {
   Case c{"gemm", s.name, isa, dt, {m, n, k}, {}, threads};
@@ -476,26 +480,38 @@ Case make_case(const Spec& s, DType dt, int64_t m, int64_t n, int64_t k, int thr
   return c;
 }
 
+// The ISA calibration: blocked and sfc_ca on all cores (the package's clock under a wide ISA
+// shows there) at 1024^3, large enough for every cache level's blocking to take part.
+std::vector<Case> isa_cases() {
+  std::vector<Case> out;
+  const int t = std::max(1, omp_get_num_procs());
+  for (const Spec& s : specs())
+    if (has_isa(s.kind))
+      for (DType dt : {DType::f64, DType::f32}) out.push_back(make_case(s, dt, 1024, 1024, 1024, t));
+  return out;
+}
+
 std::vector<Case> cases(std::string_view profile) {
   std::vector<Case> out;
   auto fast = [](const Spec& s) { return s.kind != Kind::loops; };
   if (profile == "smoke") {
     // Every variant (libraries included) once at prime M != N != K, so that no ISA's MR / NR
     // divides them (edges everywhere): the loop orders at 2 threads, ours on every ISA at 2
-    // threads; blocked at 1 thread and sfc_ca with k_layers 2 (K of 3 blocks) at the widest ISA.
+    // threads; blocked at 1 thread and sfc_ca with k_layers 2 (K of 3 blocks) at the default ISA.
     for (const Spec& s : specs()) {
       if (!fast(s)) {
         out.push_back(make_case(s, DType::f64, 67, 45, 39, 2));
         continue;
       }
       for (DType dt : dtypes_of(s)) out.push_back(make_case(s, dt, 131, 97, 67, 2));
-      if (s.kind == Kind::blocked) out.push_back(make_case(s, DType::f64, 131, 97, 67, 1, best_isa()));
-      if (s.kind == Kind::sfc_ca) out.push_back(make_case(s, DType::f64, 97, 83, 3 * kSfcBk - 5, 2, best_isa(), 2));
+      if (s.kind == Kind::blocked) out.push_back(make_case(s, DType::f64, 131, 97, 67, 1, default_isa(s, DType::f64)));
+      if (s.kind == Kind::sfc_ca)
+        out.push_back(make_case(s, DType::f64, 97, 83, 3 * kSfcBk - 5, 2, default_isa(s, DType::f64), 2));
     }
   } else if (profile == "quick") {
     // ~1 minute on 2 cores: the loop orders at 512^3 (f64, 2 threads); everything else at
     // 512^3 and the odd 1000x777x513 (every ISA, 1 and 2 threads for ours), 2048^3 at 2
-    // threads on the widest ISA; sfc_ca with k_layers 2 once.
+    // threads at the default ISA; sfc_ca with k_layers 2 once.
     for (const Spec& s : specs()) {
       if (!fast(s)) {
         out.push_back(make_case(s, DType::f64, 512, 512, 512, 2));
@@ -507,9 +523,9 @@ std::vector<Case> cases(std::string_view profile) {
           out.push_back(make_case(s, dt, 512, 512, 512, t));
           out.push_back(make_case(s, dt, 1000, 777, 513, t));
         }
-        out.push_back(make_case(s, dt, 2048, 2048, 2048, 2, has_isa(s.kind) ? best_isa() : Isa::none));
+        out.push_back(make_case(s, dt, 2048, 2048, 2048, 2, default_isa(s, dt)));
       }
-      if (s.kind == Kind::sfc_ca) out.push_back(make_case(s, DType::f64, 2048, 2048, 2048, 2, best_isa(), 2));
+      if (s.kind == Kind::sfc_ca) out.push_back(make_case(s, DType::f64, 2048, 2048, 2048, 2, default_isa(s, DType::f64), 2));
     }
   } else if (profile == "paper") {
     // The 125-shape grid {256..4096}^3 for blocked, sfc_ca and the libraries, all cores.
@@ -521,7 +537,7 @@ std::vector<Case> cases(std::string_view profile) {
         for (int64_t m : sizes)
           for (int64_t n : sizes)
             for (int64_t k : sizes)
-              out.push_back(make_case(s, dt, m, n, k, t, has_isa(s.kind) ? best_isa() : Isa::none));
+              out.push_back(make_case(s, dt, m, n, k, t, default_isa(s, dt)));
     }
   }
   return out;
@@ -574,7 +590,7 @@ template std::unique_ptr<Instance> gemm::make_instance<double>(const Case&, cons
 const Family& gemm_family() {
   static const Family f = make_family(
       "gemm", "C += A·B: loop orders, BLIS-style blocked, SFC-CA (Hilbert-curve tiles, k_layers, BRGEMM), library baselines",
-      {accepts_if_parses(params_of), model, make, cases, memory_bytes, predictions}, rows());
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes, predictions, isa_cases}, rows());
   return f;
 }
 

@@ -8,6 +8,7 @@
 
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
+#include "harness/isa_choice.hpp"
 #include "kernels/sinkhorn/sinkhorn.hpp"
 
 namespace rooflab {
@@ -294,7 +295,7 @@ struct CaseSpec {
   int64_t mc = kBlockedDefault.mc, nc = kBlockedDefault.nc;
   std::string fi = "";  // "" = balanced
   int threads = 1;
-  bool best_isa = false;  // ISA variants: only the widest ISA the CPU has (keeps quick short)
+  bool default_isa = false;  // ISA variants: only their default ISA here (preferred_isa; keeps quick short)
 };
 Case make_case(const std::string& variant, DType dt, int64_t M, int64_t N, const CaseSpec& cs = {}) {
   Case c{"sinkhorn", variant, Isa::none, dt, {M, N}, {}, cs.threads};
@@ -304,8 +305,17 @@ Case make_case(const std::string& variant, DType dt, int64_t M, int64_t N, const
   }
   if (!cs.fi.empty()) c.params.emplace_back("fi", cs.fi);
   if (!is_fused(variant)) c.params.emplace_back("part", cs.part);
-  if (cs.best_isa && (variant == "microkernel" || is_fused(variant))) c.isa = best_isa();
+  if (cs.default_isa && (variant == "microkernel" || is_fused(variant))) c.isa = preferred_isa("sinkhorn", variant, dt);
   return c;
+}
+
+// The ISA calibration: at 1 thread, where a kernel's own speed shows (at all cores the shared
+// DRAM bandwidth hides it), at the quick profile's 4096^2, which lies in DRAM.
+std::vector<Case> isa_cases() {
+  std::vector<Case> out;
+  for (DType dt : {DType::f64, DType::f32})
+    for (const char* v : {"microkernel", "mapuot", "fused_uv"}) out.push_back(make_case(v, dt, 4096, 4096));
+  return out;
 }
 
 std::vector<Case> cases(std::string_view profile) {
@@ -316,22 +326,22 @@ std::vector<Case> cases(std::string_view profile) {
     for (const char* v : kAll) out.push_back(make_case(v, DType::f64, 131, 77, {.nc = 32}));
     for (const char* part : {"row", "col"}) out.push_back(make_case("c2r", DType::f64, 131, 77, {.part = part}));
     for (const char* v : {"microkernel", "fused_uv"})
-      out.push_back(make_case(v, DType::f32, 131, 77, {.best_isa = true}));
+      out.push_back(make_case(v, DType::f32, 131, 77, {.default_isa = true}));
     for (const char* v : {"microkernel", "mapuot"})
-      out.push_back(make_case(v, DType::f64, 131, 77, {.threads = 2, .best_isa = true}));
+      out.push_back(make_case(v, DType::f64, 131, 77, {.threads = 2, .default_isa = true}));
     out.push_back(make_case("c2r", DType::f64, 131, 77, {.fi = "0.7", .threads = 2}));
   } else if (profile == "quick") {
     for (DType dt : {DType::f64, DType::f32}) {
       for (const char* v : kVariants)
         for (const char* part : kParts) out.push_back(make_case(v, dt, 4096, 4096, {.part = part}));
       for (const char* v : {"mapuot", "fused_uv"})
-        out.push_back(make_case(v, dt, 4096, 4096, {.best_isa = dt == DType::f32}));
+        out.push_back(make_case(v, dt, 4096, 4096, {.default_isa = dt == DType::f32}));
     }
     // Two threads on row slices, and the unbalanced exponent, for the main variants.
     for (const char* v : {"c2r", "blocked", "microkernel", "mapuot", "fused_uv"})
-      out.push_back(make_case(v, DType::f64, 4096, 4096, {.threads = 2, .best_isa = true}));
+      out.push_back(make_case(v, DType::f64, 4096, 4096, {.threads = 2, .default_isa = true}));
     for (const char* v : {"c2r", "microkernel", "mapuot", "fused_uv"})
-      out.push_back(make_case(v, DType::f64, 4096, 4096, {.fi = "0.5", .best_isa = true}));
+      out.push_back(make_case(v, DType::f64, 4096, 4096, {.fi = "0.5", .default_isa = true}));
     // Odd shapes: edges of every vector width, mr, mc and nc; a single row; a single column;
     // slices of unequal length.
     for (auto [M, N] : {std::pair<int64_t, int64_t>{1023, 517}, {1, 4097}, {4097, 1}})
@@ -369,7 +379,7 @@ template std::unique_ptr<Instance> sinkhorn::make_instance<double>(const Case&, 
 const Family& sinkhorn_family() {
   static const Family f = make_family(
       "sinkhorn", "Sinkhorn-Knopp / unbalanced-OT scaling, one pass or iteration (COFFEE, TPDS 2023; MAP-UOT)",
-      {accepts_if_parses(params_of), model, make, cases, memory_bytes},
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases},
       {{"typical", "Algorithm 1 as written: the column pass walks down columns (stride lda)"},
        {"c2r", "COFFEE-C2R: column sums accumulated row by row, row-major scaling (Alg. 2)"},
        {"blocked", "C2R + mc x nc blocking, factors temp[nc] reused down each panel (Alg. 3)"},

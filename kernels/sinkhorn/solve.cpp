@@ -13,6 +13,7 @@
 
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
+#include "harness/isa_choice.hpp"
 #include "kernels/sinkhorn/sinkhorn.hpp"
 
 namespace rooflab::sinkhorn {
@@ -75,7 +76,7 @@ double relative_change(const std::vector<T>& x, const std::vector<T>& prev) {
   return d / mx;
 }
 
-Isa pick_isa(const std::string& variant, Isa requested) {
+Isa pick_isa(const std::string& variant, Isa requested, DType dt) {
   const bool has_isa = variant == "microkernel" || variant == "mapuot" || variant == "fused_uv";
   if (!has_isa) {
     if (requested != Isa::none)
@@ -83,7 +84,7 @@ Isa pick_isa(const std::string& variant, Isa requested) {
                   std::string(to_string(requested)) + ")");
     return Isa::none;
   }
-  if (requested == Isa::none) return best_isa();
+  if (requested == Isa::none) return preferred_isa("sinkhorn", variant, dt);
   if (!isa_supported(requested))
     throw Error("sinkhorn solve: this CPU does not support " + std::string(to_string(requested)));
   return requested;
@@ -109,7 +110,7 @@ SolveResult<T> solve(const T* C, int64_t M, int64_t N, const T* a, const T* b, c
     throw Error("sinkhorn solve: unbalanced OT (reg_m) needs variant fused_uv: " + var +
                 " scales by pow(target / sum, fi) (MAP-UOT/COFFEE), whose fixed points have exact "
                 "marginals (a damped balanced Sinkhorn), not POT's sinkhorn_unbalanced solution");
-  const Isa isa = pick_isa(var, o.isa);
+  const Isa isa = pick_isa(var, o.isa, std::is_same_v<T, double> ? DType::f64 : DType::f32);
   check_vector(a, M, "a");
   check_vector(b, N, "b");
   if (balanced) {

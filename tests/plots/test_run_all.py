@@ -39,12 +39,12 @@ def test_failed_build_still_ends_with_a_report(tmp_path):
     assert p.returncode == 1, p.stderr
     doc, st = steps_of(out)
     assert doc["exit_code"] == 1 and doc["profile"] == "smoke"
-    assert list(st) == ["deps", "build", "characterize", "bench", "model", "pot", "counters", "gemm", "rtamm", "mpi",
+    assert list(st) == ["deps", "build", "characterize", "isa", "bench", "model", "pot", "counters", "gemm", "rtamm", "mpi",
                         "gpu", "claims", "report"]
     assert st["deps"]["status"] == "skipped" and st["deps"]["reason"] == "--skip-deps"
     assert st["build"]["status"] == "failed" and "configure failed on purpose" in st["build"]["reason"]
     assert st["build"]["log"] == "logs/build.log" and (out / "logs" / "build.log").is_file()
-    for k in ("characterize", "bench", "pot", "counters", "gemm", "rtamm", "mpi", "gpu"):
+    for k in ("characterize", "isa", "bench", "pot", "counters", "gemm", "rtamm", "mpi", "gpu"):
         assert st[k]["status"] == "skipped" and "build" in st[k]["reason"], st[k]
     assert st["model"]["status"] == "skipped" and "bench.json" in st["model"]["reason"]
     assert st["claims"]["status"] == "ok" and st["report"]["status"] == "ok", (st["claims"], st["report"])
@@ -52,7 +52,7 @@ def test_failed_build_still_ends_with_a_report(tmp_path):
     # the report: failed and skipped steps with their reasons at the top
     index = (out / "report" / "index.html").read_text(encoding="utf-8")
     top = index[:index.index("Self-diagnosis")]
-    assert "1 failed, 10 skipped" in top and "configure failed on purpose" in top and "needs the build" in top
+    assert "1 failed, 11 skipped" in top and "configure failed on purpose" in top and "needs the build" in top
     assert '<a href="../logs/build.log">logs/build.log</a>' in top
     assert "configure failed on purpose" in (out / "report" / "report.md").read_text(encoding="utf-8")
     # the exit names the failed steps; the last line is the report's path

@@ -47,7 +47,7 @@ def read_json(run_dir: str | Path, kind: str) -> dict:
 
 # the command that measures each machine section (docs/json.md "Machine sections")
 SECTION_COMMANDS = {"gpu": "rooflab gpu-characterize", "rtamm": "rooflab rtamm units",
-                    "rtamm_calibration": "rooflab rtamm calibrate",
+                    "rtamm_calibration": "rooflab rtamm calibrate", "isa_choice": "rooflab isa-calibrate",
                     "mpi": "rooflab_mpi --pingpong --machine", "mpi_timeslice": "rooflab_mpi --timeslice --machine"}
 
 

@@ -50,6 +50,9 @@ def render(run: Run, claim_rows: list[dict], cmp: rd.Comparison | None, steps: d
         if rows:
             out += ["Bandwidth ceilings vs likwid-bench:", "", md_table(head, rows), ""]
         out += ["Compute ceilings (GFLOP/s):", "", md_table(*rd.compute_table(run))]
+        head, rows = rd.isa_choice_table(run)
+        out += ["", "Default ISA of each per-ISA variant, measured (median ms per run; `rooflab isa-calibrate`):", "",
+                md_table(head, rows) if rows else "no ISA calibration: the default ISA is the widest this CPU runs"]
 
     if cmp is not None:
         out += ["", f"## Regression comparison against `{cmp.base}`", "", cmp.markdown(), "", cmp.summary]

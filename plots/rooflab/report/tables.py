@@ -208,6 +208,31 @@ def compute_table(run: Run) -> tuple[list[str], list[list[str]]]:
     return ["ISA", "ceiling"] + ([f"{t} thread{'s' if t > 1 else ''}" for t in threads] or ["value"]), rows
 
 
+def isa_choice_table(run: Run) -> tuple[list[str], list[list[str]]]:
+    """The default ISA of each per-ISA variant, as measured (machine.json "isa_choice", `rooflab
+    isa-calibrate`): the median time of each ISA, the chosen one, and how much slower the widest
+    was. Empty without the section."""
+    sec = (run.machine or {}).get("isa_choice")
+    if not isinstance(sec, dict):
+        return [], []
+    entries = [e for e in sec.get("entries", []) if isinstance(e, dict)]
+    isas = [i for i in ("scalar", "avx2", "avx512") if any(i in e.get("isas", {}) for e in entries)]
+    rows = []
+    for e in entries:
+        cells = []
+        for i in isas:
+            t = e.get("isas", {}).get(i)
+            cells.append("—" if not t else fmt_num(t["median_s"] * 1e3, 3) + (" (disturbed)" if t.get("disturbed") else ""))
+        chosen, widest = e.get("chosen", "?"), e.get("widest", "?")
+        rows.append([f'{e.get("family")}/{e.get("variant")}', str(e.get("dtype")), str(e.get("dims")), str(e.get("threads"))]
+                    + cells + [chosen if chosen == widest else f"{chosen} (not the widest)",
+                               fmt_num(e.get("widest_over_chosen"), 3)])
+    for f in sec.get("failed", []):
+        rows.append([str(f.get("case")), "", "", ""] + ["—"] * len(isas) + [f'FAILED: {f.get("reason")}', ""])
+    return (["variant", "dtype", "size", "threads"] + [f"{i} ms" for i in isas] + ["default ISA", "widest / default"],
+            rows)
+
+
 # ----------------------------------------------------------------------------- families
 
 def variant_key(r) -> str:

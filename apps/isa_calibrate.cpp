@@ -1,0 +1,204 @@
+// `rooflab isa-calibrate`: which ISA each ISA-specific variant should run by default on this
+// machine, measured. Each family's calibration cases (Family::isa_cases) run at every ISA this
+// CPU supports: all verified first, then timed round robin (a burst of load hits every ISA
+// alike). The result is machine.json's "isa_choice" section (machine.isa_choice.json), which the
+// profiles' default-ISA cases and the solvers then follow (harness/isa_choice.hpp).
+#include <omp.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/commands.hpp"
+#include "harness/error.hpp"
+#include "harness/families.hpp"
+#include "harness/isa_choice.hpp"
+#include "harness/json_io.hpp"
+#include "harness/measure.hpp"
+#include "harness/progress.hpp"
+#include "microbench/sysinfo.hpp"
+
+namespace rooflab::cli {
+namespace {
+using nlohmann::json;
+
+// One ISA of one calibration case: its instance (verified) or why it has none.
+struct Contender {
+  Case c;
+  std::unique_ptr<Instance> inst;
+  std::string failed;
+};
+
+std::string ms(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g ms", s * 1e3);
+  return b;
+}
+}  // namespace
+
+args::Spec isa_calibrate_spec() {
+  return args::Spec("rooflab isa-calibrate",
+                    "time every ISA of each ISA-specific variant -> machine.isa_choice.json (machine.json's "
+                    "\"isa_choice\"): the profiles then run the fastest, not the widest")
+      .path("--machine", args::PathKind::input_file, "FILE", "the machine.json to store the calibration beside (required)")
+      .hint("; run `rooflab characterize --out DIR` first")
+      .string("--filter", "REGEX", "only the calibration cases whose name matches REGEX")
+      .flag("--list", "print the calibration cases (each is timed at every ISA this CPU supports) and stop")
+      .integer("--reps", "K", "samples per ISA (median)", 1, 1000, 5)
+      .real("--min-time", "S", "seconds per sample at least", 0, 60, 0.05)
+      .epilog("A narrower ISA is chosen only when its median beats the widest's by more than 3%. Exit 3 when some ISA "
+              "failed verification (it is left out of the choice and listed under \"failed\").");
+}
+
+std::vector<Case> isa_calibration_cases(const std::string& filter) {
+  std::vector<Case> all;
+  for (const Family& f : families())
+    if (f.isa_cases)
+      for (Case& c : f.isa_cases()) all.push_back(std::move(c));
+  return filter_cases(all, filter);
+}
+
+int isa_calibrate_run(const args::Values& v) {
+  const std::string machine = v.str("--machine");
+  const std::vector<Case> cases = isa_calibration_cases(v.str("--filter"));
+  if (cases.empty()) throw args::UsageError("--filter '" + v.str("--filter") + "' matches no ISA calibration case");
+  if (v.flag("--list")) {
+    for (const Case& c : cases) std::printf("%s\n", c.name().c_str());
+    return 0;
+  }
+  if (machine.empty()) throw args::UsageError("--machine FILE is required (the machine.json to store the calibration beside)");
+  read_machine_json(machine);  // a malformed machine.json stops here, before any timing
+  measure::Policy p;
+  p.repetitions = int(v.integer("--reps"));
+  p.min_time_s = v.real("--min-time");
+  p.warmup = 1;
+
+  json entries = json::array(), failed = json::array();
+  Progress prog("isa-calibrate", cases.size());
+  measure::Interrupt interrupt;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& base = cases[i];
+    const Variant& var = variant_of(base);
+    std::vector<Contender> cs;
+    for (Isa isa : supported_isas(var.isas)) {
+      Contender k{base, nullptr, ""};
+      k.c.isa = isa;
+      cs.push_back(std::move(k));
+    }
+    const std::string label = base.family + "/" + base.variant + "/" + std::string(to_string(base.dtype));
+    prog.start(i, label);
+    if (cs.size() < 2) {
+      std::printf("%-32s %s only: nothing to choose\n", label.c_str(),
+                  cs.empty() ? "no ISA" : std::string(to_string(cs[0].c.isa)).c_str());
+      continue;
+    }
+    omp_set_num_threads(base.threads);
+    std::vector<measure::Batch> batches;
+    std::vector<size_t> timed;  // index into cs of each batch
+    for (size_t k = 0; k < cs.size(); ++k) {
+      try {
+        validate_case(cs[k].c);
+        cs[k].inst = var.make(cs[k].c);
+        const Verification ver = cs[k].inst->verify();
+        if (!ver.ok) cs[k].failed = "verification failed: max error " + std::to_string(ver.max_err) + " > tol " +
+                                    std::to_string(ver.tol) + (ver.detail.empty() ? "" : " (" + ver.detail + ")");
+      } catch (const std::exception& e) {
+        cs[k].failed = e.what();
+      }
+      if (!cs[k].failed.empty()) {
+        std::fprintf(stderr, "  FAILED: %s: %s\n", cs[k].c.name().c_str(), cs[k].failed.c_str());
+        failed.push_back({{"case", cs[k].c.name()}, {"reason", cs[k].failed}});
+        cs[k].inst.reset();
+        continue;
+      }
+      Instance* inst = cs[k].inst.get();
+      batches.push_back([inst](int64_t runs, bool) {
+        inst->reset();
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int64_t r = 0; r < runs; ++r) inst->run();
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      });
+      timed.push_back(k);
+    }
+    if (timed.empty()) continue;
+    p.quiet.threads = base.threads;
+    // A round disturbed by load is measured again (at most twice): the choice compares ISAs, and
+    // load that hits them unevenly would decide it instead.
+    auto disturbed_count = [](const std::vector<measure::Result>& r) {
+      size_t n = 0;
+      for (const auto& x : r) {
+        std::vector<bool> quiet;
+        for (const auto& smp : x.samples) quiet.push_back(smp.quiet);
+        n += measure::classify(x.seconds(), quiet).disturbed;
+      }
+      return n;
+    };
+    std::vector<measure::Result> rs = measure::measure_round_robin(batches, p);
+    for (int again = 0; again < 2 && disturbed_count(rs) > 0 && !measure::Interrupt::requested(); ++again)
+      if (auto r2 = measure::measure_round_robin(batches, p); disturbed_count(r2) < disturbed_count(rs)) rs = std::move(r2);
+    if (measure::Interrupt::requested()) break;
+    json e = {{"family", base.family}, {"variant", base.variant}, {"dtype", to_string(base.dtype)},
+              {"dims", base.dims_string()}, {"threads", base.threads}, {"isas", json::object()}};
+    std::string line;
+    for (size_t b = 0; b < timed.size(); ++b) {
+      const Contender& k = cs[timed[b]];
+      const measure::Stats st = rs[b].stats();
+      std::vector<bool> quiet;
+      for (const auto& s : rs[b].samples) quiet.push_back(s.quiet);
+      const measure::Disturbance d = measure::classify(rs[b].seconds(), quiet);
+      e["isas"][std::string(to_string(k.c.isa))] = {{"case", k.c.name()}, {"median_s", st.median}, {"min_s", st.min},
+                                                    {"cv", st.cv}, {"quiet_fraction", rs[b].quiet_fraction()},
+                                                    {"disturbed", d.reason}};
+      line += std::string(to_string(k.c.isa)) + " " + ms(st.median) + (d.disturbed ? " (disturbed)" : "") + ", ";
+    }
+    if (e["isas"].size() < 2) continue;  // one ISA verified: nothing measured against it
+    const Isa chosen = choose_isa(e);
+    Isa widest = Isa::none;
+    for (const auto& [k, _] : e["isas"].items()) widest = std::max(widest, *parse_isa(k));
+    const double ratio = e["isas"][std::string(to_string(widest))]["median_s"].get<double>() /
+                         e["isas"][std::string(to_string(chosen))]["median_s"].get<double>();
+    e["chosen"] = to_string(chosen);
+    e["widest"] = to_string(widest);
+    e["widest_over_chosen"] = ratio;
+    char why[64] = "";
+    if (chosen != widest)
+      std::snprintf(why, sizeof why, " (%.2fx the %s)", ratio, std::string(to_string(widest)).c_str());
+    std::printf("%-32s %s -> %s%s\n", label.c_str(), line.substr(0, line.size() - 2).c_str(),
+                std::string(to_string(chosen)).c_str(), why);
+    entries.push_back(std::move(e));
+  }
+  if (measure::Interrupt::requested()) {
+    std::fprintf(stderr, "rooflab isa-calibrate: interrupted; %s not written\n",
+                 machine_section_path(machine, "isa_choice").string().c_str());
+    return 128 + measure::Interrupt::signal_number();
+  }
+  prog.done();
+  const json value = {{"cpu", cpu_signature()},
+                      {"cpu_model", microbench::read_host_info().cpu_model},
+                      {"isa_cap", isa_cap() ? json(to_string(*isa_cap())) : json(nullptr)},
+                      {"tie_margin", kIsaTieMargin},
+                      {"repetitions", p.repetitions},
+                      {"min_sample_s", p.min_time_s},
+                      {"method", "each ISA verified, then timed round robin; median per run; a narrower ISA is chosen "
+                                 "when its median is below the widest's by more than tie_margin"},
+                      {"entries", entries},
+                      {"failed", failed}};
+  write_machine_section(machine, "isa_choice", value);
+  std::fprintf(stderr, "isa-calibrate: %zu choices -> %s\n", entries.size(),
+               machine_section_path(machine, "isa_choice").string().c_str());
+  return failed.empty() ? 0 : 3;
+}
+
+void use_machine_isa_choice(const std::string& machine) {
+  try {
+    use_isa_choice(read_machine_json(machine));
+  } catch (const Error& e) {
+    std::fprintf(stderr, "warning: %s: no ISA calibration used, the default ISAs are the widest: %s\n", machine.c_str(),
+                 e.what());
+  }
+}
+
+}  // namespace rooflab::cli

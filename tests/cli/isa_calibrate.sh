@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# isa_calibrate.sh ROOFLAB FIXTURE_MACHINE TMP: `rooflab isa-calibrate` end to end on one small
+# calibration case: every ISA this CPU runs verified and timed, the choice stored as machine.json's
+# "isa_choice" section, and `rooflab list --machine` then naming the chosen ISA in the profile's
+# default-ISA cases; a section from another CPU is refused with a warning.
+set -euo pipefail
+rl=$1 fixture=$2 tmp=$3
+rm -rf "$tmp"; mkdir -p "$tmp"; cp "$fixture" "$tmp/machine.json"
+"$rl" isa-calibrate --machine "$tmp/machine.json" --filter '^floyd_warshall/simd/f32/' --reps 1 --min-time 0 >"$tmp/out.txt"
+grep -q '^floyd_warshall/simd/f32 .* -> ' "$tmp/out.txt" || { echo "no choice line:"; cat "$tmp/out.txt"; exit 1; }
+best=$("$rl" info | sed -n 's/^best ISA on this CPU: \([a-z0-9]*\).*/\1/p')
+chosen=$(python3 - "$tmp/machine.isa_choice.json" "$best" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); v = d["value"]; best = sys.argv[2]
+assert d["section"] == "isa_choice" and len(v["entries"]) == 1 and v["failed"] == [], v
+e = v["entries"][0]
+assert (e["family"], e["variant"], e["dtype"]) == ("floyd_warshall", "simd", "f32"), e
+assert e["widest"] == best, (e["widest"], best)
+assert best in e["isas"] and "scalar" in e["isas"], e["isas"]
+assert all(t["median_s"] > 0 and t["case"].startswith(f"floyd_warshall/simd/{i}/f32/") for i, t in e["isas"].items())
+assert e["chosen"] in e["isas"], e
+assert abs(e["widest_over_chosen"] - e["isas"][e["widest"]]["median_s"] / e["isas"][e["chosen"]]["median_s"]) < 1e-9
+print(e["chosen"])
+PY
+)
+# The paper profile's N = 4096 SIMD cases run the default ISA: the chosen one.
+names=$("$rl" list --profile paper --machine "$tmp/machine.json" --filter '^floyd_warshall/simd/.*/f32/4096x4096' 2>/dev/null)
+[ -n "$names" ] && ! echo "$names" | grep -qv "/simd/$chosen/" || { echo "list does not follow the choice ($chosen):"; echo "$names"; exit 1; }
+# A calibration measured on another CPU is refused (warning), the defaults are the widest.
+python3 - "$tmp/machine.isa_choice.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d["value"]["cpu"] = "SomeoneElse family 1 model 1 stepping 1"
+json.dump(d, open(sys.argv[1], "w"))
+PY
+"$rl" list --profile paper --machine "$tmp/machine.json" --filter '^floyd_warshall/simd/.*/f32/4096x4096' >"$tmp/names2.txt" 2>"$tmp/err2.txt"
+grep -q "never carried to another CPU" "$tmp/err2.txt" || { echo "no refusal warning:"; cat "$tmp/err2.txt"; exit 1; }
+! grep -qv "/simd/$best/" "$tmp/names2.txt" || { echo "refused choice still used:"; cat "$tmp/names2.txt"; exit 1; }
+echo "ok: chose $chosen (widest $best)"

@@ -1,0 +1,141 @@
+// The default ISA by measurement (harness/isa_choice): the choice rule, the section's checks, a
+// calibration from another CPU refused, and the profiles' default-ISA cases following it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/error.hpp"
+#include "harness/families.hpp"
+#include "harness/isa_choice.hpp"
+
+namespace rooflab {
+namespace {
+using nlohmann::json;
+
+json entry(const std::string& family, const std::string& variant, const std::string& dtype,
+           const std::vector<std::pair<Isa, double>>& times) {
+  json e = {{"family", family}, {"variant", variant}, {"dtype", dtype}, {"isas", json::object()}};
+  for (auto [isa, t] : times) e["isas"][std::string(to_string(isa))] = {{"median_s", t}};
+  return e;
+}
+json machine_with(const std::vector<json>& entries, const std::string& cpu = cpu_signature()) {
+  return {{"isa_choice", {{"cpu", cpu}, {"entries", json(entries)}}}};
+}
+// Restores "no calibration" whatever a test installed.
+struct Clear {
+  ~Clear() { use_isa_choice(json::object()); }
+};
+
+TEST(IsaChoice, WidestUnlessANarrowerIsFasterBeyondTheTieMargin) {
+  const Isa w = best_isa();
+  if (w == Isa::scalar) GTEST_SKIP() << "this CPU (or ROOFLAB_MAX_ISA) runs scalar only: no narrower ISA to choose";
+  // Within the margin: the widest stays (a tie must not flip the choice between runs).
+  EXPECT_EQ(choose_isa(entry("f", "v", "f64", {{Isa::scalar, 0.99}, {w, 1.0}})), w);
+  EXPECT_EQ(choose_isa(entry("f", "v", "f64", {{Isa::scalar, 1.0 - kIsaTieMargin * 0.9}, {w, 1.0}})), w);
+  // Beyond it: the faster narrower ISA.
+  EXPECT_EQ(choose_isa(entry("f", "v", "f64", {{Isa::scalar, 1.0 - kIsaTieMargin * 1.1}, {w, 1.0}})), Isa::scalar);
+  // The wider being faster is the plain case.
+  EXPECT_EQ(choose_isa(entry("f", "v", "f64", {{Isa::scalar, 2.0}, {w, 1.0}})), w);
+  // Only ISAs this process runs take part: one timed elsewhere (unsupported here) is ignored.
+  if (!isa_supported(Isa::avx512)) {
+    EXPECT_EQ(choose_isa(entry("f", "v", "f64", {{Isa::scalar, 2.0}, {Isa::avx512, 0.5}})), Isa::scalar);
+    EXPECT_EQ(choose_isa(entry("f", "v", "f64", {{Isa::avx512, 0.5}})), Isa::none);
+  }
+}
+
+TEST(IsaChoice, PreferredIsaIsTheCalibratedOneElseTheWidest) {
+  Clear clear;
+  EXPECT_EQ(preferred_isa("gemm", "blocked", DType::f64), best_isa());
+  if (best_isa() == Isa::scalar) GTEST_SKIP() << "scalar only: every choice is scalar";
+  EXPECT_EQ(use_isa_choice(machine_with({entry("gemm", "blocked", "f64", {{Isa::scalar, 0.5}, {best_isa(), 1.0}})})), 1u);
+  EXPECT_EQ(preferred_isa("gemm", "blocked", DType::f64), Isa::scalar);
+  EXPECT_EQ(preferred_isa("gemm", "blocked", DType::f32), best_isa());  // no entry for f32
+  EXPECT_EQ(isa_choices().at("gemm/blocked/f64"), Isa::scalar);
+  // A machine without the section clears the choice.
+  EXPECT_EQ(use_isa_choice(json::object()), 0u);
+  EXPECT_EQ(preferred_isa("gemm", "blocked", DType::f64), best_isa());
+}
+
+TEST(IsaChoice, ProfilesDefaultCasesFollowTheChoice) {
+  Clear clear;
+  if (best_isa() == Isa::scalar) GTEST_SKIP() << "scalar only: every choice is scalar";
+  const std::string w(to_string(best_isa()));
+  auto has = [](const std::vector<Case>& cs, const std::string& name) {
+    return std::any_of(cs.begin(), cs.end(), [&](const Case& c) { return c.name() == name; });
+  };
+  const std::string gemm_default = "gemm/blocked/%s/f64/2048x2048x2048/threads:2";
+  auto named = [](std::string pat, const std::string& isa) { return pat.replace(pat.find("%s"), 2, isa); };
+  EXPECT_TRUE(has(expand_cases("quick"), named(gemm_default, w)));
+  use_isa_choice(machine_with({entry("gemm", "blocked", "f64", {{Isa::scalar, 0.1}, {best_isa(), 1.0}}),
+                               entry("sinkhorn", "mapuot", "f32", {{Isa::scalar, 0.1}, {best_isa(), 1.0}})}));
+  const std::vector<Case> quick = expand_cases("quick");
+  EXPECT_TRUE(has(quick, named(gemm_default, "scalar")));
+  EXPECT_FALSE(has(quick, named(gemm_default, w)));
+  EXPECT_TRUE(has(quick, "sinkhorn/mapuot/scalar/f32/4096x4096/threads:1"));
+  EXPECT_FALSE(has(quick, "sinkhorn/mapuot/" + w + "/f32/4096x4096/threads:1"));
+  // Every ISA stays registered: the all-ISA cases are still there.
+  EXPECT_TRUE(has(quick, "gemm/blocked/" + w + "/f64/512x512x512/threads:2"));
+}
+
+TEST(IsaChoice, MalformedSectionsAndOtherCpusAreRefusedNamingTheKey) {
+  Clear clear;
+  auto error_of = [](const json& m) {
+    try {
+      use_isa_choice(m);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const json good = entry("gemm", "blocked", "f64", {{Isa::scalar, 1.0}});
+  EXPECT_NE(error_of(json{{"isa_choice", 5}}).find("no \"entries\" array"), std::string::npos);
+  json e = good;
+  e.erase("variant");
+  EXPECT_NE(error_of(machine_with({e})).find("entries[0]: no \"variant\" string"), std::string::npos);
+  e = good, e["dtype"] = "f16";
+  EXPECT_NE(error_of(machine_with({e})).find("dtype must be f32 or f64"), std::string::npos);
+  e = good, e["isas"]["neon"] = {{"median_s", 1.0}};
+  EXPECT_NE(error_of(machine_with({e})).find("unknown ISA \"neon\""), std::string::npos);
+  e = good, e["isas"]["scalar"]["median_s"] = 0;
+  EXPECT_NE(error_of(machine_with({e})).find("isas.scalar: no positive \"median_s\""), std::string::npos);
+  // Measured on another CPU: refused, and nothing of it stays installed.
+  use_isa_choice(machine_with({entry("gemm", "blocked", "f64", {{Isa::scalar, 0.1}, {best_isa(), 1.0}})}));
+  const std::string other = error_of(machine_with({good}, "GenuineIntel family 6 model 1 stepping 0 (not this one)"));
+  EXPECT_NE(other.find("measured on \"GenuineIntel family 6 model 1"), std::string::npos) << other;
+  EXPECT_NE(other.find("never carried to another CPU"), std::string::npos) << other;
+  EXPECT_TRUE(isa_choices().empty());
+  EXPECT_EQ(preferred_isa("gemm", "blocked", DType::f64), best_isa());
+}
+
+TEST(IsaChoice, CpuSignatureNamesVendorFamilyModel) {
+  const std::string s = cpu_signature();
+  EXPECT_TRUE(s.rfind("GenuineIntel family ", 0) == 0 || s.rfind("AuthenticAMD family ", 0) == 0 ||
+              s.find(" family ") != std::string::npos)
+      << s;
+  EXPECT_NE(s.find(" model "), std::string::npos) << s;
+  EXPECT_EQ(s, cpu_signature());  // stable within a process
+}
+
+TEST(IsaChoice, EveryFamilysCalibrationCasesNameNoIsaAndAreValidAtEachSupportedIsa) {
+  size_t n = 0;
+  for (const Family& f : families()) {
+    if (!f.isa_cases) continue;
+    for (Case c : f.isa_cases()) {
+      ++n;
+      EXPECT_EQ(c.isa, Isa::none) << c.name();
+      const Variant& v = variant_of(c);
+      EXPECT_FALSE(v.isas.empty()) << c.name() << ": a calibration case of a variant without ISAs";
+      for (Isa i : supported_isas(v.isas)) {
+        c.isa = i;
+        EXPECT_NO_THROW(validate_case(c)) << c.name();
+      }
+    }
+  }
+  EXPECT_GT(n, 0u);
+}
+
+}  // namespace
+}  // namespace rooflab
