@@ -90,9 +90,22 @@ nlohmann::json case_fields(const Case& c) {
   j["compute_ceiling"] = m.compute_ceiling;
   j["model_note"] = m.note;
   if (v.code_path) j["code_path"] = v.code_path();
-  json traffic = json::array();
-  for (const auto& t : m.traffic) traffic.push_back({{"bytes", t.bytes}, {"kernel", t.kernel}});
-  j["traffic"] = traffic;
+  auto terms = [](const std::vector<Traffic>& v) {
+    json a = json::array();
+    for (const auto& t : v) a.push_back({{"bytes", t.bytes}, {"kernel", t.kernel}});
+    return a;
+  };
+  j["traffic"] = terms(m.traffic);
+  // The ECM's per-level traffic (roofline/ecm.hpp), null when the variant declares none.
+  j["ecm_traffic"] = nullptr;
+  if (m.levels) {
+    json lt = {{"note", m.levels->note}};
+    lt["l1"] = terms(m.levels->l1);
+    lt["l2"] = terms(m.levels->l2);
+    lt["l3"] = terms(m.levels->l3);
+    lt["mem"] = terms(m.levels->mem);
+    j["ecm_traffic"] = lt;
+  }
   return j;
 }
 

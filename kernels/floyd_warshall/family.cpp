@@ -11,6 +11,7 @@
 
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
+#include "harness/host_caches.hpp"
 #include "kernels/floyd_warshall/config.hpp"
 #include "kernels/floyd_warshall/floyd_warshall.hpp"
 
@@ -140,6 +141,26 @@ bool tiled(const Plan& plan) { return plan.schedule != Schedule::flat; }
 //          per pivot step the pivot row and column panels are read once (2 np^2 s), and
 //          A and B tiles are reused from cache across the step
 //   bdl:   plus the two conversions, each a copy of the matrix
+//
+// Per-level traffic for the ECM (Model::levels; bytes per run, same convention). Updates U
+// (N^3 flat, np^3 tiled), vb the vector bytes (64 / 32 for avx512 / avx2, s for the scalar
+// traits, 16 for the portable code GCC vectorizes at SSE2):
+//   L1 (core): plain kernel 2 loads + 1 store per update (3 s U, triad) + one broadcast of A
+//              per row per k (vb U / row length, read); regblock (MR x NRV vectors, k
+//              innermost) NRV + MR vector loads per k per block (s U (NRV + MR) / (MR NRV),
+//              read) + C once per tile op (2 s U / bs, update), on the tile ops where C is
+//              neither A nor B (all but 2 nt - 1 of each pivot step's nt^2, which run plain)
+//   L1<-L2:    flat: the matrix per k (2 s N^3, update); tiled: per tile op C once (2 bs^2 s,
+//              update) when C's tile, A's live lines and B's row fit in L1 (else bs times,
+//              plain kernel) and the A and B tiles once (2 bs^2 s, read)
+//   L2<-L3, L3<-DRAM (cache Z: L2 per thread, L3 shared): flat as above; sched:blocked C once
+//              per pivot step (2 s np^3 / bs, update) and the pivot panels once per step and
+//              thread when one fits in Z / 2 (2 s np^2 T, read; else A, B per tile op);
+//              sched:rec the recursion's reuse: C, A, B once per sub-problem of edge m, the
+//              largest bs 2^i with 3 m^2 s <= Z (2 s np^3 / m update + 2 s np^3 / m read)
+//   bdl: + the two conversions (2 copies of np^2 s) at every level
+// Cache sizes are this host's (harness/host_caches), as the bench that records the model runs
+// here.
 Model model(const Case& c) {
   const Params p = params_of(c);
   const double s = double(dtype_size(c.dtype)), n = double(p.n);
@@ -148,9 +169,16 @@ Model model(const Case& c) {
   m.flops = 2 * n * n * n;
   m.compute_ceiling = c.dtype == DType::f64 ? "addmin_f64" : "addmin_f32";
   m.working_set = np * np * s;
+  const double vb = c.isa == Isa::avx512 ? 64 : c.isa == Isa::avx2 ? 32 : c.isa == Isa::scalar ? s : 16;
+  const HostCacheSizes& hc = host_cache_sizes();
+  const double threads = std::max(1, c.threads);
   if (!tiled(p.plan)) {
     m.traffic = {{2 * n * n * n * s, "update"}};
     m.note = "flat: the matrix is read and written once per k (N passes); row k stays in cache";
+    const double u = n * n * n;
+    const std::vector<Traffic> stream = {{2 * u * s, "update"}};
+    m.levels = LevelTraffic{{{3 * u * s, "triad"}, {vb * u / n, "read"}}, stream, stream, stream,
+                            "flat: plain kernel per update 2 loads + 1 store; the matrix per k beyond L1"};
     return m;
   }
   m.traffic = {{2 * np * np * np * s / bs, "update"}, {2 * np * np * s, "read"}};
@@ -167,6 +195,38 @@ Model model(const Case& c) {
     m.traffic.push_back({2 * 2 * np * np * s, "copy"});
     m.working_set *= 2;
     m.note += "; bdl: + the conversion to and from block data layout (2 copies)";
+  }
+  {
+    const double u = np * np * np, nt = np / bs;
+    LevelTraffic lt;
+    const double plain_share = p.plan.regblock ? std::min(1.0, (2 * nt - 1) / (nt * nt)) : 1.0;
+    lt.l1 = {{3 * u * s * plain_share, "triad"}, {vb * u / bs * plain_share, "read"}};
+    if (p.plan.regblock) {
+      const simd::Shape rb = kRegblockShapes[c.isa];
+      lt.l1.push_back({s * u * (rb.nrv + rb.mr) / double(rb.mr * rb.nrv) * (1 - plain_share), "read"});
+      lt.l1.push_back({2 * s * u / bs * (1 - plain_share), "update"});
+    }
+    const double l1_live = bs * bs * s + bs * 64 + bs * s;  // C tile, A's cache lines, B's row
+    const bool c_in_l1 = p.plan.regblock || l1_live <= double(hc.l1);
+    lt.l2 = {{2 * u * s / (c_in_l1 ? bs : 1.0), "update"}, {2 * u * s / bs, "read"}};
+    if (!c_in_l1 && p.plan.regblock == false) lt.note = "C tile not kept in L1 (" + std::to_string(hc.l1) + " B)";
+    auto beyond = [&](double z) -> std::vector<Traffic> {
+      if (p.plan.schedule == Schedule::recursive) {
+        double e = bs;
+        while (2 * e <= np && 3 * (2 * e) * (2 * e) * s <= z) e *= 2;
+        return {{2 * u * s / e, "update"}, {2 * u * s / e, "read"}};
+      }
+      const bool panel_fits = np * bs * s <= z / 2;
+      return {{2 * u * s / bs, "update"}, {panel_fits ? 2 * np * np * s * threads : 2 * u * s / bs, "read"}};
+    };
+    lt.l3 = beyond(double(hc.l2));
+    lt.mem = beyond(double(hc.l3));
+    if (p.plan.layout == Layout::bdl)
+      for (auto* v : {&lt.l1, &lt.l2, &lt.l3, &lt.mem}) v->push_back({2 * 2 * np * np * s, "copy"});
+    lt.note = std::string(p.plan.regblock ? "regblock kernel (plain where C is A or B)" : "plain kernel") +
+              (p.plan.schedule == Schedule::recursive ? ", recursion's reuse beyond L1" : ", pivot-step reuse beyond L1") +
+              (lt.note.empty() ? "" : "; " + lt.note) + "; caches " + hc.source;
+    m.levels = lt;
   }
   if (np != n) m.note += "; N padded to " + std::to_string(int64_t(np)) + " (+inf vertices)";
   return m;
