@@ -99,7 +99,8 @@ nlohmann::json case_fields(const Case& c) {
   // The ECM's per-level traffic (roofline/ecm.hpp), null when the variant declares none.
   j["ecm_traffic"] = nullptr;
   if (m.levels) {
-    json lt = {{"note", m.levels->note}};
+    json lt = {{"note", m.levels->note},
+               {"core_flops", m.levels->core_flops > 0 ? json(m.levels->core_flops) : json(nullptr)}};
     lt["l1"] = terms(m.levels->l1);
     lt["l2"] = terms(m.levels->l2);
     lt["l3"] = terms(m.levels->l3);

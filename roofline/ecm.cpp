@@ -142,12 +142,13 @@ Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa) {
     for (const auto& n : p.notes) e.notes.push_back(n);
     return e;
   }
-  if (m.flops > 0) {
+  const double core_flops = m.levels->core_flops > 0 ? m.levels->core_flops : m.flops;
+  if (core_flops > 0) {
     if (m.compute_ceiling.empty()) throw Error("model has flops but names no compute ceiling");
     const Machine::ComputeCeiling c = machine.find_compute(m.compute_ceiling, threads, isa);
     e.compute_isa = c.isa;
     if (!c.note.empty()) e.notes.push_back(c.note);
-    e.t_ol = m.flops / (c.gflops * 1e9);
+    e.t_ol = core_flops / (c.gflops * 1e9);
   }
   place(m, machine, threads, e);
   Pricer pr{machine, threads, isa, e};

@@ -2,7 +2,7 @@
 // Execution-Cache-Memory (ECM) prediction (Hager, Treibig, Wellein; as in kerncraft) of one
 // timed unit, beside the roofline bound (predict.hpp), from the model's per-level traffic
 // (Model::levels) and machine.json's measured ceilings:
-//   T_OL     = flops / compute ceiling of the kernel's ISA (the overlapping in-core work)
+//   T_OL     = flops (LevelTraffic::core_flops where set) / compute ceiling of the kernel's ISA
 //   T_nOL    = sum of l1 terms: bytes / L1 bandwidth of that kernel and ISA (loads/stores)
 //   T_L1L2   = sum of l2 terms: bytes x c(L2, kernel), T_L2L3 (l3 terms, L3), T_L3Mem (mem, DRAM)
 // combined by the machine's overlap rule:

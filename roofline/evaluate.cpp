@@ -79,6 +79,7 @@ Model model_from_fields(const json& f, const Reader& rd) {
     lt.l3 = traffic_terms(e, "l3", "ecm_traffic.l3", rd);
     lt.mem = traffic_terms(e, "mem", "ecm_traffic.mem", rd);
     lt.note = rd.string(e, "note", "");
+    lt.core_flops = rd.number(e, "core_flops", 0.0);
     m.levels = lt;
   }
   return m;

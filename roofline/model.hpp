@@ -28,6 +28,10 @@ struct LevelTraffic {
   std::vector<Traffic> l3;   // L2 <- L3
   std::vector<Traffic> mem;  // L3 <- DRAM
   std::string note;          // where the formulas come from
+  // In-core work as the compute ceiling counts it (T_OL), when it differs from Model::flops: a
+  // loop the compiler leaves scalar uses 1 of the ceiling's W lanes, so its flops count W times.
+  // 0: Model::flops.
+  double core_flops = 0;
 };
 
 struct Model {

@@ -159,6 +159,7 @@ bool tiled(const Plan& plan) { return plan.schedule != Schedule::flat; }
 //              sched:rec the recursion's reuse: C, A, B once per sub-problem of edge m, the
 //              largest bs 2^i with 3 m^2 s <= Z (2 s np^3 / m update + 2 s np^3 / m read)
 //   bdl: + the two conversions (2 copies of np^2 s) at every level
+//   core_flops: the scalar regblock kernel is not vectorized, its flops count 16 / s each
 // Cache sizes are this host's (harness/host_caches), as the bench that records the model runs
 // here.
 Model model(const Case& c) {
@@ -202,6 +203,9 @@ Model model(const Case& c) {
     const double plain_share = p.plan.regblock ? std::min(1.0, (2 * nt - 1) / (nt * nt)) : 1.0;
     lt.l1 = {{3 * u * s * plain_share, "triad"}, {vb * u / bs * plain_share, "read"}};
     if (p.plan.regblock) {
+      // The scalar traits' register block stays scalar (config.hpp): 1 of the SSE2 ceiling's
+      // 16 / s lanes; the plain share is vectorized.
+      if (c.isa == Isa::scalar) lt.core_flops = m.flops * (plain_share + (1 - plain_share) * 16 / s);
       const simd::Shape rb = kRegblockShapes[c.isa];
       lt.l1.push_back({s * u * (rb.nrv + rb.mr) / double(rb.mr * rb.nrv) * (1 - plain_share), "read"});
       lt.l1.push_back({2 * s * u / bs * (1 - plain_share), "update"});

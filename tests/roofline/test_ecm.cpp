@@ -296,3 +296,19 @@ TEST(EcmFamilies, GemmBlockedAndFloydWarshallDeclarePerLevelTraffic) {
   ASSERT_TRUE(flat["ecm_traffic"].is_object());
   EXPECT_NEAR(flat["ecm_traffic"]["l2"][0]["bytes"].get<double>(), 2.0 * 256 * 256 * 256 * 4, 1);
 }
+
+// core_flops replaces the flops in T_OL only (a kernel the compiler leaves scalar):
+//   Zen 3, avx2: 6.4e9 / 32 GF/s = 0.2 > every data term (overlapping) -> 0.2
+TEST(EcmZen3, CoreFlopsPriceTheInCoreWork) {
+  Model m = zen3_model();
+  m.levels->core_flops = 6.4e9;
+  const Ecm e = ecm(m, machine_from_json(zen3_json()), 1, Isa::avx2);
+  EXPECT_NEAR(e.t_ol, 0.2, 1e-12);
+  EXPECT_NEAR(e.time_s, 0.2, 1e-12);
+  // The scalar regblock kernel declares it (not vectorized), the vectorized ones do not.
+  const auto sc = case_fields(parse_case_name("floyd_warshall/regblock/scalar/f32/256x256/sched:rec/layout:bdl/bs:64/task:256/threads:1"));
+  const auto v = case_fields(parse_case_name("floyd_warshall/regblock/avx2/f32/256x256/sched:rec/layout:bdl/bs:64/task:256/threads:1"));
+  ASSERT_TRUE(sc["ecm_traffic"]["core_flops"].is_number());
+  EXPECT_GT(sc["ecm_traffic"]["core_flops"].get<double>(), 2 * sc["flops"].get<double>());
+  EXPECT_TRUE(v["ecm_traffic"]["core_flops"].is_null());
+}
