@@ -96,17 +96,11 @@ nlohmann::json case_fields(const Case& c) {
     return a;
   };
   j["traffic"] = terms(m.traffic);
-  // The ECM's per-level traffic (roofline/ecm.hpp), null when the variant declares none.
+  // The ECM's per-level traffic per phase (roofline/ecm.hpp), null when the variant declares none.
   j["ecm_traffic"] = nullptr;
-  if (m.levels) {
-    json lt = {{"note", m.levels->note},
-               {"core_flops", m.levels->core_flops > 0 ? json(m.levels->core_flops) : json(nullptr)}};
-    lt["l1"] = terms(m.levels->l1);
-    lt["l2"] = terms(m.levels->l2);
-    lt["l3"] = terms(m.levels->l3);
-    lt["mem"] = terms(m.levels->mem);
-    j["ecm_traffic"] = lt;
-  }
+  for (const auto& ph : m.phases)
+    j["ecm_traffic"].push_back({{"name", ph.name}, {"flops", ph.flops}, {"l1", terms(ph.l1)}, {"l2", terms(ph.l2)},
+                                {"l3", terms(ph.l3)}, {"mem", terms(ph.mem)}, {"note", ph.note}});
   return j;
 }
 

@@ -126,7 +126,7 @@ OverlapRule overlap_rule(const Machine& machine) {
 Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa) {
   Ecm e;
   e.overlap = overlap_rule(machine);
-  if (!m.levels) {
+  if (m.phases.empty()) {
     // predict() prices the single-level terms (and gpu models); the ECM is then that bound.
     const Prediction p = predict(m, machine, threads, isa);
     e.fallback = true;
@@ -142,26 +142,31 @@ Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa) {
     for (const auto& n : p.notes) e.notes.push_back(n);
     return e;
   }
-  const double core_flops = m.levels->core_flops > 0 ? m.levels->core_flops : m.flops;
-  if (core_flops > 0) {
-    if (m.compute_ceiling.empty()) throw Error("model has flops but names no compute ceiling");
-    const Machine::ComputeCeiling c = machine.find_compute(m.compute_ceiling, threads, isa);
-    e.compute_isa = c.isa;
-    if (!c.note.empty()) e.notes.push_back(c.note);
-    e.t_ol = core_flops / (c.gflops * 1e9);
-  }
   place(m, machine, threads, e);
   Pricer pr{machine, threads, isa, e};
-  const LevelTraffic& lt = *m.levels;
   const int idx = level_index(e.level);
-  e.t_nol = pr.sum(lt.l1, 0);
-  if (idx >= 1) e.t_l1l2 = pr.sum(lt.l2, 1);
-  if (idx >= 2) e.t_l2l3 = pr.sum(lt.l3, 2);
-  if (idx >= 3) e.t_l3mem = pr.sum(lt.mem, 3);
-  const double data = e.overlap.rule == "overlapping"
-                          ? std::max({e.t_nol, e.t_l1l2, e.t_l2l3, e.t_l3mem})
-                          : e.t_nol + e.t_l1l2 + e.t_l2l3 + e.t_l3mem;
-  e.time_s = std::max(e.t_ol, data);
+  for (const LevelTraffic& lt : m.phases) {
+    EcmPhase ph;
+    ph.name = lt.name;
+    if (lt.flops > 0) {
+      if (m.compute_ceiling.empty()) throw Error("model has flops but names no compute ceiling");
+      const Machine::ComputeCeiling c = machine.find_compute(m.compute_ceiling, threads, isa);
+      e.compute_isa = c.isa;
+      pr.note(c.note);
+      ph.t_ol = lt.flops / (c.gflops * 1e9);
+    }
+    ph.t_nol = pr.sum(lt.l1, 0);
+    if (idx >= 1) ph.t_l1l2 = pr.sum(lt.l2, 1);
+    if (idx >= 2) ph.t_l2l3 = pr.sum(lt.l3, 2);
+    if (idx >= 3) ph.t_l3mem = pr.sum(lt.mem, 3);
+    const double data = e.overlap.rule == "overlapping"
+                            ? std::max({ph.t_nol, ph.t_l1l2, ph.t_l2l3, ph.t_l3mem})
+                            : ph.t_nol + ph.t_l1l2 + ph.t_l2l3 + ph.t_l3mem;
+    ph.time_s = std::max(ph.t_ol, data);
+    e.time_s += ph.time_s;
+    e.t_ol += ph.t_ol, e.t_nol += ph.t_nol, e.t_l1l2 += ph.t_l1l2, e.t_l2l3 += ph.t_l2l3, e.t_l3mem += ph.t_l3mem;
+    e.phases.push_back(ph);
+  }
   if (!(e.time_s > 0)) throw Error("ECM predicts zero time (no flops and no traffic)");
   return e;
 }
@@ -188,6 +193,11 @@ nlohmann::json to_json(const Ecm& e) {
             {"compute_isa", str(e.compute_isa)},
             {"bandwidth_isa", str(e.bandwidth_isa)},
             {"notes", e.notes}};
+  json phases = json::array();
+  for (const auto& p : e.phases)
+    phases.push_back({{"name", p.name}, {"time_s", p.time_s}, {"T_OL", p.t_ol}, {"T_nOL", p.t_nol},
+                      {"T_L1L2", p.t_l1l2}, {"T_L2L3", p.t_l2l3}, {"T_L3Mem", p.t_l3mem}});
+  j["phases"] = phases;
   return j;
 }
 

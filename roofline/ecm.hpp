@@ -1,13 +1,14 @@
 #pragma once
 // Execution-Cache-Memory (ECM) prediction (Hager, Treibig, Wellein; as in kerncraft) of one
 // timed unit, beside the roofline bound (predict.hpp), from the model's per-level traffic
-// (Model::levels) and machine.json's measured ceilings:
-//   T_OL     = flops (LevelTraffic::core_flops where set) / compute ceiling of the kernel's ISA
+// (Model::phases) and machine.json's measured ceilings. Per phase:
+//   T_OL     = the phase's in-core flops / compute ceiling of the kernel's ISA
 //   T_nOL    = sum of l1 terms: bytes / L1 bandwidth of that kernel and ISA (loads/stores)
 //   T_L1L2   = sum of l2 terms: bytes x c(L2, kernel), T_L2L3 (l3 terms, L3), T_L3Mem (mem, DRAM)
 // combined by the machine's overlap rule:
 //   serial      (Intel-like): T = max(T_OL, T_nOL + T_L1L2 + T_L2L3 + T_L3Mem)
 //   overlapping (AMD-like):   T = max(T_OL, T_nOL, T_L1L2, T_L2L3, T_L3Mem)
+// and the phases' times summed (they run one after another).
 // c(X, k), the seconds per byte of a transfer into the level above X, comes from the measured
 // in-level bandwidths bw(X, k) of the same kernel k (per ISA in L1..L3, the widest at DRAM),
 // chosen so that the ECM of a pure stream from level X reproduces bw(X, k):
@@ -35,9 +36,16 @@ struct OverlapRule {
 };
 OverlapRule overlap_rule(const Machine& machine);
 
-struct Ecm {
+struct EcmPhase {
+  std::string name;
   double time_s = 0;
   double t_ol = 0, t_nol = 0, t_l1l2 = 0, t_l2l3 = 0, t_l3mem = 0;
+};
+
+struct Ecm {
+  double time_s = 0;           // sum of the phases' times
+  double t_ol = 0, t_nol = 0, t_l1l2 = 0, t_l2l3 = 0, t_l3mem = 0;  // sums over the phases
+  std::vector<EcmPhase> phases;
   bool fallback = false;       // no per-level traffic: T = max(T_OL, roofline memory time)
   double t_mem_fallback = 0;   // that memory time
   OverlapRule overlap;

@@ -71,16 +71,20 @@ Model model_from_fields(const json& f, const Reader& rd) {
   m.traffic = traffic_terms(f, "traffic", "traffic", rd);
   // Absent (an older bench.json) or null: no per-level traffic, the ECM falls back.
   if (f.contains("ecm_traffic") && !f["ecm_traffic"].is_null()) {
-    const json& e = f["ecm_traffic"];
-    if (!e.is_object()) rd.fail("\"ecm_traffic\" must be an object or null, got " + e.dump().substr(0, 60));
-    LevelTraffic lt;
-    lt.l1 = traffic_terms(e, "l1", "ecm_traffic.l1", rd);
-    lt.l2 = traffic_terms(e, "l2", "ecm_traffic.l2", rd);
-    lt.l3 = traffic_terms(e, "l3", "ecm_traffic.l3", rd);
-    lt.mem = traffic_terms(e, "mem", "ecm_traffic.mem", rd);
-    lt.note = rd.string(e, "note", "");
-    lt.core_flops = rd.number(e, "core_flops", 0.0);
-    m.levels = lt;
+    const json& all = f["ecm_traffic"];
+    if (!all.is_array()) rd.fail("\"ecm_traffic\" must be a list of phases or null, got " + all.dump().substr(0, 60));
+    for (const json& e : all) {
+      if (!e.is_object()) rd.fail("an \"ecm_traffic\" phase must be an object, got " + e.dump().substr(0, 60));
+      LevelTraffic lt;
+      lt.l1 = traffic_terms(e, "l1", "ecm_traffic.l1", rd);
+      lt.l2 = traffic_terms(e, "l2", "ecm_traffic.l2", rd);
+      lt.l3 = traffic_terms(e, "l3", "ecm_traffic.l3", rd);
+      lt.mem = traffic_terms(e, "mem", "ecm_traffic.mem", rd);
+      lt.note = rd.string(e, "note", "");
+      lt.flops = rd.number(e, "flops", 0.0);
+      lt.name = rd.string(e, "name", "main");
+      m.phases.push_back(lt);
+    }
   }
   return m;
 }

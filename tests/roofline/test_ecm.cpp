@@ -31,7 +31,7 @@ Model zen3_model(double working_set = 1e9) {
   m.compute_ceiling = "fma_f64";
   m.working_set = working_set;
   m.traffic = {{3e9, "read"}};
-  m.levels = LevelTraffic{{{2e10, "read"}}, {{8e9, "read"}}, {{4e9, "read"}}, {{3e9, "read"}}, "test"};
+  m.phases = {LevelTraffic{{{2e10, "read"}}, {{8e9, "read"}}, {{4e9, "read"}}, {{3e9, "read"}}, "test", 3.2e9}};
   return m;
 }
 }  // namespace
@@ -110,7 +110,7 @@ TEST(EcmBothMachines, PureStreamReproducesMeasuredBandwidth) {
       Model m;
       m.working_set = c.ws;
       m.traffic = {{1e9, "update"}};
-      m.levels = LevelTraffic{{{1e9, "update"}}, {{1e9, "update"}}, {{1e9, "update"}}, {{1e9, "update"}}, ""};
+      m.phases = {LevelTraffic{{{1e9, "update"}}, {{1e9, "update"}}, {{1e9, "update"}}, {{1e9, "update"}}, ""}};
       const Ecm e = ecm(m, with_rule(c.j, rule), 1, c.isa);
       EXPECT_EQ(e.level, c.level);
       EXPECT_NEAR(e.time_s, 1e9 / (c.gbps * 1e9), 1e-12) << c.level << " " << rule;
@@ -127,7 +127,7 @@ Model xeon_model() {
   m.flops = 6.4e9;
   m.compute_ceiling = "fma_f64";
   m.working_set = 1e9;
-  m.levels = LevelTraffic{{{4e10, "read"}}, {{1.6e10, "read"}}, {{8e9, "read"}}, {{3e9, "read"}}, ""};
+  m.phases = {LevelTraffic{{{4e10, "read"}}, {{1.6e10, "read"}}, {{8e9, "read"}}, {{3e9, "read"}}, "", 6.4e9}};
   return m;
 }
 
@@ -235,7 +235,7 @@ TEST(EcmZen3, SerialTransferClampedAtZeroWithNote) {
 TEST(EcmEvaluate, RowsCarryEcmAndAccuracyShares) {
   nlohmann::json lv = {{"l1", {{{"bytes", 2e10}, {"kernel", "read"}}}}, {"l2", {{{"bytes", 8e9}, {"kernel", "read"}}}},
                        {"l3", {{{"bytes", 4e9}, {"kernel", "read"}}}}, {"mem", {{{"bytes", 3e9}, {"kernel", "read"}}}},
-                       {"note", "t"}};
+                       {"note", "t"}, {"flops", 3.2e9}};
   nlohmann::json fields = {{"family", "f"}, {"threads", 1}, {"flops", 3.2e9}, {"working_set", 1e9},
                            {"compute_ceiling", "fma_f64"}, {"isa", "avx2"}, {"library", nullptr},
                            {"traffic", {{{"bytes", 3e9}, {"kernel", "read"}}}}};
@@ -248,7 +248,7 @@ TEST(EcmEvaluate, RowsCarryEcmAndAccuracyShares) {
   for (const auto& [name, ms] : runs) {
     nlohmann::json f = fields;
     f["name"] = name;
-    f["ecm_traffic"] = std::string(name).find("/b/") != std::string::npos ? nlohmann::json(nullptr) : lv;
+    f["ecm_traffic"] = std::string(name).find("/b/") != std::string::npos ? nlohmann::json(nullptr) : nlohmann::json::array({lv});
     bench["benchmarks"].push_back({{"name", name}, {"run_type", "iteration"}, {"real_time", ms},
                                    {"time_unit", "ms"}, {"rooflab", f}});
   }
@@ -277,38 +277,53 @@ TEST(EcmEvaluate, RowsCarryEcmAndAccuracyShares) {
 // The families carry their per-level traffic into bench.json's fields.
 TEST(EcmFamilies, GemmBlockedAndFloydWarshallDeclarePerLevelTraffic) {
   const auto blocked = case_fields(parse_case_name("gemm/blocked/avx2/f64/512x512x512/threads:1"));
-  ASSERT_TRUE(blocked["ecm_traffic"].is_object());
-  for (const char* k : {"l1", "l2", "l3", "mem"}) EXPECT_FALSE(blocked["ecm_traffic"][k].empty()) << k;
+  ASSERT_EQ(blocked["ecm_traffic"].size(), 2u);  // packing, then the micro-kernel
+  EXPECT_EQ(blocked["ecm_traffic"][0]["name"], "pack");
+  EXPECT_EQ(blocked["ecm_traffic"][0]["flops"], 0.0);
+  EXPECT_EQ(blocked["ecm_traffic"][1]["flops"], blocked["flops"]);
+  for (const auto& ph : blocked["ecm_traffic"])
+    for (const char* k : {"l1", "l2", "l3", "mem"}) EXPECT_FALSE(ph[k].empty()) << k;
   const auto loops = case_fields(parse_case_name("gemm/ijk/f64/64x64x64/threads:1"));
   EXPECT_TRUE(loops["ecm_traffic"].is_null());
   auto l1_bytes = [](const nlohmann::json& f) {
     double b = 0;
-    for (const auto& t : f["ecm_traffic"]["l1"]) b += t["bytes"].get<double>();
+    for (const auto& t : f["ecm_traffic"][0]["l1"]) b += t["bytes"].get<double>();
     return b;
   };
   // Register blocking cuts the core's L1 traffic (C once per tile op instead of bs times).
   const auto rb = case_fields(parse_case_name("floyd_warshall/regblock/avx2/f32/1024x1024/sched:rec/layout:bdl/bs:64/task:256/threads:1"));
   const auto plain = case_fields(parse_case_name("floyd_warshall/bdl/avx2/f32/1024x1024/sched:rec/bs:64/task:256/threads:1"));
-  ASSERT_TRUE(rb["ecm_traffic"].is_object());
-  ASSERT_TRUE(plain["ecm_traffic"].is_object());
+  ASSERT_EQ(rb["ecm_traffic"].size(), 2u);  // relax, and the bdl conversions
+  ASSERT_EQ(plain["ecm_traffic"].size(), 2u);
+  EXPECT_EQ(rb["ecm_traffic"][1]["name"], "convert");
   EXPECT_LT(l1_bytes(rb), 0.5 * l1_bytes(plain));
   const auto flat = case_fields(parse_case_name("floyd_warshall/naive/f32/256x256/threads:1"));
-  ASSERT_TRUE(flat["ecm_traffic"].is_object());
-  EXPECT_NEAR(flat["ecm_traffic"]["l2"][0]["bytes"].get<double>(), 2.0 * 256 * 256 * 256 * 4, 1);
+  ASSERT_EQ(flat["ecm_traffic"].size(), 1u);
+  EXPECT_NEAR(flat["ecm_traffic"][0]["l2"][0]["bytes"].get<double>(), 2.0 * 256 * 256 * 256 * 4, 1);
 }
 
-// core_flops replaces the flops in T_OL only (a kernel the compiler leaves scalar):
-//   Zen 3, avx2: 6.4e9 / 32 GF/s = 0.2 > every data term (overlapping) -> 0.2
-TEST(EcmZen3, CoreFlopsPriceTheInCoreWork) {
+// A phase's flops price T_OL (a kernel the compiler leaves scalar counts W lanes per flop), and
+// phases add up: Zen 3, avx2, DRAM, overlapping:
+//   phase 1 (6.4e9 flops): max(0.2, 0.1, 0.08, 0.08, 0.15) = 0.2
+//   phase 2 (a copy, no flops): 1e9 update at every level: max(1e9 / 400, 1e9 / 160, 1e9 / 80,
+//   1e9 / 25) = 0.04  -> 0.24
+TEST(EcmZen3, PhasesAddUpAndPriceTheirOwnFlops) {
   Model m = zen3_model();
-  m.levels->core_flops = 6.4e9;
+  m.phases[0].flops = 6.4e9;
+  const std::vector<Traffic> copy = {{1e9, "update"}};
+  m.phases.push_back({copy, copy, copy, copy, "copy", 0, "convert"});
   const Ecm e = ecm(m, machine_from_json(zen3_json()), 1, Isa::avx2);
+  ASSERT_EQ(e.phases.size(), 2u);
+  EXPECT_NEAR(e.phases[0].time_s, 0.2, 1e-12);
+  EXPECT_NEAR(e.phases[1].time_s, 0.04, 1e-12);
+  EXPECT_EQ(e.phases[1].t_ol, 0);
+  EXPECT_NEAR(e.time_s, 0.24, 1e-12);
   EXPECT_NEAR(e.t_ol, 0.2, 1e-12);
-  EXPECT_NEAR(e.time_s, 0.2, 1e-12);
-  // The scalar regblock kernel declares it (not vectorized), the vectorized ones do not.
+  EXPECT_EQ(to_json(e)["phases"][1]["name"], "convert");
+  // The scalar regblock kernel prices its flops at 16 / s lanes (not vectorized), the
+  // vectorized ones at their flops.
   const auto sc = case_fields(parse_case_name("floyd_warshall/regblock/scalar/f32/256x256/sched:rec/layout:bdl/bs:64/task:256/threads:1"));
   const auto v = case_fields(parse_case_name("floyd_warshall/regblock/avx2/f32/256x256/sched:rec/layout:bdl/bs:64/task:256/threads:1"));
-  ASSERT_TRUE(sc["ecm_traffic"]["core_flops"].is_number());
-  EXPECT_GT(sc["ecm_traffic"]["core_flops"].get<double>(), 2 * sc["flops"].get<double>());
-  EXPECT_TRUE(v["ecm_traffic"]["core_flops"].is_null());
+  EXPECT_GT(sc["ecm_traffic"][0]["flops"].get<double>(), 2 * sc["flops"].get<double>());
+  EXPECT_EQ(v["ecm_traffic"][0]["flops"], v["flops"]);
 }
