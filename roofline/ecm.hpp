@@ -28,10 +28,10 @@
 namespace rooflab::roofline {
 
 // machine.json "ecm": {"overlap": "serial" | "overlapping", "source": "..."}. Without it the
-// rule is assumed from the CPU's vendor (host.cpu) and `note` says so; unknown vendor: serial.
+// rule is assumed from the CPU's vendor (host.cpu) and `source` says so; unknown vendor: serial.
 struct OverlapRule {
   std::string rule;    // "serial" | "overlapping"
-  bool measured = false;
+  bool measured = false;  // taken from machine.json's ecm.overlap (not assumed)
   std::string source;  // what decided it
 };
 OverlapRule overlap_rule(const Machine& machine);

@@ -20,6 +20,17 @@ Machine with_rule(nlohmann::json j, const char* rule) {
   j["ecm"] = {{"overlap", rule}, {"source", "test"}};
   return machine_from_json(j);
 }
+// T_OL, T_nOL, T_L1L2, T_L2L3, T_L3Mem and the time, against hand-computed values.
+void expect_ecm(const Ecm& e, std::initializer_list<double> want) {
+  const double got[] = {e.t_ol, e.t_nol, e.t_l1l2, e.t_l2l3, e.t_l3mem, e.time_s};
+  const char* names[] = {"T_OL", "T_nOL", "T_L1L2", "T_L2L3", "T_L3Mem", "time"};
+  ASSERT_EQ(want.size(), 6u);
+  int i = 0;
+  for (double w : want) {
+    EXPECT_NEAR(got[i], w, 1e-12) << names[i];
+    ++i;
+  }
+}
 
 // Zen 3 fixture, avx2 at 1 thread, working set in DRAM:
 //   T_OL  = 3.2e9 / 32 GF/s = 0.1;  T_nOL = 2e10 / 200 GB/s (L1 read) = 0.1
@@ -66,12 +77,7 @@ TEST(EcmZen3, OverlappingRuleInDram) {
   EXPECT_FALSE(e.fallback);
   EXPECT_EQ(e.overlap.rule, "overlapping");
   EXPECT_EQ(e.level, "DRAM");
-  EXPECT_NEAR(e.t_ol, 0.1, 1e-12);
-  EXPECT_NEAR(e.t_nol, 0.1, 1e-12);
-  EXPECT_NEAR(e.t_l1l2, 0.08, 1e-12);
-  EXPECT_NEAR(e.t_l2l3, 0.08, 1e-12);
-  EXPECT_NEAR(e.t_l3mem, 0.15, 1e-12);
-  EXPECT_NEAR(e.time_s, 0.15, 1e-12);
+  expect_ecm(e, {0.1, 0.1, 0.08, 0.08, 0.15, 0.15});
   EXPECT_EQ(e.compute_isa, "avx2");
   EXPECT_EQ(e.bandwidth_isa, "avx2");
 }
@@ -79,10 +85,7 @@ TEST(EcmZen3, OverlappingRuleInDram) {
 TEST(EcmZen3, SerialRuleInDram) {
   const Ecm e = ecm(zen3_model(), with_rule(zen3_json(), "serial"), 1, Isa::avx2);
   EXPECT_EQ(e.overlap.rule, "serial");
-  EXPECT_NEAR(e.t_l1l2, 0.04, 1e-12);
-  EXPECT_NEAR(e.t_l2l3, 0.04, 1e-12);
-  EXPECT_NEAR(e.t_l3mem, 0.09, 1e-12);
-  EXPECT_NEAR(e.time_s, 0.1 + 0.04 + 0.04 + 0.09, 1e-12);
+  expect_ecm(e, {0.1, 0.1, 0.04, 0.04, 0.09, 0.1 + 0.04 + 0.04 + 0.09});
 }
 
 // Working set in L2 (32 KiB < 1e5 B <= 512 KiB): the L2<-L3 and L3<-DRAM terms are not priced.
@@ -135,12 +138,7 @@ TEST(EcmXeon, SerialRuleAssumedForIntel) {
   const Ecm e = ecm(xeon_model(), machine_from_json(xeon_json()), 1, Isa::avx512);
   EXPECT_EQ(e.overlap.rule, "serial");
   EXPECT_FALSE(e.overlap.measured);
-  EXPECT_NEAR(e.t_ol, 0.1, 1e-12);
-  EXPECT_NEAR(e.t_nol, 0.1, 1e-12);
-  EXPECT_NEAR(e.t_l1l2, 0.06, 1e-12);
-  EXPECT_NEAR(e.t_l2l3, 0.05, 1e-12);
-  EXPECT_NEAR(e.t_l3mem, 0.1125, 1e-12);
-  EXPECT_NEAR(e.time_s, 0.3225, 1e-12);
+  expect_ecm(e, {0.1, 0.1, 0.06, 0.05, 0.1125, 0.3225});
   const Ecm o = ecm(xeon_model(), with_rule(xeon_json(), "overlapping"), 1, Isa::avx512);
   EXPECT_NEAR(o.time_s, 0.15, 1e-12);
 }
@@ -152,12 +150,7 @@ TEST(EcmXeon, Avx2KernelUsesAvx2Ceilings) {
   const Ecm e = ecm(xeon_model(), machine_from_json(xeon_json()), 1, Isa::avx2);
   EXPECT_EQ(e.compute_isa, "avx2");
   EXPECT_EQ(e.bandwidth_isa, "avx2");
-  EXPECT_NEAR(e.t_ol, 0.2, 1e-12);
-  EXPECT_NEAR(e.t_nol, 0.16, 1e-12);
-  EXPECT_NEAR(e.t_l1l2, 0.064, 1e-12);
-  EXPECT_NEAR(e.t_l2l3, 0.064, 1e-12);
-  EXPECT_NEAR(e.t_l3mem, 0.102, 1e-12);
-  EXPECT_NEAR(e.time_s, 0.39, 1e-12);
+  expect_ecm(e, {0.2, 0.16, 0.064, 0.064, 0.102, 0.39});
   EXPECT_TRUE(e.notes.empty());
 }
 
@@ -298,6 +291,10 @@ TEST(EcmFamilies, GemmBlockedAndFloydWarshallDeclarePerLevelTraffic) {
   EXPECT_EQ(rb["ecm_traffic"][1]["name"], "convert");
   EXPECT_LT(l1_bytes(rb), 0.5 * l1_bytes(plain));
   const auto flat = case_fields(parse_case_name("floyd_warshall/naive/f32/256x256/threads:1"));
+  // The padded matrix's work is executed: 777 -> 832 for 64-tiles.
+  const auto padded = case_fields(parse_case_name("floyd_warshall/bdl/avx2/f32/777x777/sched:rec/bs:64/task:256/threads:1"));
+  EXPECT_EQ(padded["flops"], 2.0 * 777 * 777 * 777);
+  EXPECT_EQ(padded["ecm_traffic"][0]["flops"], 2.0 * 832 * 832 * 832);
   ASSERT_EQ(flat["ecm_traffic"].size(), 1u);
   EXPECT_NEAR(flat["ecm_traffic"][0]["l2"][0]["bytes"].get<double>(), 2.0 * 256 * 256 * 256 * 4, 1);
 }
