@@ -90,9 +90,17 @@ nlohmann::json case_fields(const Case& c) {
   j["compute_ceiling"] = m.compute_ceiling;
   j["model_note"] = m.note;
   if (v.code_path) j["code_path"] = v.code_path();
-  json traffic = json::array();
-  for (const auto& t : m.traffic) traffic.push_back({{"bytes", t.bytes}, {"kernel", t.kernel}});
-  j["traffic"] = traffic;
+  auto terms = [](const std::vector<Traffic>& v) {
+    json a = json::array();
+    for (const auto& t : v) a.push_back({{"bytes", t.bytes}, {"kernel", t.kernel}});
+    return a;
+  };
+  j["traffic"] = terms(m.traffic);
+  // The ECM's per-level traffic per phase (roofline/ecm.hpp), null when the variant declares none.
+  j["ecm_traffic"] = nullptr;
+  for (const auto& ph : m.phases)
+    j["ecm_traffic"].push_back({{"name", ph.name}, {"flops", ph.flops}, {"l1", terms(ph.l1)}, {"l2", terms(ph.l2)},
+                                {"l3", terms(ph.l3)}, {"mem", terms(ph.mem)}, {"note", ph.note}});
   return j;
 }
 

@@ -8,6 +8,7 @@
 
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
+#include "roofline/ecm.hpp"
 #include "roofline/predict.hpp"
 
 namespace rooflab::roofline {
@@ -50,16 +51,39 @@ struct Reader {
   }
 };
 
+// A list of {bytes, kernel} under `key` ("traffic", or one of ecm_traffic's levels).
+std::vector<Traffic> traffic_terms(const json& f, const char* key, const std::string& what, const Reader& rd) {
+  std::vector<Traffic> out;
+  if (!f.contains(key) || f[key].is_null()) return out;
+  if (!f[key].is_array()) rd.fail("\"" + what + "\" must be a list, got " + f[key].dump());
+  for (const auto& t : f[key]) {
+    if (!t.is_object()) rd.fail("a \"" + what + "\" entry must be an object, got " + t.dump());
+    out.push_back({rd.number(t, "bytes", 0.0), rd.string(t, "kernel", "")});
+  }
+  return out;
+}
+
 Model model_from_fields(const json& f, const Reader& rd) {
   Model m;
   m.flops = rd.number(f, "flops", 0.0);
   m.working_set = rd.number(f, "working_set", 0.0);
   m.compute_ceiling = rd.string(f, "compute_ceiling", "");
-  if (f.contains("traffic") && !f["traffic"].is_null()) {
-    if (!f["traffic"].is_array()) rd.fail("\"traffic\" must be a list, got " + f["traffic"].dump());
-    for (const auto& t : f["traffic"]) {
-      if (!t.is_object()) rd.fail("a \"traffic\" entry must be an object, got " + t.dump());
-      m.traffic.push_back({rd.number(t, "bytes", 0.0), rd.string(t, "kernel", "")});
+  m.traffic = traffic_terms(f, "traffic", "traffic", rd);
+  // Absent (an older bench.json) or null: no per-level traffic, the ECM falls back.
+  if (f.contains("ecm_traffic") && !f["ecm_traffic"].is_null()) {
+    const json& all = f["ecm_traffic"];
+    if (!all.is_array()) rd.fail("\"ecm_traffic\" must be a list of phases or null, got " + all.dump().substr(0, 60));
+    for (const json& e : all) {
+      if (!e.is_object()) rd.fail("an \"ecm_traffic\" phase must be an object, got " + e.dump().substr(0, 60));
+      LevelTraffic lt;
+      lt.l1 = traffic_terms(e, "l1", "ecm_traffic.l1", rd);
+      lt.l2 = traffic_terms(e, "l2", "ecm_traffic.l2", rd);
+      lt.l3 = traffic_terms(e, "l3", "ecm_traffic.l3", rd);
+      lt.mem = traffic_terms(e, "mem", "ecm_traffic.mem", rd);
+      lt.note = rd.string(e, "note", "");
+      lt.flops = rd.number(e, "flops", 0.0);
+      lt.name = rd.string(e, "name", "main");
+      m.phases.push_back(lt);
     }
   }
   return m;
@@ -88,6 +112,38 @@ int threads_of(const json& f, const Reader& rd) {
   return f["threads"].get<int>();
 }
 }  // namespace
+
+json accuracy(const json& rows) {
+  struct Count { int cases = 0; int roof[2] = {0, 0}; int ecm_n = 0; int ecm[2] = {0, 0}; };
+  std::map<std::string, Count> by;
+  auto within = [](double predicted, double measured, double tol) {
+    return predicted > 0 && std::abs(measured / predicted - 1) <= tol;
+  };
+  for (const auto& r : rows) {
+    if (r["status"] != "ok" || !r["predicted_s"].is_number()) continue;
+    const double med = r["median_s"].get<double>();
+    const std::string fam = r["family"].is_string() ? r["family"].get<std::string>() : std::string("?");
+    for (const std::string& key : {fam, std::string("all")}) {
+      Count& c = by[key];
+      ++c.cases;
+      const bool has_ecm = r.contains("ecm") && r["ecm"].is_object();
+      if (has_ecm) ++c.ecm_n;
+      for (int i = 0; i < 2; ++i) {
+        const double tol = i == 0 ? 0.1 : 0.2;
+        c.roof[i] += within(r["predicted_s"].get<double>(), med, tol);
+        if (has_ecm) c.ecm[i] += within(r["ecm"]["time_s"].get<double>(), med, tol);
+      }
+    }
+  }
+  json out = json::object();
+  for (const auto& [k, c] : by) {
+    auto share = [](int n, int of) { return of > 0 ? json(double(n) / of) : json(nullptr); };
+    out[k] = {{"cases", c.cases},
+              {"roofline", {{"within_10", share(c.roof[0], c.cases)}, {"within_20", share(c.roof[1], c.cases)}}},
+              {"ecm", {{"cases", c.ecm_n}, {"within_10", share(c.ecm[0], c.ecm_n)}, {"within_20", share(c.ecm[1], c.ecm_n)}}}};
+  }
+  return out;
+}
 
 json evaluate(const json& bench, const json* machine_json, const std::filesystem::path& bench_path,
               const std::filesystem::path& machine_path, const ExtraPredictions& extra) {
@@ -163,6 +219,7 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
                           "efficiency", "bandwidth_kernels", "prediction_notes"})
       r[k] = nullptr;
     r["predictions"] = json::object();
+    r["ecm"] = nullptr;
     if (machine) {
       try {
         Prediction p = predict(model, *machine, threads, pricing.value_or(Isa::none));
@@ -186,6 +243,16 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
       } catch (const Error& e) {
         r["prediction_missing"] = e.what();
       }
+      try {
+        json e = to_json(ecm(model, *machine, threads, pricing.value_or(Isa::none)));
+        if (r["status"] == "ok" && r["median_s"].get<double>() > 0)
+          e["efficiency"] = e["time_s"].get<double>() / r["median_s"].get<double>();
+        else
+          e["efficiency"] = nullptr;
+        r["ecm"] = e;
+      } catch (const Error& e) {
+        r["ecm_missing"] = e.what();
+      }
       if (extra) {
         try {
           r["predictions"] = extra(name, *machine);
@@ -202,7 +269,8 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
           {"bench", bench_path.string()},
           {"machine", machine_json ? json(machine_path.string()) : json(nullptr)},
           {"created", utc_timestamp()},
-          {"rows", rows}};
+          {"rows", rows},
+          {"accuracy", accuracy(rows)}};
 }
 
 int model_main(const std::filesystem::path& bench_path, const std::filesystem::path& machine_path,
@@ -217,15 +285,26 @@ int model_main(const std::filesystem::path& bench_path, const std::filesystem::p
   }
   const json m = evaluate(bench, have_machine ? &machine : nullptr, bench_path, machine_path, extra);
   write_json_atomic(out, m);
-  std::printf("%-64s %8s %11s %11s %8s %6s %6s\n", "benchmark", "status", "median_ms",
-              "predict_ms", "GFLOP/s", "GB/s", "eff");
+  std::printf("%-64s %8s %11s %11s %11s %8s %6s %6s\n", "benchmark", "status", "median_ms",
+              "predict_ms", "ecm_ms", "GFLOP/s", "GB/s", "eff");
   for (const auto& r : m["rows"]) {
     auto num = [&](const char* k, double scale) {
       return r.contains(k) && r[k].is_number() ? r[k].get<double>() * scale : NAN;
     };
-    std::printf("%-64s %8s %11.3f %11.3f %8.2f %6.1f %6.2f\n", r["name"].get<std::string>().c_str(),
+    const double ecm_ms = r.contains("ecm") && r["ecm"].is_object() ? r["ecm"]["time_s"].get<double>() * 1e3 : NAN;
+    std::printf("%-64s %8s %11.3f %11.3f %11.3f %8.2f %6.1f %6.2f\n", r["name"].get<std::string>().c_str(),
                 r["status"].get<std::string>().c_str(), num("median_s", 1e3),
-                num("predicted_s", 1e3), num("gflops", 1), num("gbps", 1), num("efficiency", 1));
+                num("predicted_s", 1e3), ecm_ms, num("gflops", 1), num("gbps", 1), num("efficiency", 1));
+  }
+  // Within X%: |median / predicted - 1| <= X (ok rows with a prediction).
+  if (!m["accuracy"].empty()) {
+    std::printf("\n%-24s %6s %12s %12s %10s %10s\n", "family", "cases", "roof<=10%", "roof<=20%", "ecm<=10%",
+                "ecm<=20%");
+    auto pct = [](const json& v) { return v.is_number() ? v.get<double>() * 100 : NAN; };
+    for (const auto& [fam, a] : m["accuracy"].items())
+      std::printf("%-24s %6d %11.0f%% %11.0f%% %9.0f%% %9.0f%%\n", fam.c_str(), a["cases"].get<int>(),
+                  pct(a["roofline"]["within_10"]), pct(a["roofline"]["within_20"]), pct(a["ecm"]["within_10"]),
+                  pct(a["ecm"]["within_20"]));
   }
   std::fprintf(stderr, "wrote %s\n", out.c_str());
   return 0;

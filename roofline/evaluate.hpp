@@ -20,6 +20,9 @@ using ExtraPredictions = std::function<nlohmann::json(const std::string& case_na
 nlohmann::json evaluate(const nlohmann::json& bench, const nlohmann::json* machine,
                         const std::filesystem::path& bench_path,
                         const std::filesystem::path& machine_path, const ExtraPredictions& extra = {});
+// model.json's "accuracy": per family and "all", the ok rows' share within 10% / 20% of the
+// roofline prediction and of the ECM one (|median / predicted - 1| <= 0.1, 0.2).
+nlohmann::json accuracy(const nlohmann::json& rows);
 // Reads the files, writes out (atomically), prints a table to stdout. Returns exit code.
 int model_main(const std::filesystem::path& bench, const std::filesystem::path& machine,
                const std::filesystem::path& out, const ExtraPredictions& extra = {});

@@ -13,6 +13,7 @@
 
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
+#include "harness/host_caches.hpp"
 #include "harness/isa_choice.hpp"
 #include "kernels/floyd_warshall/config.hpp"
 #include "kernels/floyd_warshall/floyd_warshall.hpp"
@@ -143,6 +144,31 @@ bool tiled(const Plan& plan) { return plan.schedule != Schedule::flat; }
 //          per pivot step the pivot row and column panels are read once (2 np^2 s), and
 //          A and B tiles are reused from cache across the step
 //   bdl:   plus the two conversions, each a copy of the matrix
+//
+// Per-level traffic for the ECM (Model::phases; bytes per run, same convention). Updates U
+// (N^3 flat, np^3 tiled). In L1 an access costs a slot of the pricing table's width vb (64 /
+// 32 bytes for avx512 / avx2, 16 for scalar: SSE2) whatever it moves; the plain kernel is
+// vectorized (GCC vectorizes the scalar traits' and the portable row loop at SSE2), the scalar
+// regblock is not (its accesses cost vb / s times their bytes):
+//   L1 (core): plain kernel 2 loads + 1 store per update (3 s U, triad) + one broadcast of A
+//              per row per k (vb U / row length, read); regblock (MR x NRV vectors, k
+//              innermost) NRV + MR vector loads per k per block (s U (NRV + MR) / (MR NRV),
+//              read) + C once per tile op (2 s U / bs, update), on the tile ops where C is
+//              neither A nor B (all but 2 nt - 1 of each pivot step's nt^2, which run plain)
+//   L1<-L2:    flat: the matrix per k (2 s N^3, update); tiled: per tile op C once (2 bs^2 s,
+//              update) when C's tile, A's live lines and B's row fit in L1 (else bs times,
+//              plain kernel) and the A and B tiles once (2 bs^2 s, read)
+//   L2<-L3, L3<-DRAM (cache Z: L2 per thread, L3 shared): flat as above; sched:blocked C once
+//              per pivot step (2 s np^3 / bs, update) and the pivot panels once per step and
+//              thread when one fits in Z / 2 (2 s np^2 T, read; else A, B per tile op);
+//              sched:rec the recursion's reuse: C, A, B once per sub-problem of edge m, the
+//              largest bs 2^i with 3 m^2 s <= Z (2 s np^3 / m update + 2 s np^3 / m read)
+//   bdl: a phase of its own before and after (the two conversions, 2 copies of np^2 s) at
+//        every level
+//   in-core flops: 2 per executed update (tiled: the padded np^3); the scalar regblock kernel
+//        is not vectorized, its flops count 16 / s each
+// Cache sizes are this host's (harness/host_caches), as the bench that records the model runs
+// here.
 Model model(const Case& c) {
   const Params p = params_of(c);
   const double s = double(dtype_size(c.dtype)), n = double(p.n);
@@ -151,9 +177,17 @@ Model model(const Case& c) {
   m.flops = 2 * n * n * n;
   m.compute_ceiling = c.dtype == DType::f64 ? "addmin_f64" : "addmin_f32";
   m.working_set = np * np * s;
+  const double vb = c.isa == Isa::avx512 ? 64 : c.isa == Isa::avx2 ? 32 : 16;
+  const HostCacheSizes& hc = host_cache_sizes();
+  const double threads = std::max(1, c.threads);
   if (!tiled(p.plan)) {
     m.traffic = {{2 * n * n * n * s, "update"}};
     m.note = "flat: the matrix is read and written once per k (N passes); row k stays in cache";
+    const double u = n * n * n;
+    const std::vector<Traffic> stream = {{2 * u * s, "update"}};
+    m.phases = {LevelTraffic{{{3 * u * s, "triad"}, {vb * u / n, "read"}}, stream, stream, stream,
+                             "flat: plain kernel per update 2 loads + 1 store; the matrix per k beyond L1",
+                             m.flops, "relax"}};
     return m;
   }
   m.traffic = {{2 * np * np * np * s / bs, "update"}, {2 * np * np * s, "read"}};
@@ -170,6 +204,50 @@ Model model(const Case& c) {
     m.traffic.push_back({2 * 2 * np * np * s, "copy"});
     m.working_set *= 2;
     m.note += "; bdl: + the conversion to and from block data layout (2 copies)";
+  }
+  {
+    const double u = np * np * np, nt = np / bs;
+    LevelTraffic lt;
+    lt.name = "relax";
+    lt.flops = 2 * u;  // the padded matrix's updates are executed too
+    const double plain_share = p.plan.regblock ? std::min(1.0, (2 * nt - 1) / (nt * nt)) : 1.0;
+    lt.l1 = {{3 * u * s * plain_share, "triad"}, {vb * u / bs * plain_share, "read"}};
+    if (p.plan.regblock) {
+      // The scalar traits' register block stays scalar (config.hpp): 1 of the SSE2 ceiling's
+      // 16 / s lanes; the plain share is vectorized.
+      if (c.isa == Isa::scalar) lt.flops *= plain_share + (1 - plain_share) * 16 / s;
+      const simd::Shape rb = kRegblockShapes[c.isa];
+      const double slot = c.isa == Isa::scalar ? vb / s : 1;  // unvectorized: a slot per element
+      lt.l1.push_back({slot * s * u * (rb.nrv + rb.mr) / double(rb.mr * rb.nrv) * (1 - plain_share), "read"});
+      lt.l1.push_back({slot * 2 * s * u / bs * (1 - plain_share), "update"});
+    }
+    const double l1_live = bs * bs * s + bs * 64 + bs * s;  // C tile, A's cache lines, B's row
+    const bool c_in_l1 = p.plan.regblock || l1_live <= double(hc.l1);
+    lt.l2 = {{2 * u * s / (c_in_l1 ? bs : 1.0), "update"}, {2 * u * s / bs, "read"}};
+    if (!c_in_l1 && p.plan.regblock == false) lt.note = "C tile not kept in L1 (" + std::to_string(hc.l1) + " B)";
+    auto beyond = [&](double z) -> std::vector<Traffic> {
+      if (p.plan.schedule == Schedule::recursive) {
+        double e = bs;
+        while (2 * e <= np && 3 * (2 * e) * (2 * e) * s <= z) e *= 2;
+        return {{2 * u * s / e, "update"}, {2 * u * s / e, "read"}};
+      }
+      const bool panel_fits = np * bs * s <= z / 2;
+      return {{2 * u * s / bs, "update"}, {panel_fits ? 2 * np * np * s * threads : 2 * u * s / bs, "read"}};
+    };
+    lt.l3 = beyond(double(hc.l2));
+    lt.mem = beyond(double(hc.l3));
+    if (p.plan.layout == Layout::standard && std::fmod(np * s, 4096.0) == 0)
+      lt.note = (lt.note.empty() ? "" : lt.note + "; ") +
+                std::string("row stride a multiple of 4 KiB: a tile's rows share L1 sets and loads alias "
+                            "earlier stores (conflict misses and 4K aliasing not modeled)");
+    lt.note = std::string(p.plan.regblock ? "regblock kernel (plain where C is A or B)" : "plain kernel") +
+              (p.plan.schedule == Schedule::recursive ? ", recursion's reuse beyond L1" : ", pivot-step reuse beyond L1") +
+              (lt.note.empty() ? "" : "; " + lt.note) + "; caches " + hc.source;
+    m.phases = {lt};
+    if (p.plan.layout == Layout::bdl) {
+      const std::vector<Traffic> copies = {{2 * 2 * np * np * s, "copy"}};
+      m.phases.push_back({copies, copies, copies, copies, "to and from block data layout", 0, "convert"});
+    }
   }
   if (np != n) m.note += "; N padded to " + std::to_string(int64_t(np)) + " (+inf vertices)";
   return m;

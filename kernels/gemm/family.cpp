@@ -195,6 +195,63 @@ Model gemm::min_traffic_model(DType dtype, int64_t m_, int64_t n_, int64_t k_) {
 }
 namespace {
 
+// Per-level traffic of blocked (Goto) for the ECM (Model::phases; bytes per run), T threads
+// each owning M / T rows, micro-kernel MR x NR (NRV vectors of W lanes). In L1 an access costs
+// a slot of the pricing table's width v (64 / 32 / 16 bytes for avx512 / avx2 / scalar, SSE2)
+// whatever it moves. Two phases (packing runs before the micro-kernel loops that read it):
+//   pack:      A transposed element by element, one load + one store slot each (2 v M K
+//              ceil(N/nc), copy); B's rows copied at SSE2 width (2 s K N v / 16, copy); beyond
+//              L1 the sources' reads and the destinations' writes (copy)
+//   compute, L1 (core): per k step of a call NR s / v B loads + MR A broadcasts (GCC vectorizes
+//              the scalar micro-kernel's B row at SSE2), M N K (s / MR + v / NR) bytes (read);
+//              the C tile once per call (2 s M N ceil(K/kc), update)
+//   L1<-L2:    the packed A block per jr sliver (s M K ceil(nc/NR) ceil(N/nc), read); the B
+//              sliver per A block (s K N T ceil(M / (T mc)), read; per call, ceil(M/MR), when
+//              the sliver and an A micro-panel exceed L1); C per call (2 s M N ceil(K/kc), update)
+//   L2<-L3:    C and the packing sources; when the A block exceeds L2 (it spans 2x L2 by
+//              default) its sweeps and packed writes too, likewise the B slivers and the packed
+//              B panel when that exceeds L2
+//   L3<-DRAM:  C, and the packing sources (A ceil(N/nc) times, B once); the B panel stays in L3
+// Cache sizes are this host's (the plan is derived from them too).
+std::vector<LevelTraffic> blocked_phases(const Case& c, const Params& p) {
+  const double s = double(dtype_size(c.dtype)), M = double(p.d.m), N = double(p.d.n), K = double(p.d.k);
+  const simd::Shape sh = kUkernelShapes[p.isa];
+  const double W = p.isa == Isa::avx512 ? 64 / s : p.isa == Isa::avx2 ? 32 / s : 1;
+  const double mr = sh.mr, nr = sh.nrv * W, T = std::max(1, c.threads);
+  const double v = p.isa == Isa::avx512 ? 64 : p.isa == Isa::avx2 ? 32 : 16;
+  const double mc = double(p.bp.mc), kc = double(p.bp.kc), nc = double(p.bp.nc);
+  const HostCacheSizes& hc = host_cache_sizes();
+  auto cdiv = [](double a, double b) { return std::ceil(a / b); };
+  const double k_calls = cdiv(K, kc), n_panels = cdiv(N, nc);
+  const double a_blocks = T * cdiv(cdiv(M, T), mc);  // A blocks per (jc, pc), all threads
+  const double c_bytes = 2 * s * M * N * k_calls;
+  const double a_pack = s * M * K * n_panels, b_pack = s * K * N;
+  const bool sliver_in_l1 = kc * (nr + mr) * s <= double(hc.l1);
+  const bool a_in_l2 = std::min(mc, cdiv(M, T)) * kc * s <= double(hc.l2);
+  const bool b_in_l2 = kc * std::min(nc, N) * s <= double(hc.l2);
+  const double a_sweeps = s * M * K * n_panels * cdiv(std::min(nc, N), nr);
+  const double b_slivers = sliver_in_l1 ? b_pack * a_blocks : b_pack * cdiv(M, mr);
+  LevelTraffic pack, lt;
+  pack.name = "pack";
+  pack.l1 = {{2 * v * M * K * n_panels, "copy"}, {2 * s * K * N * v / 16, "copy"}};
+  pack.l2 = {{2 * a_pack, "copy"}, {2 * b_pack, "copy"}};
+  pack.l3 = {{a_in_l2 ? a_pack : 2 * a_pack, a_in_l2 ? "read" : "copy"}, {b_in_l2 ? b_pack : 2 * b_pack, b_in_l2 ? "read" : "copy"}};
+  pack.mem = {{a_pack + b_pack, "read"}};
+  pack.note = "packing: sources read from where the matrices live, A block written to L2 (L3 when it exceeds L2), B panel to L3";
+  lt.name = "compute";
+  lt.flops = 2 * M * N * K;
+  lt.l1 = {{M * N * K * (s / mr + v / nr), "read"}, {2 * s * M * N * k_calls, "update"}};
+  lt.l2 = {{a_sweeps, "read"}, {b_slivers, "read"}, {c_bytes, "update"}};
+  lt.l3 = {{c_bytes, "update"}};
+  if (!a_in_l2) lt.l3.push_back({a_sweeps, "read"});
+  if (!b_in_l2) lt.l3.push_back({b_slivers, "read"});
+  lt.mem = {{c_bytes, "update"}};
+  lt.note = std::string("Goto blocking per level") + (sliver_in_l1 ? "" : "; B sliver + A micro-panel exceed L1") +
+            (a_in_l2 ? "; A block in L2" : "; A block exceeds L2 (streams from L3)") +
+            (b_in_l2 ? "; B panel in L2" : "") + "; caches " + hc.source;
+  return {pack, lt};
+}
+
 Model model(const Case& c) {
   const Params p = params_of(c);
   Model m = gemm::min_traffic_model(c.dtype, p.d.m, p.d.n, p.d.k);
@@ -203,6 +260,7 @@ Model model(const Case& c) {
     case Kind::blocked:
       m.note += "; blocked mc:" + std::to_string(p.bp.mc) + " kc:" + std::to_string(p.bp.kc) + " nc:" +
                 std::to_string(p.bp.nc) + " (packing timed; B re-read ceil(M/mc) times per panel from L3)";
+      m.phases = blocked_phases(c, p);
       break;
     case Kind::sfc_ca:
     case Kind::sfc_xsmm:

@@ -1,0 +1,65 @@
+#pragma once
+// Execution-Cache-Memory (ECM) prediction (Hager, Treibig, Wellein; as in kerncraft) of one
+// timed unit, beside the roofline bound (predict.hpp), from the model's per-level traffic
+// (Model::phases) and machine.json's measured ceilings. Per phase:
+//   T_OL     = the phase's in-core flops / compute ceiling of the kernel's ISA
+//   T_nOL    = sum of l1 terms: bytes / L1 bandwidth of that kernel and ISA (loads/stores)
+//   T_L1L2   = sum of l2 terms: bytes x c(L2, kernel), T_L2L3 (l3 terms, L3), T_L3Mem (mem, DRAM)
+// combined by the machine's overlap rule:
+//   serial      (Intel-like): T = max(T_OL, T_nOL + T_L1L2 + T_L2L3 + T_L3Mem)
+//   overlapping (AMD-like):   T = max(T_OL, T_nOL, T_L1L2, T_L2L3, T_L3Mem)
+// and the phases' times summed (they run one after another).
+// c(X, k), the seconds per byte of a transfer into the level above X, comes from the measured
+// in-level bandwidths bw(X, k) of the same kernel k (per ISA in L1..L3, the widest at DRAM),
+// chosen so that the ECM of a pure stream from level X reproduces bw(X, k):
+//   serial:      c(X) = 1/bw(X) - 1/bw(level above X)   (clamped at 0, with a note)
+//   overlapping: c(X) = 1/bw(X)
+// Only the boundaries outside the level the working set lives in are priced (Machine::level_for,
+// measured capacities first); `level` names it. A model without per-level traffic falls back to
+// the roofline's terms (T = max(T_OL, its memory time)) and says so.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "roofline/machine.hpp"
+#include "roofline/model.hpp"
+
+namespace rooflab::roofline {
+
+// machine.json "ecm": {"overlap": "serial" | "overlapping", "source": "..."}. Without it the
+// rule is assumed from the CPU's vendor (host.cpu) and `source` says so; unknown vendor: serial.
+struct OverlapRule {
+  std::string rule;    // "serial" | "overlapping"
+  bool measured = false;  // taken from machine.json's ecm.overlap (not assumed)
+  std::string source;  // what decided it
+};
+OverlapRule overlap_rule(const Machine& machine);
+
+struct EcmPhase {
+  std::string name;
+  double time_s = 0;
+  double t_ol = 0, t_nol = 0, t_l1l2 = 0, t_l2l3 = 0, t_l3mem = 0;
+};
+
+struct Ecm {
+  double time_s = 0;           // sum of the phases' times
+  double t_ol = 0, t_nol = 0, t_l1l2 = 0, t_l2l3 = 0, t_l3mem = 0;  // sums over the phases
+  std::vector<EcmPhase> phases;
+  bool fallback = false;       // no per-level traffic: T = max(T_OL, roofline memory time)
+  double t_mem_fallback = 0;   // that memory time
+  OverlapRule overlap;
+  std::string level;           // where the working set lives (the level priced)
+  double working_set = 0;
+  double capacity_bytes = 0;   // capacity of that level (aggregate over private caches; 0 at DRAM)
+  std::string capacity_source; // "measured" | "reported" | ""
+  bool straddles = false;      // working set within 2x of a capacity it is placed against
+  std::string compute_isa, bandwidth_isa;  // the tables used (bandwidth: the in-cache one)
+  std::vector<std::string> notes;
+};
+
+// Throws Error when the machine lacks a ceiling the model names (as predict()).
+Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa = Isa::none);
+nlohmann::json to_json(const Ecm& e);
+
+}  // namespace rooflab::roofline

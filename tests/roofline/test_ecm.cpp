@@ -1,0 +1,326 @@
+// The ECM prediction's arithmetic (roofline/ecm.hpp) on two fixture machines with round
+// numbers: an AVX2-only AMD (Zen 3 like, overlap rule assumed "overlapping") and an AVX-512
+// Intel (Xeon like, assumed "serial"). Expected values are worked out by hand in the comments.
+#include <gtest/gtest.h>
+
+#include "harness/error.hpp"
+#include "harness/families.hpp"
+#include "harness/json_io.hpp"
+#include "harness/registry.hpp"
+#include "roofline/ecm.hpp"
+#include "roofline/evaluate.hpp"
+
+using namespace rooflab;
+using namespace rooflab::roofline;
+
+namespace {
+nlohmann::json zen3_json() { return read_json_file(ROOFLAB_TEST_DIR "/roofline/ecm_zen3_avx2.json"); }
+nlohmann::json xeon_json() { return read_json_file(ROOFLAB_TEST_DIR "/roofline/ecm_xeon_avx512.json"); }
+Machine with_rule(nlohmann::json j, const char* rule) {
+  j["ecm"] = {{"overlap", rule}, {"source", "test"}};
+  return machine_from_json(j);
+}
+// T_OL, T_nOL, T_L1L2, T_L2L3, T_L3Mem and the time, against hand-computed values.
+void expect_ecm(const Ecm& e, std::initializer_list<double> want) {
+  const double got[] = {e.t_ol, e.t_nol, e.t_l1l2, e.t_l2l3, e.t_l3mem, e.time_s};
+  const char* names[] = {"T_OL", "T_nOL", "T_L1L2", "T_L2L3", "T_L3Mem", "time"};
+  ASSERT_EQ(want.size(), 6u);
+  int i = 0;
+  for (double w : want) {
+    EXPECT_NEAR(got[i], w, 1e-12) << names[i];
+    ++i;
+  }
+}
+
+// Zen 3 fixture, avx2 at 1 thread, working set in DRAM:
+//   T_OL  = 3.2e9 / 32 GF/s = 0.1;  T_nOL = 2e10 / 200 GB/s (L1 read) = 0.1
+//   overlapping: T_L1L2 = 8e9 / 100 = 0.08, T_L2L3 = 4e9 / 50 = 0.08, T_L3Mem = 3e9 / 20 = 0.15
+//   serial:      8e9 x (1/100 - 1/200) = 0.04, 4e9 x (1/50 - 1/100) = 0.04, 3e9 x (1/20 - 1/50) = 0.09
+Model zen3_model(double working_set = 1e9) {
+  Model m;
+  m.flops = 3.2e9;
+  m.compute_ceiling = "fma_f64";
+  m.working_set = working_set;
+  m.traffic = {{3e9, "read"}};
+  m.phases = {LevelTraffic{{{2e10, "read"}}, {{8e9, "read"}}, {{4e9, "read"}}, {{3e9, "read"}}, "test", 3.2e9}};
+  return m;
+}
+}  // namespace
+
+TEST(EcmRule, AssumedFromVendorAndSaidSo) {
+  const OverlapRule amd = overlap_rule(machine_from_json(zen3_json()));
+  EXPECT_EQ(amd.rule, "overlapping");
+  EXPECT_FALSE(amd.measured);
+  EXPECT_NE(amd.source.find("assumed, not measured"), std::string::npos);
+  EXPECT_NE(amd.source.find("AMD"), std::string::npos);
+  const OverlapRule intel = overlap_rule(machine_from_json(xeon_json()));
+  EXPECT_EQ(intel.rule, "serial");
+  EXPECT_FALSE(intel.measured);
+  EXPECT_NE(intel.source.find("Intel"), std::string::npos);
+  nlohmann::json other = zen3_json();
+  other["host"]["cpu"] = "Some ARM core";
+  const OverlapRule unknown = overlap_rule(machine_from_json(other));
+  EXPECT_EQ(unknown.rule, "serial");
+  EXPECT_NE(unknown.source.find("no known vendor"), std::string::npos);
+}
+
+TEST(EcmRule, MeasuredFieldWinsAndBadValueIsAnError) {
+  const OverlapRule r = overlap_rule(with_rule(zen3_json(), "serial"));
+  EXPECT_EQ(r.rule, "serial");
+  EXPECT_TRUE(r.measured);
+  EXPECT_EQ(r.source, "test");
+  EXPECT_THROW(overlap_rule(with_rule(zen3_json(), "sometimes")), Error);
+}
+
+TEST(EcmZen3, OverlappingRuleInDram) {
+  const Ecm e = ecm(zen3_model(), machine_from_json(zen3_json()), 1, Isa::avx2);
+  EXPECT_FALSE(e.fallback);
+  EXPECT_EQ(e.overlap.rule, "overlapping");
+  EXPECT_EQ(e.level, "DRAM");
+  expect_ecm(e, {0.1, 0.1, 0.08, 0.08, 0.15, 0.15});
+  EXPECT_EQ(e.compute_isa, "avx2");
+  EXPECT_EQ(e.bandwidth_isa, "avx2");
+}
+
+TEST(EcmZen3, SerialRuleInDram) {
+  const Ecm e = ecm(zen3_model(), with_rule(zen3_json(), "serial"), 1, Isa::avx2);
+  EXPECT_EQ(e.overlap.rule, "serial");
+  expect_ecm(e, {0.1, 0.1, 0.04, 0.04, 0.09, 0.1 + 0.04 + 0.04 + 0.09});
+}
+
+// Working set in L2 (32 KiB < 1e5 B <= 512 KiB): the L2<-L3 and L3<-DRAM terms are not priced.
+TEST(EcmZen3, OnlyBoundariesOutsideTheLevelArePriced) {
+  const Ecm o = ecm(zen3_model(1e5), machine_from_json(zen3_json()), 1, Isa::avx2);
+  EXPECT_EQ(o.level, "L2");
+  EXPECT_EQ(o.t_l2l3, 0);
+  EXPECT_EQ(o.t_l3mem, 0);
+  EXPECT_NEAR(o.time_s, 0.1, 1e-12);  // max(0.1, 0.1, 0.08)
+  const Ecm s = ecm(zen3_model(1e5), with_rule(zen3_json(), "serial"), 1, Isa::avx2);
+  EXPECT_NEAR(s.time_s, 0.14, 1e-12);  // 0.1 + 0.04
+  EXPECT_EQ(s.capacity_bytes, 524288.0);
+  EXPECT_EQ(s.capacity_source, "measured");
+}
+
+// A pure stream of B bytes from level X through every level reproduces the measured B / bw(X)
+// under both rules: the transfer costs are derived so (ecm.hpp).
+TEST(EcmBothMachines, PureStreamReproducesMeasuredBandwidth) {
+  struct Case { nlohmann::json j; Isa isa; double ws; const char* level; double gbps; };
+  const Case cases[] = {{zen3_json(), Isa::avx2, 1e9, "DRAM", 25.0}, {zen3_json(), Isa::avx2, 1e6, "L3", 80.0},
+                        {xeon_json(), Isa::avx512, 1e9, "DRAM", 25.0}, {xeon_json(), Isa::avx512, 1e5, "L2", 200.0},
+                        {xeon_json(), Isa::avx2, 1e7, "L3", 75.0}};
+  for (const Case& c : cases)
+    for (const char* rule : {"serial", "overlapping"}) {
+      Model m;
+      m.working_set = c.ws;
+      m.traffic = {{1e9, "update"}};
+      m.phases = {LevelTraffic{{{1e9, "update"}}, {{1e9, "update"}}, {{1e9, "update"}}, {{1e9, "update"}}, ""}};
+      const Ecm e = ecm(m, with_rule(c.j, rule), 1, c.isa);
+      EXPECT_EQ(e.level, c.level);
+      EXPECT_NEAR(e.time_s, 1e9 / (c.gbps * 1e9), 1e-12) << c.level << " " << rule;
+    }
+}
+
+// Xeon fixture, avx512 at 1 thread, DRAM:
+//   T_OL = 6.4e9 / 64 = 0.1; T_nOL = 4e10 / 400 = 0.1
+//   serial (assumed for Intel): 1.6e10 x (1/160 - 1/400) = 0.06, 8e9 x (1/80 - 1/160) = 0.05,
+//     3e9 x (1/20 - 1/80) = 0.1125 -> 0.3225
+//   overlapping: max(0.1, 0.1, 1.6e10/160 = 0.1, 8e9/80 = 0.1, 3e9/20 = 0.15) = 0.15
+Model xeon_model() {
+  Model m;
+  m.flops = 6.4e9;
+  m.compute_ceiling = "fma_f64";
+  m.working_set = 1e9;
+  m.phases = {LevelTraffic{{{4e10, "read"}}, {{1.6e10, "read"}}, {{8e9, "read"}}, {{3e9, "read"}}, "", 6.4e9}};
+  return m;
+}
+
+TEST(EcmXeon, SerialRuleAssumedForIntel) {
+  const Ecm e = ecm(xeon_model(), machine_from_json(xeon_json()), 1, Isa::avx512);
+  EXPECT_EQ(e.overlap.rule, "serial");
+  EXPECT_FALSE(e.overlap.measured);
+  expect_ecm(e, {0.1, 0.1, 0.06, 0.05, 0.1125, 0.3225});
+  const Ecm o = ecm(xeon_model(), with_rule(xeon_json(), "overlapping"), 1, Isa::avx512);
+  EXPECT_NEAR(o.time_s, 0.15, 1e-12);
+}
+
+// An avx2 kernel on the AVX-512 machine is priced with the avx2 tables:
+//   T_OL = 6.4e9 / 32 = 0.2; T_nOL = 4e10 / 250 = 0.16; 1.6e10 x (1/125 - 1/250) = 0.064;
+//   8e9 x (1/62.5 - 1/125) = 0.064; DRAM (widest table) 3e9 x (1/20 - 1/62.5) = 0.102 -> 0.39
+TEST(EcmXeon, Avx2KernelUsesAvx2Ceilings) {
+  const Ecm e = ecm(xeon_model(), machine_from_json(xeon_json()), 1, Isa::avx2);
+  EXPECT_EQ(e.compute_isa, "avx2");
+  EXPECT_EQ(e.bandwidth_isa, "avx2");
+  expect_ecm(e, {0.2, 0.16, 0.064, 0.064, 0.102, 0.39});
+  EXPECT_TRUE(e.notes.empty());
+}
+
+// No per-level traffic: the ECM is the roofline's single-level terms, and says so.
+//   T_OL = 1.6e9 / 32 = 0.05, memory 2e9 / 20 GB/s (DRAM read) = 0.1
+TEST(EcmFallback, NoPerLevelTrafficUsesRooflineTerms) {
+  Model m;
+  m.flops = 1.6e9;
+  m.compute_ceiling = "fma_f64";
+  m.working_set = 1e9;
+  m.traffic = {{2e9, "read"}};
+  for (const char* rule : {"serial", "overlapping"}) {
+    const Ecm e = ecm(m, with_rule(zen3_json(), rule), 1, Isa::avx2);
+    EXPECT_TRUE(e.fallback);
+    EXPECT_NEAR(e.t_ol, 0.05, 1e-12);
+    EXPECT_NEAR(e.t_mem_fallback, 0.1, 1e-12);
+    EXPECT_NEAR(e.time_s, 0.1, 1e-12);
+    ASSERT_FALSE(e.notes.empty());
+    EXPECT_NE(e.notes[0].find("no per-level traffic"), std::string::npos);
+    const auto j = to_json(e);
+    EXPECT_TRUE(j["fallback"].get<bool>());
+    EXPECT_TRUE(j["T_nOL"].is_null());
+    EXPECT_NEAR(j["T_mem_roofline"].get<double>(), 0.1, 1e-12);
+  }
+}
+
+// Working sets near a capacity (Zen 3 fixture, L3 32 MiB): priced where they are placed, marked.
+TEST(EcmStraddle, NearCapacityIsMarkedWithTheLevelPriced) {
+  const Machine z = machine_from_json(zen3_json());
+  const Ecm over = ecm(zen3_model(40.0 * (1 << 20)), z, 1, Isa::avx2);  // 40 MiB > 32 MiB
+  EXPECT_EQ(over.level, "DRAM");
+  EXPECT_TRUE(over.straddles);
+  ASSERT_FALSE(over.notes.empty());
+  EXPECT_NE(over.notes.back().find("part of it may stay in L3"), std::string::npos);
+  const Ecm fill = ecm(zen3_model(20.0 * (1 << 20)), z, 1, Isa::avx2);  // 20 of 32 MiB
+  EXPECT_EQ(fill.level, "L3");
+  EXPECT_TRUE(fill.straddles);
+  EXPECT_EQ(fill.t_l3mem, 0);
+  const Ecm far = ecm(zen3_model(100.0 * (1 << 20)), z, 1, Isa::avx2);
+  EXPECT_EQ(far.level, "DRAM");
+  EXPECT_FALSE(far.straddles);
+}
+
+// The case: a 134 MB matrix on a CPU whose measured L3 is 260 MiB (reported 32 MiB):
+// the measured capacity places it in L3, so no L3<-DRAM transfer is priced.
+TEST(EcmStraddle, MeasuredCapacityPlacesALargeMatrixInL3) {
+  nlohmann::json j = xeon_json();
+  j["caches"]["reported"]["L3"] = 33554432;
+  j["caches"]["measured"]["L3"] = 272629760;
+  Model m = xeon_model();
+  m.working_set = 134e6;
+  const Ecm e = ecm(m, machine_from_json(j), 1, Isa::avx512);
+  EXPECT_EQ(e.level, "L3");
+  EXPECT_EQ(e.capacity_bytes, 272629760.0);
+  EXPECT_EQ(e.capacity_source, "measured");
+  EXPECT_EQ(e.t_l3mem, 0);
+  EXPECT_NEAR(e.time_s, 0.1 + 0.06 + 0.05, 1e-12);
+  const auto js = to_json(e);
+  EXPECT_EQ(js["level"], "L3");
+  EXPECT_EQ(js["capacity_source"], "measured");
+}
+
+// Serial rule where a level measured no slower than the one above: that transfer costs 0, noted.
+TEST(EcmZen3, SerialTransferClampedAtZeroWithNote) {
+  nlohmann::json j = zen3_json();
+  j["bandwidth"]["levels"]["L2"]["read"]["1"] = 250.0;  // avx2 is the widest: bandwidth.levels
+  const Ecm e = ecm(zen3_model(1e5), with_rule(j, "serial"), 1, Isa::avx2);
+  EXPECT_EQ(e.t_l1l2, 0);
+  ASSERT_FALSE(e.notes.empty());
+  EXPECT_NE(e.notes.back().find("is not below"), std::string::npos);
+}
+
+// bench.json -> model.json: each row gets "ecm" beside the roofline, and "accuracy" counts the
+// shares within 10% / 20% of each.
+TEST(EcmEvaluate, RowsCarryEcmAndAccuracyShares) {
+  nlohmann::json lv = {{"l1", {{{"bytes", 2e10}, {"kernel", "read"}}}}, {"l2", {{{"bytes", 8e9}, {"kernel", "read"}}}},
+                       {"l3", {{{"bytes", 4e9}, {"kernel", "read"}}}}, {"mem", {{{"bytes", 3e9}, {"kernel", "read"}}}},
+                       {"note", "t"}, {"flops", 3.2e9}};
+  nlohmann::json fields = {{"family", "f"}, {"threads", 1}, {"flops", 3.2e9}, {"working_set", 1e9},
+                           {"compute_ceiling", "fma_f64"}, {"isa", "avx2"}, {"library", nullptr},
+                           {"traffic", {{{"bytes", 3e9}, {"kernel", "read"}}}}};
+  nlohmann::json bench = {{"schema", "rooflab.bench/1"}, {"benchmarks", nlohmann::json::array()}};
+  // a: ECM 0.15 s, roofline 3e9 / 20 = 0.15 s, measured 0.16 (both within 10%)
+  // b: same model without ecm_traffic (fallback = roofline 0.15), measured 0.2 (neither within 20%)
+  // c: ECM 0.15, measured 0.17 (within 20%, not 10%)
+  const std::pair<const char*, double> runs[] = {{"f/a/f64/1/threads:1", 160}, {"f/b/f64/1/threads:1", 200},
+                                                 {"f/c/f64/1/threads:1", 170}};
+  for (const auto& [name, ms] : runs) {
+    nlohmann::json f = fields;
+    f["name"] = name;
+    f["ecm_traffic"] = std::string(name).find("/b/") != std::string::npos ? nlohmann::json(nullptr) : nlohmann::json::array({lv});
+    bench["benchmarks"].push_back({{"name", name}, {"run_type", "iteration"}, {"real_time", ms},
+                                   {"time_unit", "ms"}, {"rooflab", f}});
+  }
+  const nlohmann::json machine = zen3_json();
+  const auto m = evaluate(bench, &machine, "bench.json", "machine.json");
+  const auto& a = m["rows"][0];
+  ASSERT_TRUE(a["ecm"].is_object());
+  EXPECT_NEAR(a["ecm"]["time_s"].get<double>(), 0.15, 1e-12);
+  EXPECT_NEAR(a["ecm"]["T_L3Mem"].get<double>(), 0.15, 1e-12);
+  EXPECT_EQ(a["ecm"]["overlap"], "overlapping");
+  EXPECT_FALSE(a["ecm"]["overlap_measured"].get<bool>());
+  EXPECT_EQ(a["ecm"]["level"], "DRAM");
+  EXPECT_NEAR(a["ecm"]["efficiency"].get<double>(), 0.15 / 0.16, 1e-12);
+  EXPECT_TRUE(m["rows"][1]["ecm"]["fallback"].get<bool>());
+  const auto& acc = m["accuracy"]["all"];
+  EXPECT_EQ(acc["cases"], 3);
+  EXPECT_NEAR(acc["roofline"]["within_10"].get<double>(), 1.0 / 3, 1e-12);
+  EXPECT_NEAR(acc["ecm"]["within_10"].get<double>(), 1.0 / 3, 1e-12);
+  EXPECT_NEAR(acc["ecm"]["within_20"].get<double>(), 2.0 / 3, 1e-12);
+  EXPECT_EQ(m["accuracy"]["f"]["cases"], 3);
+  // A malformed ecm_traffic is an error naming the key.
+  bench["benchmarks"][0]["rooflab"]["ecm_traffic"] = 3;
+  EXPECT_THROW(evaluate(bench, &machine, "bench.json", "machine.json"), Error);
+}
+
+// The families carry their per-level traffic into bench.json's fields.
+TEST(EcmFamilies, GemmBlockedAndFloydWarshallDeclarePerLevelTraffic) {
+  const auto blocked = case_fields(parse_case_name("gemm/blocked/avx2/f64/512x512x512/threads:1"));
+  ASSERT_EQ(blocked["ecm_traffic"].size(), 2u);  // packing, then the micro-kernel
+  EXPECT_EQ(blocked["ecm_traffic"][0]["name"], "pack");
+  EXPECT_EQ(blocked["ecm_traffic"][0]["flops"], 0.0);
+  EXPECT_EQ(blocked["ecm_traffic"][1]["flops"], blocked["flops"]);
+  for (const auto& ph : blocked["ecm_traffic"])
+    for (const char* k : {"l1", "l2", "l3", "mem"}) EXPECT_FALSE(ph[k].empty()) << k;
+  const auto loops = case_fields(parse_case_name("gemm/ijk/f64/64x64x64/threads:1"));
+  EXPECT_TRUE(loops["ecm_traffic"].is_null());
+  auto l1_bytes = [](const nlohmann::json& f) {
+    double b = 0;
+    for (const auto& t : f["ecm_traffic"][0]["l1"]) b += t["bytes"].get<double>();
+    return b;
+  };
+  // Register blocking cuts the core's L1 traffic (C once per tile op instead of bs times).
+  const auto rb = case_fields(parse_case_name("floyd_warshall/regblock/avx2/f32/1024x1024/sched:rec/layout:bdl/bs:64/task:256/threads:1"));
+  const auto plain = case_fields(parse_case_name("floyd_warshall/bdl/avx2/f32/1024x1024/sched:rec/bs:64/task:256/threads:1"));
+  ASSERT_EQ(rb["ecm_traffic"].size(), 2u);  // relax, and the bdl conversions
+  ASSERT_EQ(plain["ecm_traffic"].size(), 2u);
+  EXPECT_EQ(rb["ecm_traffic"][1]["name"], "convert");
+  EXPECT_LT(l1_bytes(rb), 0.5 * l1_bytes(plain));
+  const auto flat = case_fields(parse_case_name("floyd_warshall/naive/f32/256x256/threads:1"));
+  // The padded matrix's work is executed: 777 -> 832 for 64-tiles.
+  const auto padded = case_fields(parse_case_name("floyd_warshall/bdl/avx2/f32/777x777/sched:rec/bs:64/task:256/threads:1"));
+  EXPECT_EQ(padded["flops"], 2.0 * 777 * 777 * 777);
+  EXPECT_EQ(padded["ecm_traffic"][0]["flops"], 2.0 * 832 * 832 * 832);
+  ASSERT_EQ(flat["ecm_traffic"].size(), 1u);
+  EXPECT_NEAR(flat["ecm_traffic"][0]["l2"][0]["bytes"].get<double>(), 2.0 * 256 * 256 * 256 * 4, 1);
+}
+
+// A phase's flops price T_OL (a kernel the compiler leaves scalar counts W lanes per flop), and
+// phases add up: Zen 3, avx2, DRAM, overlapping:
+//   phase 1 (6.4e9 flops): max(0.2, 0.1, 0.08, 0.08, 0.15) = 0.2
+//   phase 2 (a copy, no flops): 1e9 update at every level: max(1e9 / 400, 1e9 / 160, 1e9 / 80,
+//   1e9 / 25) = 0.04  -> 0.24
+TEST(EcmZen3, PhasesAddUpAndPriceTheirOwnFlops) {
+  Model m = zen3_model();
+  m.phases[0].flops = 6.4e9;
+  const std::vector<Traffic> copy = {{1e9, "update"}};
+  m.phases.push_back({copy, copy, copy, copy, "copy", 0, "convert"});
+  const Ecm e = ecm(m, machine_from_json(zen3_json()), 1, Isa::avx2);
+  ASSERT_EQ(e.phases.size(), 2u);
+  EXPECT_NEAR(e.phases[0].time_s, 0.2, 1e-12);
+  EXPECT_NEAR(e.phases[1].time_s, 0.04, 1e-12);
+  EXPECT_EQ(e.phases[1].t_ol, 0);
+  EXPECT_NEAR(e.time_s, 0.24, 1e-12);
+  EXPECT_NEAR(e.t_ol, 0.2, 1e-12);
+  EXPECT_EQ(to_json(e)["phases"][1]["name"], "convert");
+  // The scalar regblock kernel prices its flops at 16 / s lanes (not vectorized), the
+  // vectorized ones at their flops.
+  const auto sc = case_fields(parse_case_name("floyd_warshall/regblock/scalar/f32/256x256/sched:rec/layout:bdl/bs:64/task:256/threads:1"));
+  const auto v = case_fields(parse_case_name("floyd_warshall/regblock/avx2/f32/256x256/sched:rec/layout:bdl/bs:64/task:256/threads:1"));
+  EXPECT_GT(sc["ecm_traffic"][0]["flops"].get<double>(), 2 * sc["flops"].get<double>());
+  EXPECT_EQ(v["ecm_traffic"][0]["flops"], v["flops"]);
+}
