@@ -341,7 +341,7 @@ int run_bench(const BenchOptions& opt) {
         try {
           const Variant& v = variant_of(c);
           predicted = roofline::predict(v.model(c), *machine, c.threads,
-                                        roofline::pricing_isa(runs_isa(c), v.is_baseline())).time_s;
+                                        roofline::pricing_isa(runs_isa(c), v.is_baseline() || v.code_path)).time_s;
         } catch (const Error&) {
           // no console efficiency; `rooflab model` records why in model.json
         }

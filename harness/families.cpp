@@ -79,7 +79,8 @@ nlohmann::json case_fields(const Case& c) {
   j["params"] = params;
   j["threads"] = c.threads;
   const Variant& v = variant_of(c);
-  // The model prices a vendor baseline with the widest ISA's ceilings (roofline::pricing_isa).
+  // The model prices vendor code (a baseline, or a back end: "code_path") with the widest ISA's
+  // ceilings (roofline::pricing_isa).
   j["library"] = v.library.empty() ? json(nullptr) : json(v.library);
   if (const Isa r = runs_isa(c); r != c.isa) j["runs_isa"] = std::string(to_string(r));
   const Model m = v.model(c);

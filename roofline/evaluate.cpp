@@ -90,8 +90,8 @@ Model model_from_fields(const json& f, const Reader& rd) {
 }
 
 // Which ISA's compute ceilings price a row (pricing_isa): "isa" when set, else "runs_isa"
-// (a run-time dispatch); else a vendor baseline ("library" set) the widest, rooflab's own code
-// scalar. nullopt: a row without "library" (bench.json of an older rooflab), which cannot tell
+// (a run-time dispatch); else a vendor library's code (a baseline, "library" set, or a vendor back
+// end, "code_path" set) the widest, rooflab's own code scalar. nullopt: a row without "library" (bench.json of an older rooflab), which cannot tell
 // the two apart.
 std::optional<Isa> row_pricing_isa(const json& f, const Reader& rd) {
   for (const char* key : {"isa", "runs_isa"}) {
@@ -102,7 +102,7 @@ std::optional<Isa> row_pricing_isa(const json& f, const Reader& rd) {
     return *i;
   }
   if (!f.contains("library")) return std::nullopt;
-  return pricing_isa(Isa::none, !rd.string(f, "library", "").empty());
+  return pricing_isa(Isa::none, !rd.string(f, "library", "").empty() || f.contains("code_path"));
 }
 
 int threads_of(const json& f, const Reader& rd) {

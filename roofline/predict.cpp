@@ -84,9 +84,9 @@ bool names_gpu(const Model& m) {
 }
 }  // namespace
 
-Isa pricing_isa(Isa runs_isa, bool baseline) {
+Isa pricing_isa(Isa runs_isa, bool vendor_code) {
   if (runs_isa != Isa::none) return runs_isa;
-  return baseline ? Isa::none : own_code_isa();
+  return vendor_code ? Isa::none : own_code_isa();
 }
 
 Isa own_code_isa() {

@@ -38,10 +38,11 @@ struct Prediction {
 };
 
 // Which ISA's compute ceilings price a case: the ISA it runs (its own, or the one a run-time
-// dispatch picked) when known; a vendor baseline without one the widest measured (Isa::none:
-// libraries dispatch to their best code); rooflab's own code without one is built for
-// baseline x86-64 (scalar), or for the host's ISA in a -march=native build.
-Isa pricing_isa(Isa runs_isa, bool baseline);
+// dispatch picked) when known; vendor code without one (a baseline, or rooflab's driver over a
+// vendor back end: Variant::code_path) the widest measured (Isa::none: libraries dispatch to
+// their best code); rooflab's own code without one is built for baseline x86-64 (scalar), or for
+// the host's ISA in a -march=native build.
+Isa pricing_isa(Isa runs_isa, bool vendor_code);
 Isa own_code_isa();  // the ISA this build compiles ISA-less code for
 
 // Throws Error when the machine lacks a ceiling the model names. `isa` selects the compute

@@ -256,7 +256,7 @@ TEST(Machine, ComputeCeilingOfEachIsa) {
 TEST(Predict, PricingIsaRule) {
   EXPECT_EQ(pricing_isa(Isa::avx2, false), Isa::avx2);
   EXPECT_EQ(pricing_isa(Isa::avx512, true), Isa::avx512);
-  EXPECT_EQ(pricing_isa(Isa::none, true), Isa::none);     // a library: its best code
+  EXPECT_EQ(pricing_isa(Isa::none, true), Isa::none);     // a library (baseline or back end): its best code
   EXPECT_EQ(pricing_isa(Isa::none, false), own_code_isa());  // own code: what the build targets
 #if !defined(__AVX2__)
   EXPECT_EQ(own_code_isa(), Isa::scalar);  // built for baseline x86-64
@@ -283,6 +283,9 @@ nlohmann::json isa_bench() {
   row("f/openblas/f64/10/threads:1", nullptr, &lib);
   row("f/old/f64/10/threads:1", nullptr, nullptr);  // an older bench.json: no "library"
   row("f/dispatch/f64/10/threads:1", nullptr, &none, "avx2");  // picks its ISA at run time
+  // Own driver over a vendor back end (gemm/sfc_ca_libxsmm): the library's code, no "library".
+  row("f/backend/f64/10/threads:1", nullptr, &none);
+  bench["benchmarks"].back()["rooflab"]["code_path"] = {{"library", "libxsmm"}};
   return bench;
 }
 const nlohmann::json& row_named(const nlohmann::json& model, const std::string& prefix) {
@@ -322,6 +325,10 @@ TEST(Evaluate, EachRowPricedAgainstItsOwnIsa) {
   const auto& dispatch = row_named(m, "f/dispatch/");
   EXPECT_EQ(dispatch["compute_isa"], "avx2");
   EXPECT_NEAR(dispatch["predicted_s"].get<double>(), 8e9 / 40e9, 1e-12);
+  // A vendor back end runs the library's best code: the widest, as a baseline.
+  const auto& backend = row_named(m, "f/backend/");
+  EXPECT_EQ(backend["compute_isa"], "avx512");
+  EXPECT_NEAR(backend["predicted_s"].get<double>(), 8e9 / 80e9, 1e-12);
 }
 
 // A machine.json without by_isa (older files, the committed gate baseline) prices every row
