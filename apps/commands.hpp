@@ -51,8 +51,9 @@ args::Spec isa_calibrate_spec();
 int isa_calibrate_run(const args::Values& v);
 // Installs machine.json's ISA calibration for the profiles' default ISAs (preferred_isa); one that
 // cannot be used (malformed, measured on another CPU) is refused with a warning on stderr, and
-// the widest ISAs are the defaults.
-void use_machine_isa_choice(const std::string& machine_json);
+// the widest ISAs are the defaults. A machine.json that cannot be read at all is left to the
+// caller to report when it reads it itself (report_unreadable false), else warned about here.
+void use_machine_isa_choice(const std::string& machine_json, bool report_unreadable = true);
 // `rooflab mpi --np P [rooflab_mpi options]`: replaces the process with mpiexec running this
 // build's rooflab_mpi. Returns 0 after --help / --dry-run, 2 (message printed) on a usage error;
 // throws rooflab::Error when this build has no MPI or rooflab_mpi is missing.

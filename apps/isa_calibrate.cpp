@@ -192,9 +192,17 @@ int isa_calibrate_run(const args::Values& v) {
   return failed.empty() ? 0 : 3;
 }
 
-void use_machine_isa_choice(const std::string& machine) {
+void use_machine_isa_choice(const std::string& machine, bool report_unreadable) {
+  json m;
   try {
-    use_isa_choice(read_machine_json(machine));
+    m = read_machine_json(machine);
+  } catch (const Error& e) {
+    if (report_unreadable)
+      std::fprintf(stderr, "warning: no ISA calibration used, the default ISAs are the widest: %s\n", e.what());
+    return;
+  }
+  try {
+    use_isa_choice(m);
   } catch (const Error& e) {
     std::fprintf(stderr, "warning: %s: no ISA calibration used, the default ISAs are the widest: %s\n", machine.c_str(),
                  e.what());

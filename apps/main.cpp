@@ -160,7 +160,7 @@ int cmd_bench(const Values& v) {
   std::string machine = v.str("--machine");
   if (machine.empty() && fs::exists(o.out_dir / "machine.json")) machine = (o.out_dir / "machine.json").string();
   o.machine = machine;
-  if (!machine.empty()) cli::use_machine_isa_choice(machine);
+  if (!machine.empty()) cli::use_machine_isa_choice(machine, false);  // run_bench warns about a bad file
   warn_if_unoptimized();
   return run_bench(o);
 }

@@ -62,7 +62,8 @@ void validate_case(const Case& c) {
 }
 
 Isa runs_isa(const Case& c) {
-  return c.isa == Isa::none && variant_of(c).runs_best_isa ? best_isa() : c.isa;
+  const Variant& v = variant_of(c);
+  return c.isa == Isa::none && v.runs_isa ? v.runs_isa(c) : c.isa;
 }
 
 nlohmann::json case_fields(const Case& c) {

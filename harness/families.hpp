@@ -36,8 +36,8 @@ std::vector<Case> match_cases(std::string_view profile, const std::string& regex
 // check_case() against the case's family from the list. Throws Error with a clear message.
 void validate_case(const Case& c);
 const Variant& variant_of(const Case& c);  // throws Error if unknown
-// The ISA the case's kernel runs: its own, best_isa() for a variant that dispatches at run time
-// (Variant::runs_best_isa), else Isa::none.
+// The ISA the case's kernel runs: its own, the one a variant that picks at run time says
+// (Variant::runs_isa), else Isa::none.
 Isa runs_isa(const Case& c);
 
 // rooflab's per-case fields (the case and its model's flops, bytes, traffic) as stored in bench.json.

@@ -230,7 +230,7 @@ Family make_family(std::string name, std::string description, const FamilyHooks&
   f.description = std::move(description);
   for (const VariantRow& r : rows)
     f.variants.push_back({r.name, r.description, r.isas, r.dtypes, h.accepts, h.model, h.make, h.predictions, r.library,
-                          r.code_path, r.runs_best_isa});
+                          r.code_path, r.runs_isa});
   f.cases = h.cases;
   f.isa_cases = h.isa_cases;
   f.memory_bytes = h.memory_bytes;

@@ -103,9 +103,10 @@ struct Variant {
   // path it runs and whether that is the library's best for this CPU (bench.json "code_path");
   // empty: none.
   std::function<nlohmann::json()> code_path;
-  // Cases name no ISA, but the kernel dispatches to best_isa() at run time (rtamm): it is
-  // priced against that ISA (bench.json "runs_isa").
-  bool runs_best_isa = false;
+  // Cases name no ISA, but the kernel picks one at run time (rtamm: gemm/blocked's default
+  // ISA, preferred_isa): the one a case runs, priced against it (bench.json "runs_isa"). Empty:
+  // the case's own ISA.
+  std::function<Isa(const Case&)> runs_isa;
 };
 
 struct Family {
@@ -136,7 +137,7 @@ struct VariantRow {
   std::vector<DType> dtypes = {DType::f64, DType::f32};
   std::string library = {};                             // Variant::library: set by baseline rows
   std::function<nlohmann::json()> code_path = {};       // Variant::code_path
-  bool runs_best_isa = false;                           // Variant::runs_best_isa
+  std::function<Isa(const Case&)> runs_isa = {};        // Variant::runs_isa
 };
 struct FamilyHooks {
   std::function<std::string(const Case&)> accepts;      // "" or the reason (accepts_if_parses)

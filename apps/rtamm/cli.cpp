@@ -41,13 +41,19 @@ void set_budget(const Values& o, const std::string& profile) {
   diag::set_quiet_budget(o.has("--quiet-budget") ? o.real("--quiet-budget") : diag::default_quiet_budget_s(profile));
 }
 
-fs::path machine_path(const Values& o) { return o.path("--machine"); }
+// The --machine file; its ISA calibration is installed as it is named, so that the pool, the
+// units and the plans all use the micro-kernel of gemm/blocked's default ISA (kernel_isa).
+fs::path machine_path(const Values& o) {
+  const fs::path p = o.path("--machine");
+  if (!p.empty()) cli::use_machine_isa_choice(p.string(), false);  // its own read reports a bad file
+  return p;
+}
 
 DType dtype_of(const Values& o) { return *parse_dtype(o.str("--dtype")); }
 
 PoolRules rules_for(const json& machine, const fs::path& path, DType dt) {
-  const gemm::Ukernel<double> u64 = gemm::ukernel<double>(best_isa());
-  const gemm::Ukernel<float> u32 = gemm::ukernel<float>(best_isa());
+  const gemm::Ukernel<double> u64 = gemm::ukernel<double>(kernel_isa(DType::f64));
+  const gemm::Ukernel<float> u32 = gemm::ukernel<float>(kernel_isa(DType::f32));
   return {int64_t(dtype_size(dt)), dt == DType::f64 ? u64.mr : u32.mr, dt == DType::f64 ? u64.nr : u32.nr,
           caches_from_machine(machine, path)};
 }

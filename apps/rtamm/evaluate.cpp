@@ -187,7 +187,7 @@ Timed time_plans(const std::vector<Plan>& ps, int samples, const gemm::Ukernel<d
 
 std::vector<std::vector<double>> sweep(const std::vector<Plan>& plans, const std::vector<Shape>& shapes,
                                        const EvalOptions& opt, json& failures) {
-  const gemm::Ukernel<double> uk = gemm::ukernel<double>(best_isa());
+  const gemm::Ukernel<double> uk = gemm::ukernel<double>(kernel_isa(DType::f64));
   int64_t wmax = 0;
   for (const Plan& p : plans) wmax = std::max(wmax, workspace(p, uk.mr, uk.nr));
   AlignedBuffer<double> work(static_cast<size_t>(wmax));
@@ -210,7 +210,7 @@ json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& 
   const auto sit = std::find_if(plans.begin(), plans.end(), [&](const Plan& p) { return plan_id(p) == plan_id(stat); });
   if (sit == plans.end()) throw Error("rtamm evaluate: the static plan " + plan_id(stat) + " is not among the plans");
   const size_t static_idx = size_t(sit - plans.begin());
-  const gemm::Ukernel<double> uk = gemm::ukernel<double>(best_isa());
+  const gemm::Ukernel<double> uk = gemm::ukernel<double>(kernel_isa(DType::f64));
   if (uk.mr != engine.units().mr || uk.nr != engine.units().nr)
     throw Error("rtamm evaluate: the unit costs were measured with a " + std::to_string(engine.units().mr) + "x" +
                 std::to_string(engine.units().nr) + " micro-kernel, this build uses " + std::to_string(uk.mr) + "x" +

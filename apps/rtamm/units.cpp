@@ -204,7 +204,7 @@ struct BlockBench {
 
 template <class T>
 Units measure_typed(const std::vector<Block>& pool, const Caches& caches, int threads) {
-  const Isa isa = best_isa();
+  const Isa isa = kernel_isa(sizeof(T) == 8 ? DType::f64 : DType::f32);
   const gemm::Ukernel<T> uk = gemm::ukernel<T>(isa);
   Units u;
   u.dtype = sizeof(T) == 8 ? "f64" : "f32";

@@ -25,8 +25,8 @@ using namespace rtamm;
 
 constexpr int64_t kFullReferenceMaxMnk = int64_t(1) << 27;
 
-int mr_of(DType dt) { return dt == DType::f64 ? gemm::ukernel<double>(best_isa()).mr : gemm::ukernel<float>(best_isa()).mr; }
-int nr_of(DType dt) { return dt == DType::f64 ? gemm::ukernel<double>(best_isa()).nr : gemm::ukernel<float>(best_isa()).nr; }
+int mr_of(DType dt) { return dt == DType::f64 ? gemm::ukernel<double>(kernel_isa(dt)).mr : gemm::ukernel<float>(kernel_isa(dt)).mr; }
+int nr_of(DType dt) { return dt == DType::f64 ? gemm::ukernel<double>(kernel_isa(dt)).nr : gemm::ukernel<float>(kernel_isa(dt)).nr; }
 
 std::vector<Block> default_pool(DType dt) {
   return derive_pool({int64_t(dtype_size(dt)), mr_of(dt), nr_of(dt), default_caches()});
@@ -116,7 +116,7 @@ size_t memory_bytes(const Case& c) {
 template <class T>
 class RtammInstance final : public Instance {
  public:
-  RtammInstance(const Case& c, const Params& p) : prob_(p.d), uk_(gemm::ukernel<T>(best_isa())) {
+  RtammInstance(const Case& c, const Params& p) : prob_(p.d), uk_(gemm::ukernel<T>(kernel_isa(c.dtype))) {
     if (p.adaptive) {
       engine_ = std::make_shared<Engine>(engine_for(c));
       int64_t w = 0;
@@ -188,19 +188,20 @@ std::vector<Case> cases(std::string_view profile) {
 
 std::vector<VariantRow> rows() {
   std::vector<VariantRow> out;
+  const auto runs = [](const Case& c) { return kernel_isa(c.dtype); };
   for (Order o : all_orders()) {
     const std::string n(to_string(o));
     out.push_back({.name = n,
                    .description = "plan: blocks in loop order " + n + " (cost class " +
                                   std::string(to_string(canonical(o))) + "), mcg/ncg/kcg, ahead none|ab|abc",
-                   .runs_best_isa = true});
+                   .runs_isa = runs});
   }
   out.push_back({.name = "static",
                  .description = "the static baseline: mnk, ahead ab, the pool's static triple",
-                 .runs_best_isa = true});
+                 .runs_isa = runs});
   out.push_back({.name = "adaptive",
                  .description = "cost-formula choice of the plan at run time (units from $ROOFLAB_MACHINE)",
-                 .runs_best_isa = true});
+                 .runs_isa = runs});
   return out;
 }
 }  // namespace

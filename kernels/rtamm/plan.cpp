@@ -5,10 +5,13 @@
 #include <map>
 
 #include "harness/error.hpp"
+#include "harness/isa_choice.hpp"
 #include "harness/host_caches.hpp"
 #include "kernels/rtamm/exec.hpp"
 
 namespace rooflab::rtamm {
+
+Isa kernel_isa(DType dt) { return preferred_isa("gemm", "blocked", dt); }
 using detail::ceil_div;
 using detail::round_up;
 

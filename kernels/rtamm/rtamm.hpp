@@ -41,6 +41,10 @@ const Family& rtamm_family();
 
 namespace rtamm {
 
+// The ISA of the micro-kernel RTAMM runs (its plans, pool, units and cases alike): gemm/blocked's
+// default ISA on this machine (preferred_isa: measured by `rooflab isa-calibrate`, else the widest).
+Isa kernel_isa(DType dt);
+
 enum class Order { mnk, nmk, mkn, kmn, nkm, knm };
 std::string_view to_string(Order);
 std::optional<Order> parse_order(std::string_view);

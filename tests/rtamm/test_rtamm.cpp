@@ -13,6 +13,7 @@
 #include "harness/error.hpp"
 #include "harness/env.hpp"
 #include "harness/families.hpp"
+#include "harness/isa_choice.hpp"
 #include "harness/json_io.hpp"
 #include "apps/rtamm/evaluate.hpp"
 #include "apps/rtamm/units.hpp"
@@ -578,8 +579,9 @@ TEST(RtammEvaluate, ShapesCoverTheSixCategories) {
   EXPECT_GT(rmax, 7);
 }
 
-// rtamm cases name no ISA but run best_isa()'s micro-kernel: bench.json says which ("runs_isa"),
-// so the model prices them against that ISA's ceilings; a case with its own ISA gets no field.
+// rtamm cases name no ISA but run gemm/blocked's default ISA's micro-kernel (without a calibration
+// the widest): bench.json says which ("runs_isa"), so the model prices them against that ISA's
+// ceilings; a case with its own ISA gets no field.
 TEST(RtammRegistry, CasesRecordTheIsaTheyRun) {
   const Case c = parse_case_name("rtamm/static/f64/131x97x67/threads:1");
   ASSERT_EQ(c.isa, Isa::none);
@@ -588,4 +590,17 @@ TEST(RtammRegistry, CasesRecordTheIsaTheyRun) {
   const Case g = parse_case_name("gemm/blocked/avx2/f64/64x64x64/threads:1");
   EXPECT_EQ(runs_isa(g), Isa::avx2);
   EXPECT_FALSE(case_fields(g).contains("runs_isa"));
+  // With an ISA calibration that chose scalar for gemm/blocked f64, rtamm f64 runs (and verifies
+  // with) the scalar micro-kernel; f32 keeps the widest.
+  if (best_isa() == Isa::scalar) return;
+  const nlohmann::json entry = {{"family", "gemm"}, {"variant", "blocked"}, {"dtype", "f64"},
+                                {"isas", {{"scalar", {{"median_s", 0.1}}}, {std::string(to_string(best_isa())), {{"median_s", 1.0}}}}}};
+  use_isa_choice({{"isa_choice", {{"cpu", cpu_signature()}, {"entries", nlohmann::json::array({entry})}}}});
+  EXPECT_EQ(runs_isa(c), Isa::scalar);
+  EXPECT_EQ(rtamm::kernel_isa(DType::f64), Isa::scalar);
+  EXPECT_EQ(runs_isa(parse_case_name("rtamm/static/f32/131x97x67/threads:1")), best_isa());
+  auto inst = variant_of(c).make(c);
+  EXPECT_TRUE(inst->verify().ok);
+  use_isa_choice(nlohmann::json::object());
+  EXPECT_EQ(runs_isa(c), best_isa());
 }
