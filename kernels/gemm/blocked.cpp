@@ -47,14 +47,19 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
   // C-tile traffic is amortized over a few rank-1 updates only.
   const int64_t kblocks = (d.k + p.kc - 1) / p.kc;
   const int64_t kcb = std::min(p.kc, round_up((d.k + kblocks - 1) / kblocks, p.kc % 8 == 0 ? 8 : 1));
+  // The B panel buffer holds KC x NC: shorter K blocks leave it room for more columns. N is
+  // then split into equal blocks too (each N block packs A once more).
+  const int64_t ncmax = std::max(NR, p.kc * round_up(p.nc, NR) / kcb / NR * NR);
+  const int64_t nblocks = (d.n + ncmax - 1) / ncmax;
+  const int64_t ncb = std::min(ncmax, round_up((d.n + nblocks - 1) / nblocks, NR));
 
 #pragma omp parallel
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     T* Ap = Ap_all + int64_t(t) * round_up(p.mc, MR) * p.kc;
     const int64_t r0 = std::min(d.m, msl * t / nt * MR), r1 = std::min(d.m, msl * (t + 1) / nt * MR);
-    for (int64_t jc = 0; jc < d.n; jc += p.nc) {
-      const int64_t nc = std::min(p.nc, d.n - jc);
+    for (int64_t jc = 0; jc < d.n; jc += ncb) {
+      const int64_t nc = std::min(ncb, d.n - jc);
       for (int64_t pc = 0; pc < d.k; pc += kcb) {
         const int64_t kc = std::min(kcb, d.k - pc);
         // Each thread packs a contiguous run of slivers: one pass along B's rows.
