@@ -58,6 +58,9 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     T* Ap = Ap_all + int64_t(t) * round_up(p.mc, MR) * p.kc;
     const int64_t r0 = std::min(d.m, msl * t / nt * MR), r1 = std::min(d.m, msl * (t + 1) / nt * MR);
+    // The thread's rows in equal MR-aligned blocks of at most MC, as K and N.
+    const int64_t mblocks = std::max<int64_t>(1, (r1 - r0 + p.mc - 1) / p.mc);
+    const int64_t mcb = std::min(p.mc, round_up((r1 - r0 + mblocks - 1) / mblocks, MR));
     for (int64_t jc = 0; jc < d.n; jc += ncb) {
       const int64_t nc = std::min(ncb, d.n - jc);
       for (int64_t pc = 0; pc < d.k; pc += kcb) {
@@ -67,8 +70,8 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
         if (s1 > s0)
           pack_b(kc, std::min(nc, s1 * NR) - s0 * NR, B + pc * d.ldb + jc + s0 * NR, d.ldb, int(NR), Bp + s0 * NR * kc);
 #pragma omp barrier  // the whole B panel is packed
-        for (int64_t ic = r0; ic < r1; ic += p.mc) {
-          const int64_t mc = std::min(p.mc, r1 - ic);
+        for (int64_t ic = r0; ic < r1; ic += mcb) {
+          const int64_t mc = std::min(mcb, r1 - ic);
           pack_a(mc, kc, A + ic * d.lda + pc, d.lda, int(MR), Ap);
           for (int64_t jr = 0; jr < nc; jr += NR)
             for (int64_t ir = 0; ir < mc; ir += MR)
