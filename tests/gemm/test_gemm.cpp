@@ -163,53 +163,42 @@ INSTANTIATE_TEST_SUITE_P(Isas, GemmIsa, ::testing::ValuesIn(kIsas),
 // width and full slivers; the rest takes the element path), and nothing written past the end.
 template <class T>
 void check_packs() {
-  const int mrs[] = {1, 3, 4, 6, 8, 16}, nrs[] = {1, 4, 5, 12, 24, 48};
-  for (int64_t rows : {1, 3, 8, 17, 33})
+  // A: `lanes` rows of kc (stride lda) into MR-row slivers; B: kc rows of `lanes` columns
+  // (stride ldb) into NR-column slivers. Element (lane, k) sits at lane * ls + k * ks.
+  struct Side {
+    bool a;
+    std::vector<int64_t> lanes;
+    std::vector<int> widths;
+  };
+  for (const Side& side : {Side{true, {1, 3, 8, 17, 33}, {1, 3, 4, 6, 8, 16}},
+                           Side{false, {1, 5, 16, 47, 48, 97, 150}, {1, 4, 5, 12, 24, 48}}})
     for (int64_t kc : {1, 3, 4, 9, 70})
-      for (int64_t pad : {0, 5}) {
-        const int64_t lda = kc + pad;
-        std::vector<T> src(size_t(1 + rows * lda));
-        for (size_t i = 0; i < src.size(); ++i) src[i] = T(int64_t(i % 251) - 125);
-        const T* A = src.data() + 1;  // unaligned
-        for (int mr : mrs) {
-          const int64_t slivers = (rows + mr - 1) / mr, len = slivers * mr * kc;
-          std::vector<T> dst(size_t(len + 2), T(-999));
-          pack_a(rows, kc, A, lda, mr, dst.data() + 1);
-          int64_t bad = 0;
-          for (int64_t s = 0; s < slivers; ++s)
-            for (int64_t k = 0; k < kc; ++k)
-              for (int64_t i = 0; i < mr; ++i) {
-                const int64_t r = s * mr + i;
-                bad += dst[size_t(1 + s * mr * kc + k * mr + i)] != (r < rows ? A[r * lda + k] : T(0));
-              }
-          EXPECT_EQ(bad, 0) << "pack_a m " << rows << " kc " << kc << " lda " << lda << " mr " << mr;
-          EXPECT_EQ(dst.front(), T(-999));
-          EXPECT_EQ(dst.back(), T(-999)) << "pack_a wrote past its slivers: mr " << mr;
+      for (int64_t pad : {0, 5})
+        for (int64_t lanes : side.lanes) {
+          const int64_t ld = (side.a ? kc : lanes) + pad, ls = side.a ? ld : 1, ks = side.a ? 1 : ld;
+          std::vector<T> src(size_t(1 + (side.a ? lanes : kc) * ld));
+          for (size_t i = 0; i < src.size(); ++i) src[i] = T(int64_t(i % 251) - 125);
+          const T* X = src.data() + 1;  // unaligned source
+          for (int w : side.widths) {
+            const int64_t slivers = (lanes + w - 1) / w;
+            std::vector<T> dst(size_t(slivers * w * kc + 2), T(-999));
+            if (side.a) pack_a(lanes, kc, X, ld, w, dst.data() + 1);  // unaligned destination
+            else pack_b(kc, lanes, X, ld, w, dst.data() + 1);
+            int64_t bad = 0;
+            for (int64_t s = 0; s < slivers; ++s)
+              for (int64_t k = 0; k < kc; ++k)
+                for (int64_t i = 0; i < w; ++i) {
+                  const int64_t l = s * w + i;
+                  bad += dst[size_t(1 + s * w * kc + k * w + i)] != (l < lanes ? X[l * ls + k * ks] : T(0));
+                }
+            const std::string what = std::string(side.a ? "pack_a" : "pack_b") + " lanes " + std::to_string(lanes) +
+                                     " kc " + std::to_string(kc) + " ld " + std::to_string(ld) + " width " +
+                                     std::to_string(w);
+            EXPECT_EQ(bad, 0) << what;
+            EXPECT_EQ(dst.front(), T(-999)) << what;
+            EXPECT_EQ(dst.back(), T(-999)) << what << ": wrote past its slivers";
+          }
         }
-      }
-  for (int64_t kc : {1, 3, 9, 70})
-    for (int64_t n : {1, 5, 16, 47, 48, 97, 150})
-      for (int64_t pad : {0, 3}) {
-        const int64_t ldb = n + pad;
-        std::vector<T> src(size_t(1 + kc * ldb));
-        for (size_t i = 0; i < src.size(); ++i) src[i] = T(int64_t(i % 241) - 120);
-        const T* B = src.data() + 1;
-        for (int nr : nrs) {
-          const int64_t slivers = (n + nr - 1) / nr, len = slivers * nr * kc;
-          std::vector<T> dst(size_t(len + 2), T(-999));
-          pack_b(kc, n, B, ldb, nr, dst.data() + 1);
-          int64_t bad = 0;
-          for (int64_t s = 0; s < slivers; ++s)
-            for (int64_t k = 0; k < kc; ++k)
-              for (int64_t j = 0; j < nr; ++j) {
-                const int64_t c = s * nr + j;
-                bad += dst[size_t(1 + s * nr * kc + k * nr + j)] != (c < n ? B[k * ldb + c] : T(0));
-              }
-          EXPECT_EQ(bad, 0) << "pack_b kc " << kc << " n " << n << " ldb " << ldb << " nr " << nr;
-          EXPECT_EQ(dst.front(), T(-999));
-          EXPECT_EQ(dst.back(), T(-999)) << "pack_b wrote past its slivers: nr " << nr;
-        }
-      }
 }
 TEST(Gemm, PackAAndPackBFollowTheContractF64) { check_packs<double>(); }
 TEST(Gemm, PackAAndPackBFollowTheContractF32) { check_packs<float>(); }
