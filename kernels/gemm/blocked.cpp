@@ -18,10 +18,10 @@ int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 BlockedPlan default_blocked_plan(int64_t s, int mr, int nr, int64_t l1, int64_t l2, int64_t l3) {
   BlockedPlan p;
   // KC amortizes each micro-kernel call's C tile (read and written once per call) over kc
-  // rank-1 updates, so it is taken as large as the caches allow: the KC x NR B sliver at 1/16
-  // of L2, within [half, twice] L1 (it streams from L2 at full speed on cores with a large L2).
-  const int64_t sliver = int64_t(nr) * s;
-  p.kc = std::clamp<int64_t>(l2 / 16 / sliver, l1 / 2 / sliver, 2 * l1 / sliver) / 8 * 8;
+  // rank-1 updates, so it is taken as large as the caches allow: the KC x NR B sliver, reused by
+  // every call of the ir loop, within a quarter of L2 (the A micro-panels stream past it), and
+  // the MR x KC A micro-panel within L1.
+  p.kc = std::min(l2 / 4 / (int64_t(nr) * s), l1 / (int64_t(mr) * s)) / 8 * 8;
   p.kc = std::max<int64_t>(16, p.kc);
   // MC: the A block spans twice L2. Only its current MR x KC micro-panel must be close (the
   // prefetchers stream the rest); a larger block re-fetches each B sliver from L3 less often.
@@ -43,22 +43,35 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
   T* Bp = work;
   T* Ap_all = work + p.kc * round_up(p.nc, NR);
   const int64_t msl = (d.m + MR - 1) / MR;  // MR-slivers of rows, split evenly among threads
+  // K in equal blocks of at most KC (a multiple of 8 where KC is): no short last block whose
+  // C-tile traffic is amortized over a few rank-1 updates only.
+  const int64_t kblocks = (d.k + p.kc - 1) / p.kc;
+  const int64_t kcb = std::min(p.kc, round_up((d.k + kblocks - 1) / kblocks, p.kc % 8 == 0 ? 8 : 1));
+  // The B panel buffer holds KC x NC: shorter K blocks leave it room for more columns. N is
+  // then split into equal blocks too (each N block packs A once more).
+  const int64_t ncmax = std::max(NR, p.kc * round_up(p.nc, NR) / kcb / NR * NR);
+  const int64_t nblocks = (d.n + ncmax - 1) / ncmax;
+  const int64_t ncb = std::min(ncmax, round_up((d.n + nblocks - 1) / nblocks, NR));
 
 #pragma omp parallel
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     T* Ap = Ap_all + int64_t(t) * round_up(p.mc, MR) * p.kc;
     const int64_t r0 = std::min(d.m, msl * t / nt * MR), r1 = std::min(d.m, msl * (t + 1) / nt * MR);
-    for (int64_t jc = 0; jc < d.n; jc += p.nc) {
-      const int64_t nc = std::min(p.nc, d.n - jc);
-      for (int64_t pc = 0; pc < d.k; pc += p.kc) {
-        const int64_t kc = std::min(p.kc, d.k - pc);
-        const int64_t nsl = (nc + NR - 1) / NR;
-#pragma omp for schedule(static)
-        for (int64_t s = 0; s < nsl; ++s)
-          pack_b(kc, std::min(NR, nc - s * NR), B + pc * d.ldb + jc + s * NR, d.ldb, int(NR), Bp + s * NR * kc);
-        for (int64_t ic = r0; ic < r1; ic += p.mc) {
-          const int64_t mc = std::min(p.mc, r1 - ic);
+    // The thread's rows in equal MR-aligned blocks of at most MC, as K and N.
+    const int64_t mblocks = std::max<int64_t>(1, (r1 - r0 + p.mc - 1) / p.mc);
+    const int64_t mcb = std::min(p.mc, round_up((r1 - r0 + mblocks - 1) / mblocks, MR));
+    for (int64_t jc = 0; jc < d.n; jc += ncb) {
+      const int64_t nc = std::min(ncb, d.n - jc);
+      for (int64_t pc = 0; pc < d.k; pc += kcb) {
+        const int64_t kc = std::min(kcb, d.k - pc);
+        // Each thread packs a contiguous run of slivers: one pass along B's rows.
+        const int64_t nsl = (nc + NR - 1) / NR, s0 = nsl * t / nt, s1 = nsl * (t + 1) / nt;
+        if (s1 > s0)
+          pack_b(kc, std::min(nc, s1 * NR) - s0 * NR, B + pc * d.ldb + jc + s0 * NR, d.ldb, int(NR), Bp + s0 * NR * kc);
+#pragma omp barrier  // the whole B panel is packed
+        for (int64_t ic = r0; ic < r1; ic += mcb) {
+          const int64_t mc = std::min(mcb, r1 - ic);
           pack_a(mc, kc, A + ic * d.lda + pc, d.lda, int(MR), Ap);
           for (int64_t jr = 0; jr < nc; jr += NR)
             for (int64_t ir = 0; ir < mc; ir += MR)

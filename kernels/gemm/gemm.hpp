@@ -86,8 +86,9 @@ template <class T> void loops(LoopOrder order, const Dims& d, const T* A, const 
 struct BlockedPlan {
   int64_t mc = 0, kc = 0, nc = 0;  // 0: default_blocked_plan()
 };
-// MC / KC / NC from cache sizes (bytes): a B sliver (KC x NR) fills half of L1, an A block
-// (MC x KC) half of L2, a B panel (KC x NC) half of L3; MC a multiple of MR, NC of NR.
+// MC / KC / NC from cache sizes (bytes): a B sliver (KC x NR) within a quarter of L2 and an A
+// micro-panel (MR x KC) within L1, an A block (MC x KC) twice L2, a B panel (KC x NC) half of
+// L3; MC a multiple of MR, NC of NR. blocked() splits K into equal blocks of at most KC.
 BlockedPlan default_blocked_plan(int64_t elem_size, int mr, int nr, int64_t l1, int64_t l2, int64_t l3);
 // Scratch the blocked driver needs (elements): one B panel + one A block per thread.
 int64_t blocked_workspace(const BlockedPlan& p, int mr, int nr, int threads);

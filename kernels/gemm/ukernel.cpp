@@ -1,5 +1,7 @@
 // Micro-kernel dispatch and the portable "scalar" micro-kernel (register block: config.hpp),
 // plus the packing routines (memory-bound, baseline ISA).
+#include <emmintrin.h>  // SSE2: baseline on x86-64
+
 #include <string>
 #include <type_traits>
 
@@ -17,12 +19,40 @@ Ukernel<T> ukernel(Isa isa) {
 template Ukernel<float> ukernel<float>(Isa);
 template Ukernel<double> ukernel<double>(Isa);
 
+// Packing: memory-bound, so written with SSE2 only (baseline x86-64, no dispatch): full slivers
+// move whole vectors (A: 4 x 4 / 2 x 2 register transposes of MR rows x 4 / 2 k; B: each row of
+// the panel copied once, in order), edges fall back to element copies with zero padding.
+namespace {
+// dst[j * ldd + i] = src[i * lds + j] for the 4 x 4 (float) / 2 x 2 (double) block at src.
+inline void transpose_block(const float* s, int64_t lds, float* d, int64_t ldd) {
+  __m128 r0 = _mm_loadu_ps(s), r1 = _mm_loadu_ps(s + lds), r2 = _mm_loadu_ps(s + 2 * lds),
+         r3 = _mm_loadu_ps(s + 3 * lds);
+  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+  _mm_storeu_ps(d, r0), _mm_storeu_ps(d + ldd, r1), _mm_storeu_ps(d + 2 * ldd, r2), _mm_storeu_ps(d + 3 * ldd, r3);
+}
+inline void transpose_block(const double* s, int64_t lds, double* d, int64_t ldd) {
+  const __m128d r0 = _mm_loadu_pd(s), r1 = _mm_loadu_pd(s + lds);
+  _mm_storeu_pd(d, _mm_unpacklo_pd(r0, r1)), _mm_storeu_pd(d + ldd, _mm_unpackhi_pd(r0, r1));
+}
+inline __m128 load_v(const float* p) { return _mm_loadu_ps(p); }
+inline __m128d load_v(const double* p) { return _mm_loadu_pd(p); }
+inline void store_v(float* p, __m128 x) { _mm_storeu_ps(p, x); }
+inline void store_v(double* p, __m128d x) { _mm_storeu_pd(p, x); }
+template <class T>
+inline constexpr int64_t kVec = 16 / int64_t(sizeof(T));  // elements per SSE2 register
+}  // namespace
+
 template <class T>
 void pack_a(int64_t m, int64_t kc, const T* A, int64_t lda, int mr, T* dst) {
+  constexpr int64_t L = kVec<T>;
   for (int64_t s = 0; s * mr < m; ++s, dst += mr * kc) {
     const int64_t rows = m - s * mr < mr ? m - s * mr : mr;
     const T* a = A + s * mr * lda;
-    for (int64_t k = 0; k < kc; ++k) {
+    int64_t k = 0;
+    if (rows == mr && mr % L == 0)
+      for (; k + L <= kc; k += L)
+        for (int64_t i = 0; i < mr; i += L) transpose_block(a + i * lda + k, lda, dst + k * mr + i, mr);
+    for (; k < kc; ++k) {
       int64_t i = 0;
       for (; i < rows; ++i) dst[k * mr + i] = a[i * lda + k];
       for (; i < mr; ++i) dst[k * mr + i] = T(0);
@@ -32,16 +62,24 @@ void pack_a(int64_t m, int64_t kc, const T* A, int64_t lda, int mr, T* dst) {
 
 template <class T>
 void pack_b(int64_t kc, int64_t n, const T* B, int64_t ldb, int nr, T* dst) {
-  for (int64_t s = 0; s * nr < n; ++s, dst += nr * kc) {
-    const int64_t cols = n - s * nr < nr ? n - s * nr : nr;
-    const T* b = B + s * nr;
-    for (int64_t k = 0; k < kc; ++k) {
+  constexpr int64_t L = kVec<T>;
+  const int64_t full = n / nr, tail = n - full * nr;  // whole slivers, columns of the last one
+  for (int64_t k = 0; k < kc; ++k) {
+    const T* b = B + k * ldb;
+    T* d = dst + k * nr;
+    for (int64_t s = 0; s < full; ++s, b += nr, d += nr * kc) {
       int64_t j = 0;
-      for (; j < cols; ++j) dst[k * nr + j] = b[k * ldb + j];
-      for (; j < nr; ++j) dst[k * nr + j] = T(0);
+      for (; j + L <= nr; j += L) store_v(d + j, load_v(b + j));
+      for (; j < nr; ++j) d[j] = b[j];
+    }
+    if (tail > 0) {
+      int64_t j = 0;
+      for (; j < tail; ++j) d[j] = b[j];
+      for (; j < nr; ++j) d[j] = T(0);
     }
   }
 }
+
 template void pack_a<float>(int64_t, int64_t, const float*, int64_t, int, float*);
 template void pack_a<double>(int64_t, int64_t, const double*, int64_t, int, double*);
 template void pack_b<float>(int64_t, int64_t, const float*, int64_t, int, float*);

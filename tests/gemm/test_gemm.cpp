@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness/error.hpp"
@@ -155,6 +156,77 @@ TEST_P(GemmIsa, BlockedAndSfcMatchReferenceF32) { check_drivers<float>(GetParam(
 
 INSTANTIATE_TEST_SUITE_P(Isas, GemmIsa, ::testing::ValuesIn(kIsas),
                          [](const auto& info) { return label(info.param); });
+
+// pack_a / pack_b against their contract (gemm.hpp), element by element: odd sizes, lda / ldb
+// wider than the block, source and destination one element off any vector alignment, every
+// register block of config.hpp plus odd ones (the vector paths need MR a multiple of the vector
+// width and full slivers; the rest takes the element path), and nothing written past the end.
+template <class T>
+void check_packs() {
+  // A: `lanes` rows of kc (stride lda) into MR-row slivers; B: kc rows of `lanes` columns
+  // (stride ldb) into NR-column slivers. Element (lane, k) sits at lane * ls + k * ks.
+  struct Side {
+    bool a;
+    std::vector<int64_t> lanes;
+    std::vector<int> widths;
+  };
+  for (const Side& side : {Side{true, {1, 3, 8, 17, 33}, {1, 3, 4, 6, 8, 16}},
+                           Side{false, {1, 5, 16, 47, 48, 97, 150}, {1, 4, 5, 12, 24, 48}}})
+    for (int64_t kc : {1, 3, 4, 9, 70})
+      for (int64_t pad : {0, 5})
+        for (int64_t lanes : side.lanes) {
+          const int64_t ld = (side.a ? kc : lanes) + pad, ls = side.a ? ld : 1, ks = side.a ? 1 : ld;
+          std::vector<T> src(size_t(1 + (side.a ? lanes : kc) * ld));
+          for (size_t i = 0; i < src.size(); ++i) src[i] = T(int64_t(i % 251) - 125);
+          const T* X = src.data() + 1;  // unaligned source
+          for (int w : side.widths) {
+            const int64_t slivers = (lanes + w - 1) / w;
+            std::vector<T> dst(size_t(slivers * w * kc + 2), T(-999));
+            if (side.a) pack_a(lanes, kc, X, ld, w, dst.data() + 1);  // unaligned destination
+            else pack_b(kc, lanes, X, ld, w, dst.data() + 1);
+            int64_t bad = 0;
+            for (int64_t s = 0; s < slivers; ++s)
+              for (int64_t k = 0; k < kc; ++k)
+                for (int64_t i = 0; i < w; ++i) {
+                  const int64_t l = s * w + i;
+                  bad += dst[size_t(1 + s * w * kc + k * w + i)] != (l < lanes ? X[l * ls + k * ks] : T(0));
+                }
+            const std::string what = std::string(side.a ? "pack_a" : "pack_b") + " lanes " + std::to_string(lanes) +
+                                     " kc " + std::to_string(kc) + " ld " + std::to_string(ld) + " width " +
+                                     std::to_string(w);
+            EXPECT_EQ(bad, 0) << what;
+            EXPECT_EQ(dst.front(), T(-999)) << what;
+            EXPECT_EQ(dst.back(), T(-999)) << what << ": wrote past its slivers";
+          }
+        }
+}
+TEST(Gemm, PackAAndPackBFollowTheContractF64) { check_packs<double>(); }
+TEST(Gemm, PackAAndPackBFollowTheContractF32) { check_packs<float>(); }
+
+// The default blocking at this machine's caches, where K / N exceed KC / NC by a little (short
+// last blocks before the equal split) and the buffer sized from the plan.
+TEST(Gemm, BlockedSplitsKAndNIntoEqualBlocks) {
+  for (Isa isa : kIsas) {
+    if (!isa_supported(isa)) continue;
+    const Ukernel<float> uk = ukernel<float>(isa);
+    // Small caches: KC, NC a few dozen, so K = KC + 3 and N = NC + 5 stay cheap.
+    const BlockedPlan bp = default_blocked_plan(sizeof(float), uk.mr, uk.nr, 4 << 10, 64 << 10, 256 << 10);
+    for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{19, bp.nc + 5, bp.kc + 3},
+                                  {uk.mr * 3 + 1, 2 * bp.nc + 1, 2 * bp.kc + 1}}) {
+      const Mat<float> A(m, k, 2, 4), B(k, n, 1, 5), C0(m, n, 3, 6);
+      const Dims d{m, n, k, A.ld, B.ld, C0.ld};
+      for (int threads : {1, 2}) {
+        omp_set_num_threads(threads);
+        Mat<float> C = C0;
+        std::vector<float> work(size_t(blocked_workspace(bp, uk.mr, uk.nr, threads)));
+        blocked(bp, uk, d, A.a.data(), B.a.data(), C.a.data(), work.data());
+        expect_product(A, B, C0, C, "blocked " + label(isa) + " kc " + std::to_string(bp.kc) + " nc " +
+                                        std::to_string(bp.nc) + " " + std::to_string(m) + "x" +
+                                        std::to_string(n) + "x" + std::to_string(k));
+      }
+    }
+  }
+}
 
 TEST(Gemm, LoopOrdersMatchReference) {
   const std::pair<LoopOrder, const char*> orders[] = {{LoopOrder::ijk, "ijk"}, {LoopOrder::ikj, "ikj"},
