@@ -103,8 +103,7 @@ int isa_calibrate_run(const args::Values& v) {
         validate_case(cs[k].c);
         cs[k].inst = var.make(cs[k].c);
         const Verification ver = cs[k].inst->verify();
-        if (!ver.ok) cs[k].failed = "verification failed: max error " + std::to_string(ver.max_err) + " > tol " +
-                                    std::to_string(ver.tol) + (ver.detail.empty() ? "" : " (" + ver.detail + ")");
+        if (!ver.ok) cs[k].failed = ver.failure();
       } catch (const std::exception& e) {
         cs[k].failed = e.what();
       }
@@ -129,11 +128,7 @@ int isa_calibrate_run(const args::Values& v) {
     // load that hits them unevenly would decide it instead.
     auto disturbed_count = [](const std::vector<measure::Result>& r) {
       size_t n = 0;
-      for (const auto& x : r) {
-        std::vector<bool> quiet;
-        for (const auto& smp : x.samples) quiet.push_back(smp.quiet);
-        n += measure::classify(x.seconds(), quiet).disturbed;
-      }
+      for (const auto& x : r) n += measure::disturbance_of(x).disturbed;
       return n;
     };
     std::vector<measure::Result> rs = measure::measure_round_robin(batches, p);
@@ -146,9 +141,7 @@ int isa_calibrate_run(const args::Values& v) {
     for (size_t b = 0; b < timed.size(); ++b) {
       const Contender& k = cs[timed[b]];
       const measure::Stats st = rs[b].stats();
-      std::vector<bool> quiet;
-      for (const auto& s : rs[b].samples) quiet.push_back(s.quiet);
-      const measure::Disturbance d = measure::classify(rs[b].seconds(), quiet);
+      const measure::Disturbance d = measure::disturbance_of(rs[b]);
       e["isas"][std::string(to_string(k.c.isa))] = {{"case", k.c.name()}, {"median_s", st.median}, {"min_s", st.min},
                                                     {"cv", st.cv}, {"quiet_fraction", rs[b].quiet_fraction()},
                                                     {"disturbed", d.reason}};

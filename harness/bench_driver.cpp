@@ -96,8 +96,7 @@ void run_case(benchmark::State& state, RunState& rs, size_t idx) {
       Verification v = rs.instance->verify();
       rs.verified[idx] = v;
       if (!v.ok) {
-        rs.errors[idx] = "verification failed: max error " + std::to_string(v.max_err) +
-                         " > tol " + std::to_string(v.tol) + (v.detail.empty() ? "" : " (" + v.detail + ")");
+        rs.errors[idx] = v.failure();
         rs.instance.reset();
       }
     } catch (const std::exception& e) {

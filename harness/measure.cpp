@@ -106,6 +106,12 @@ nlohmann::json Result::to_json() const {
 }
 
 // ---- disturbance ---------------------------------------------------------------------------
+Disturbance disturbance_of(const Result& r, const DisturbanceRule& rule) {
+  std::vector<bool> quiet;
+  for (const auto& smp : r.samples) quiet.push_back(smp.quiet);
+  return classify(r.seconds(), quiet, rule);
+}
+
 Disturbance classify(const std::vector<double>& seconds, const std::vector<bool>& quiet, const DisturbanceRule& rule) {
   Disturbance d;
   if (seconds.empty()) return d;

@@ -115,6 +115,8 @@ struct Disturbance {
 };
 Disturbance classify(const std::vector<double>& seconds, const std::vector<bool>& quiet,
                      const DisturbanceRule& rule = {});
+// classify() over a Result's samples and their quiet marks.
+Disturbance disturbance_of(const Result& r, const DisturbanceRule& rule = {});
 
 // The runs per sample so that one sample of `batch` lasts >= min_s: doubling (at least) from
 // `start` until it does (at most 2^30 runs).

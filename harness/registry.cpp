@@ -221,6 +221,11 @@ void check_case(const Family& fam, const Case& c) {
   if (fam.memory_bytes) require_memory(fam.memory_bytes(c), n.c_str());
 }
 
+std::string Verification::failure() const {
+  return "verification failed: max error " + std::to_string(max_err) + " > tol " + std::to_string(tol) +
+         (detail.empty() ? "" : " (" + detail + ")");
+}
+
 std::vector<Isa> all_isas() { return {Isa::scalar, Isa::avx2, Isa::avx512}; }
 
 Family make_family(std::string name, std::string description, const FamilyHooks& h,

@@ -66,6 +66,8 @@ struct Verification {
   double max_err = 0;          // the family's error measure (max relative error for SK)
   double tol = 0;
   std::string detail;          // where the worst error was, or why it failed
+  // "verification failed: max error E > tol T (detail)": how every command reports a failure.
+  std::string failure() const;
 };
 
 // A problem allocated and initialized for one case. run() is the timed unit: no allocation,
