@@ -11,7 +11,7 @@
 // (vectors per register-block row; nr = NRV * W), set1(T), load(p), store(p, x), loadn(p, n)
 // / storen(p, x, n) (first n < W lanes, masked), add, min (min(a, b) = a < b ? a : b, which
 // with a = the candidate and b = C is exactly "if C > A + B then C = A + B"). The kernels use
-// min, not the paper's masked form (AVX-512 traits' blend_min, compare-to-mask + blend): the
+// min, not the paper's masked form (compare-to-mask + blend): the
 // same result, NaN and signed zeros included, in one instruction instead of two, which is
 // what the add+min ceiling measures.
 #include "kernels/floyd_warshall/config.hpp"

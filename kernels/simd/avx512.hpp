@@ -35,10 +35,7 @@ inline float reduce_add(__m512 x) {
 
 template <class T>
 struct Avx512;
-// blend_min: min as compare-to-mask + blend (floyd_warshall's kernels: the paper's masked form).
-ROOFLAB_SIMD_TRAITS(Avx512, double, __m512d, 8, _mm512, pd,
-                    static R blend_min(R a, R b) { return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, b, _CMP_LT_OQ), b, a); })
-ROOFLAB_SIMD_TRAITS(Avx512, float, __m512, 16, _mm512, ps,
-                    static R blend_min(R a, R b) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), b, a); })
+ROOFLAB_SIMD_TRAITS(Avx512, double, __m512d, 8, _mm512, pd)
+ROOFLAB_SIMD_TRAITS(Avx512, float, __m512, 16, _mm512, ps)
 }  // namespace
 }  // namespace rooflab::simd

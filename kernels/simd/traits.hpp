@@ -1,13 +1,12 @@
 #pragma once
 // The vector traits avx2.hpp and avx512.hpp define, written once. ROOFLAB_SIMD_TRAITS(Name,
-// Elem, Reg, Width, P, S, extra...) specializes Name<Elem>: element T, register R, W lanes, and
+// Elem, Reg, Width, P, S) specializes Name<Elem>: element T, register R, W lanes, and
 // the operations as the intrinsics P_<op>_S (P = _mm256 / _mm512, S = pd / ps). What differs
 // by ISA comes from the including header's overloads for R: tail_load / tail_store (the first
-// n < W lanes, masked; the others load as 0) and reduce_add (the horizontal sum). `extra`:
-// more members.
+// n < W lanes, masked; the others load as 0) and reduce_add (the horizontal sum).
 #include <cstdint>
 
-#define ROOFLAB_SIMD_TRAITS(Name, Elem, Reg, Width, P, S, ...)                                   \
+#define ROOFLAB_SIMD_TRAITS(Name, Elem, Reg, Width, P, S)                                        \
   template <>                                                                                   \
   struct Name<Elem> {                                                                           \
     using T = Elem;                                                                             \
@@ -27,5 +26,4 @@
     static R fma(R a, R b, R c) { return P##_fmadd_##S(a, b, c); } /* a * b + c */             \
     static T hsum(R x) { return reduce_add(x); }                                                \
     static void fence() { _mm_sfence(); } /* orders stream()s before later stores */            \
-    __VA_ARGS__                                                                                 \
   };

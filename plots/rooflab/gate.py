@@ -235,6 +235,12 @@ def gate(base_arg: str | Path, new_arg: str | Path, o: Options = Options()) -> R
         raise CompareError("nothing comparable: no benchmark is in both files with "
                            f">= {o.min_reps} repetitions on each side (run `rooflab bench "
                            f"--benchmark_repetitions={o.min_reps}` for both)")
+    # Disturbed rows are shown but do not gate: when they are all there is, the gate judged
+    # nothing, and passing would hide a regression behind a loaded machine.
+    if not any(r.status in ("slower", "faster", "same", "failed") for r in rows):
+        raise CompareError("nothing gated: every benchmark in both files was measured disturbed on "
+                           "a side (" + "; ".join(f"{r.name}: {r.note}" for r in rows if r.status == "disturbed")
+                           + "); measure again on a quiet machine")
     counts = {s: sum(r.status == s for r in rows) for s in dict.fromkeys(r.status for r in rows)}
     summary = (f"{len(rows)} benchmarks: " + ", ".join(f"{v} {k}" for k, v in counts.items()) +
                f"  (metric {o.metric}, threshold {o.threshold:.0%}, alpha {o.alpha})")

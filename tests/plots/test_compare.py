@@ -151,6 +151,10 @@ def test_a_disturbed_measurement_is_shown_not_gated(tmp_path, capsys):
     bad_base = write(tmp_path, "bad_base", bench_doc({NAME: noisy(21), other: noisy(22)}, disturbed={NAME: "cv 14% > 10%"}))
     assert compare.main([bad_base, good, "--markdown"]) == 0
     assert "disturbed (BASE: cv 14% > 10%)" in capsys.readouterr().out
+    # Only disturbed rows left: nothing was gated, which is an error, not a pass.
+    assert compare.main([base, bad, "--filter", "floyd|gemm"]) == 1
+    err = capsys.readouterr().err
+    assert "nothing gated" in err and why in err
 
 
 def test_bad_input_is_a_clear_error(tmp_path, capsys):
