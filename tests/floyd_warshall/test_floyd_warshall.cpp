@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <regex>
 #include <set>
 #include <string>
@@ -317,6 +321,93 @@ TEST(FwSolve, ParallelRecursionMatchesAtAnyTeamSize) {
                   << to_string(g) << " threads " << threads << " task " << task_min << ": " << i << "," << j;
         }
   }
+}
+
+// The parallel recursion's split, seen from its tile updates. Right distances alone cannot show
+// a wrong split (FW's min-updates reach the right answer in many wrong orders, and an update
+// run twice changes nothing), so the kernels log each call: its tiles, its thread and a global
+// clock at start and end. Every (I, J, K) tile update must run exactly once; a team of 2+
+// threads must share them; and each must start after the updates it reads have ended: its
+// own C tile at the previous k-tile, and the pivot column tile (I, K) and pivot row tile (K, J)
+// at the previous k-tile (FW-REC may read them before or after their own step K, which gives
+// the same values, but never before step K - 1).
+namespace tilelog {
+struct Op {
+  int thread = -1;
+  int64_t start = 0, end = 0;
+};
+std::mutex mu;
+std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<Op>> ops;
+std::atomic<int64_t> clock{0};
+const double* base = nullptr;
+int64_t ld = 0, bs = 0;
+BaseFn<double> real_plain = nullptr, real_regblock = nullptr;
+
+std::pair<int64_t, int64_t> tile_of(const double* p) {
+  const int64_t off = p - base;
+  return {off / ld / bs, off % ld / bs};
+}
+void log_call(BaseFn<double> f, double* C, const double* A, const double* B, int64_t l, int64_t m, int64_t n,
+              int64_t kk) {
+  const auto [i, j] = tile_of(C);
+  const auto [ai, k] = tile_of(A);
+  const auto [bk, bj] = tile_of(B);
+  Op op{omp_get_thread_num(), clock.fetch_add(1), 0};
+  f(C, A, B, l, m, n, kk);
+  op.end = clock.fetch_add(1);
+  const std::lock_guard<std::mutex> lock(mu);
+  // A's rows are C's, B's columns are C's, A's column tile is B's row tile: else the schedule
+  // passed tiles that do not form an FW update (recorded as an impossible key).
+  ops[ai == i && bj == j && bk == k ? std::tuple{i, j, k} : std::tuple{int64_t(-1), int64_t(-1), int64_t(-1)}]
+      .push_back(op);
+}
+void plain(double* C, const double* A, const double* B, int64_t l, int64_t m, int64_t n, int64_t kk) {
+  log_call(real_plain, C, A, B, l, m, n, kk);
+}
+void regblock(double* C, const double* A, const double* B, int64_t l, int64_t m, int64_t n, int64_t kk) {
+  log_call(real_regblock, C, A, B, l, m, n, kk);
+}
+}  // namespace tilelog
+
+TEST(FwSolve, ParallelRecursionSplitsTheTileUpdatesOnceInDependencyOrder) {
+  const int64_t n = 200, bs = 8, nt = n / bs;  // 25 x 25 tiles: uneven halves
+  const Kernels<double> real = simd_kernels<double>(Isa::scalar);
+  tilelog::real_plain = real.plain;
+  tilelog::real_regblock = real.regblock;
+  const Kernels<double> logged{tilelog::plain, tilelog::regblock};
+  for (int threads : {1, 2, 3, 4})
+    for (int64_t task_min : {1, 16, 200}) {
+      const Plan plan{Schedule::recursive, Layout::standard, true, bs, task_min};
+      std::vector<double> D(size_t(n * n)), work(size_t(n * n));
+      generate(Graph::dense, n, D.data(), n);
+      tilelog::ops.clear();
+      tilelog::base = D.data();
+      tilelog::ld = n;
+      tilelog::bs = bs;
+      omp_set_num_threads(threads);
+      solve(plan, logged, D.data(), n, n, work.data());
+      omp_set_num_threads(1);
+      const std::string at = "threads " + std::to_string(threads) + " task_min " + std::to_string(task_min);
+      ASSERT_EQ(tilelog::ops.size(), size_t(nt * nt * nt)) << at << ": updates missing or malformed";
+      std::set<int> workers;
+      for (const auto& [key, runs] : tilelog::ops) {
+        const auto [i, j, k] = key;
+        ASSERT_GE(i, 0) << at << ": a call whose tiles are not an FW update";
+        ASSERT_EQ(runs.size(), 1u) << at << ": tile update (" << i << "," << j << "," << k << ") ran " << runs.size()
+                                   << " times";
+        workers.insert(runs[0].thread);
+        if (k == 0) continue;
+        for (const auto& [pi, pj] : {std::pair{i, j}, std::pair{i, k}, std::pair{k, j}}) {
+          const auto& before = tilelog::ops.at({pi, pj, k - 1});
+          ASSERT_GT(runs[0].start, before[0].end) << at << ": (" << i << "," << j << "," << k << ") started before ("
+                                                  << pi << "," << pj << "," << k - 1 << ") ended";
+        }
+      }
+      // Below task_min tiles the diagonal call runs on one thread, so 200 (the whole grid) is serial.
+      if (threads > 1 && task_min < nt) {
+        EXPECT_GT(workers.size(), 1u) << at << ": one thread did all the work";
+      }
+    }
 }
 
 TEST(FwSolve, RejectsInconsistentPlans) {
