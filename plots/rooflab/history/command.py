@@ -102,12 +102,13 @@ def usage() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] in ("-h", "--help", "help"):
+    if argv and argv[0] in ("-h", "--help", "help"):
         print(usage(), end="")
-        return 0 if argv else 2
-    name, rest = argv[0], argv[1:]
+        return 0
+    name, rest = (argv[0], argv[1:]) if argv else ("", [])
     if name not in COMMANDS:
-        cli.say(PROG, "error", f"unknown command {name!r} (one of {', '.join(COMMANDS)}; see --help)")
+        what = f"unknown command {name!r}" if name else "the command is missing"
+        cli.say(PROG, "error", f"{what} (usage: {PROG} {'|'.join(COMMANDS)} ...; see --help)")
         return 2
     if name == "check":
         try:
