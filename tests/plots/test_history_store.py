@@ -406,3 +406,30 @@ def test_bad_run_files_write_nothing(tmp_path, run_copy, run_small):
     assert not db.exists()
     os.remove(run_copy / "machine.json")
     one_line_error(history("add", str(run_copy), "--db", str(db)), 1, "machine.json", "--machine-name")
+
+
+def test_machine_name_replaces_the_fingerprint_not_the_ceilings(tmp_path, run_small):
+    db = str(tmp_path / "h.sqlite")
+    assert history("add", str(run_small), "--db", db, "--machine-name", "ci-pool").returncode == 0
+    with Store(db) as s:
+        (facts,) = s.machines().values()
+        with s._tx():
+            ceilings = json.loads(s._exec("SELECT ceilings FROM runs").fetchone()[0])
+    assert facts == {"name": "ci-pool"}
+    assert ceilings["compute"] == load(run_small, "machine.json")["compute"]
+
+
+def test_synthetic_store(tmp_path):
+    from rooflab.history import synth_store
+    db = str(tmp_path / "s.sqlite")
+    assert synth_store.main(["--db", db, "--runs", "6", "--benchmarks", "4", "--step-every", "2",
+                             "--step-at", "3", "--step-size", "0.5", "--cv", "0"]) == 0
+    assert synth_store.fill(db, 6, 4, step_every=2, step_at=3, step_size=0.5, cv=0) == 0  # idempotent
+    with Store(db) as s:
+        series = s.series(["time", "instructions"])
+        assert len(s.runs()) == 6
+    assert len(series) == 8 and all(len(x.points) == 6 for x in series)
+    for x in series:
+        v = [p.value for p in x.points]
+        stepped = x.metric == "time" and int(x.benchmark.split("/")[1][1:]) % 2 == 0
+        assert v[3:] == pytest.approx([v[0] * (1.5 if stepped else 1.0)] * 3) and v[:3] == pytest.approx([v[0]] * 3)

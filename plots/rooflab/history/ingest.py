@@ -208,12 +208,13 @@ def read_run(path_arg: str | Path, commit: str = "", machine_name: str = "") -> 
     machine_doc = None
     if path.is_dir() and machine_path.exists():
         machine_doc = read_schema_file(machine_path, "rooflab.machine", 1, "`rooflab characterize`")
-    if machine_name:
-        machine, ceilings = named_machine(machine_name), {}
-    elif machine_doc is not None:
+    ceilings: dict = {}
+    if machine_doc is not None:
         machine, ceilings, mbuild = machine_of(machine_path, machine_doc)
         build.update(mbuild)
-    else:
+    if machine_name:
+        machine = named_machine(machine_name)
+    elif machine_doc is None:
         raise RooflabDataError(f"{path}: no machine.json beside {bench_path.name}: give --machine-name NAME "
                                "(the series key of that machine)")
     if path.is_dir():

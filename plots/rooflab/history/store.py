@@ -177,7 +177,10 @@ class Store:
         try:
             self._migrate(upto)
         except BaseException:
-            self.db.drop_if_created()
+            if self.db.created:
+                self.db.drop_if_created()
+            else:
+                self.db.close()
             raise
 
     def __enter__(self) -> Store:
