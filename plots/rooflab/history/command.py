@@ -87,8 +87,10 @@ def parser_for(name: str, check=None) -> cli.Parser:
 
 def cmd_check(check):
     def body(a) -> int:
+        # Only the metrics the check will look at (it filters again, with its own default).
+        metrics = getattr(a, "metric", None) or getattr(check, "DEFAULT_METRICS", None)
         with Store(a.db, create=False) as store:
-            series = store.series()
+            series = store.series(metrics)
         return check.run(series, a)
     return body
 
