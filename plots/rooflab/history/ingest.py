@@ -9,15 +9,14 @@ same measurement added twice has the same key, and the store keeps it once.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import statistics
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rooflab.data.jsonfile import Checker, MalformedInput, RooflabDataError, check_schema, read_document, \
-    read_schema_file
+from rooflab.data.jsonfile import Checker, MalformedInput, RooflabDataError, canonical_text, check_schema, \
+    read_document, read_schema_file
 from rooflab.data.run import gbench_seconds
 
 # Google Benchmark's name suffixes that say how a benchmark was run, not what it is: a series
@@ -78,7 +77,7 @@ def iso_utc(text: str, where: str) -> str:
 
 
 def fingerprint(facts: dict) -> Machine:
-    digest = hashlib.sha256(json.dumps(facts, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    digest = hashlib.sha256(canonical_text(facts).encode()).hexdigest()
     return Machine(digest[:16], facts)
 
 

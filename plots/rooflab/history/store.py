@@ -12,7 +12,6 @@ Rules (docs/history.md):
 from __future__ import annotations
 
 import gc
-import json
 import re
 import sqlite3
 from contextlib import contextmanager
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rooflab.data.jsonfile import RooflabDataError
+from rooflab.data.jsonfile import RooflabDataError, canonical_text, parse_text
 from rooflab.history import schema
 from rooflab.history.ingest import Run
 from rooflab.history.series import LOWER_IS_BETTER, Point, Series
@@ -288,14 +287,15 @@ class Store:
                 "FROM runs r JOIN machines m ON m.fingerprint = r.machine ORDER BY r.timestamp, r.id").fetchall()
         out = []
         for rid, ts, commit, machine, facts, source, n in rows:
-            f = json.loads(facts)
+            f = parse_text(facts, f"{self.db.where}: machines.facts of run {rid}")
             out.append(StoredRun(int(rid), ts, commit, machine, f.get("cpu") or f.get("name", ""), int(n), source))
         return out
 
     def machines(self) -> dict[str, dict]:
         """fingerprint -> the readable facts it was made of."""
         with self._tx():
-            return {fp: json.loads(f) for fp, f in self._exec("SELECT fingerprint, facts FROM machines").fetchall()}
+            rows = self._exec("SELECT fingerprint, facts FROM machines").fetchall()
+        return {fp: parse_text(f, f"{self.db.where}: machines.facts of {fp}") for fp, f in rows}
 
     def series(self, metrics=None, machine: str | None = None, benchmark_regex: str | None = None) -> list[Series]:
         """Every (machine, benchmark, metric) series with at least one point, oldest point first
@@ -355,7 +355,7 @@ class Store:
 
 
 def _json(v) -> str:
-    return json.dumps(v, sort_keys=True, allow_nan=False)
+    return canonical_text(v)
 
 
 def _now() -> str:
