@@ -273,6 +273,8 @@ std::vector<args::Command> command_table() {
       raw("report", "HTML report + Markdown summary of a run", python("report.py")),
       raw("claims", "the papers' claims vs a run -> DIR/claims.{json,md}", python("claims.py")),
       raw("compare", "regression gate: BASE vs NEW bench.json (exit 4 when significantly slower)", python("compare.py")),
+      raw("history", "results history: add/import runs to SQLite or PostgreSQL, list, check for change points",
+          python("history.py")),
       {"sinkhorn", "solve (unbalanced) OT to a tolerance -> JSON", sinkhorn::solve_spec, sinkhorn::solve_run, nullptr,
        false},
       raw("rtamm", "RTAMM pool / unit costs / calibration / adaptive-vs-oracle evaluation", rtamm::rtamm_main, false, true),

@@ -24,9 +24,12 @@ required=(build-essential cmake pkg-config libbenchmark-dev libgtest-dev nlohman
 # POT: the peer the Sinkhorn family is compared with (tests skip without it).
 # Optional back ends: found at configure time when present (counters, baselines, MPI).
 # libdnnl-dev only recommends ocl-icd-opencl-dev, but its CMake config needs OpenCL's headers.
-optional=(libpapi-dev likwid python3-pot libopenblas-dev libblis-dev libdnnl-dev ocl-icd-opencl-dev libxsmm-dev mpich libmpich-dev)
+# python3-psycopg2: `rooflab history --db postgresql://...` (a team's store; SQLite needs nothing).
+optional=(libpapi-dev likwid python3-pot libopenblas-dev libblis-dev libdnnl-dev ocl-icd-opencl-dev libxsmm-dev mpich libmpich-dev
+          python3-psycopg2)
 [ "$required_only" = 1 ] && optional=()
-test_tools=(chromium python3-pot)
+# postgresql: the server the history store's test starts and stops (users bring their own).
+test_tools=(chromium python3-pot postgresql python3-psycopg2)
 
 missing=()
 for p in "${required[@]}" "${optional[@]}"; do

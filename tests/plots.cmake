@@ -37,6 +37,19 @@ if(TARGET rooflab)
   set_property(TEST plots.registry APPEND PROPERTY ENVIRONMENT "ROOFLAB_BIN=$<TARGET_FILE:rooflab>")
 endif()
 
+# history: the store on SQLite; history_postgres: the same round trip on a PostgreSQL server the
+# test starts, SKIP (with the reason) without Debian's postgresql or python3-psycopg2.
+add_test(NAME plots.history_store
+         COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/run_pytest.py
+                 ${CMAKE_CURRENT_SOURCE_DIR}/plots/test_history_store.py -q -p no:cacheprovider -k "not postgres"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+add_test(NAME plots.history_postgres
+         COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/run_pytest.py --skip-if-none-ran
+                 ${CMAKE_CURRENT_SOURCE_DIR}/plots/test_history_store.py -q -p no:cacheprovider -k postgres
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(plots.history_store plots.history_postgres PROPERTIES LABELS integration SKIP_RETURN_CODE 77
+                     TIMEOUT 300 ENVIRONMENT "${_plots_env}")
+
 add_test(NAME plots.render_report
          COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/render_check.py
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

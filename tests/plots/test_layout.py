@@ -16,7 +16,7 @@ from rooflab import cli
 PKG = PLOTS / "rooflab"
 # layer of each part of the package: a module may import its own layer or lower ones only
 # (data.jsonfile, the one parser, and cli use the standard library only)
-LAYERS = {"data.jsonfile": 0, "cli": 0, "data": 1, "figures": 2, "gate": 2, "claims": 3, "report": 4}
+LAYERS = {"data.jsonfile": 0, "cli": 0, "data": 1, "figures": 2, "gate": 2, "history": 2, "claims": 3, "report": 4}
 
 
 def module_name(path: Path) -> str:

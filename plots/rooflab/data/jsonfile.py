@@ -181,6 +181,12 @@ def write_json_atomic(path: str | Path, doc: Any, indent: int | None = 1) -> Pat
     return write_text_atomic(path, json.dumps(doc, indent=indent, allow_nan=False) + "\n")
 
 
+def canonical_text(doc: Any) -> str:
+    """One line of standard JSON with sorted keys (ValueError on NaN): the same document always
+    gives the same text (a stored column, a hash's input)."""
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
 def parse_text(text: str, what: str) -> Any:
     """JSON that is not a file (a program's standard output), with the same checks."""
     if not text.strip():
