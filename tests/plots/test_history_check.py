@@ -173,3 +173,15 @@ def test_missing_package_is_an_error_not_a_pass(monkeypatch, capsys):
     assert check.run(world(), args()) == 1
     captured = capsys.readouterr()
     assert captured.out == "" and "signal-processing-algorithms" in captured.err
+
+
+def test_last_window_and_since_reaching_back(capsys):
+    old = [step_series("time", 0.10, at=50, n=300)]
+    # The step is older than the default window of 200 runs: nothing to report now.
+    assert check.run(old, args()) == 0
+    assert "1 series, 0 change points" in capsys.readouterr().out
+    # The whole series shows it; it is the latest change and a regression.
+    assert check.run(old, args("--last", "0")) == 4
+    # --since an older commit widens the window to reach it.
+    assert check.run(old, args("--since", synth.commit_of(40))) == 4
+    assert check.run(old, args("--since", synth.commit_of(60))) == 0
