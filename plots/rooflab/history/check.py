@@ -18,6 +18,9 @@ from rooflab.history.output import Verdict, junit, markdown, summary_line, table
 from rooflab.history.series import LOWER_IS_BETTER, Series
 
 DEFAULT_METRICS = ("time", "efficiency")
+# Simulated by cachegrind: the same code gives the same count, so any change is a real one and
+# the smallest change reported defaults to 0 for them.
+DETERMINISTIC = ("instructions", "d1_misses", "ll_misses")
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REGRESSION = 0, 1, 2, 4
 
 
@@ -63,8 +66,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"permutations per test (default {d.permutations})")
     parser.add_argument("--min-points", type=_positive_int, default=d.min_points,
                         help=f"runs a segment needs to count as a level; shorter ones are noise (default {d.min_points})")
-    parser.add_argument("--min-change", type=_fraction, default=d.min_change,
-                        help=f"smallest change reported, as a fraction of the median (default {d.min_change})")
+    parser.add_argument("--min-change", type=_fraction, default=None,
+                        help=f"smallest change reported, as a fraction of the median (default "
+                             f"{d.min_change} for time and efficiency, 0 for {', '.join(DETERMINISTIC)})")
     parser.add_argument("--last", type=int, default=200, metavar="N",
                         help="check the latest N runs of each series, 0: all (default 200; with "
                              "--since, the window reaches back to N/2 runs before that commit)")
@@ -127,11 +131,16 @@ def run(series_list: list[Series], args) -> int:
             return EXIT_USAGE
         since_time = max(times)
         gate = f"since {since[:10]}"
-    settings = Settings(pvalue=args.pvalue, permutations=args.permutations,
-                        min_points=args.min_points, min_change=args.min_change, seed=args.seed)
+    def settings(metric: str) -> Settings:
+        min_change = args.min_change
+        if min_change is None:
+            min_change = 0.0 if metric in DETERMINISTIC else Settings().min_change
+        return Settings(pvalue=args.pvalue, permutations=args.permutations,
+                        min_points=args.min_points, min_change=min_change, seed=args.seed)
+
     verdicts = []
     for s in sorted(chosen, key=lambda s: (s.benchmark, s.metric, s.machine)):
-        result = changepoints.analyse(_window(s, args.last, since), settings)
+        result = changepoints.analyse(_window(s, args.last, since), settings(s.metric))
         verdicts.append(Verdict(result=result, gated=_gated(result, since, since_time)))
     try:
         if args.markdown:
