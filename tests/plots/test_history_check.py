@@ -142,6 +142,8 @@ def test_markdown_and_junit(tmp_path, capsys):
             kind, commits, size, p = describe(c)
             assert f"| {kind} | `{commits}` | {size} | {p} |" in text
     assert "| improvement |" in text and "| <0.010 |" in text
+    rows = [l for l in text.splitlines() if l.startswith("| :")]
+    assert [r.startswith("| :x: |") for r in rows] == [True, True, False]
     suite = ET.parse(xml).getroot().find("testsuite")
     cases = suite.findall("testcase")
     assert len(cases) == 4 == int(suite.get("tests"))
@@ -149,6 +151,8 @@ def test_markdown_and_junit(tmp_path, capsys):
     assert failed == {"rooflab.history.time gemm/blocked/256x256x256 @synthetic",
                       "rooflab.history.efficiency gemm/blocked/256x256x256 @synthetic"}
     assert suite.get("failures") == "2"
+    rng = f"{synth.commit_of(59)[:10]}..{synth.commit_of(60)[:10]}"
+    assert all(rng in c.find("failure").get("message") for c in cases if c.find("failure") is not None)
     assert check.run(world(), args("--since", synth.commit_of(60), "--junit", str(xml))) == 0
     assert ET.parse(xml).getroot().find("testsuite").get("failures") == "0"
 

@@ -62,8 +62,9 @@ def markdown(verdicts: list[Verdict], gate: str) -> str:
     if rows:
         out += ["| | benchmark | metric | machine | change | commits (last before..first after) | size | p-value |",
                 "|---|---|---|---|---|---|---|---|"]
-        # Gated regressions first, then the newest changes.
-        rows.sort(key=lambda vc: (vc[1] not in vc[0].gated, vc[1].after.timestamp), reverse=False)
+        # Gated regressions first, newest first within each group (sorts are stable).
+        rows.sort(key=lambda vc: vc[1].after.timestamp, reverse=True)
+        rows.sort(key=lambda vc: vc[1] not in vc[0].gated)
         for v, c in rows:
             s = v.result.series
             kind, commits, size, p = describe(c)
@@ -82,7 +83,7 @@ def junit(verdicts: list[Verdict], gate: str) -> str:
         case = ET.SubElement(suite, "testcase", classname=f"rooflab.history.{s.metric}",
                              name=f"{s.benchmark} @{s.machine[:12]}")
         if v.gated:
-            lines = [" ".join(describe(c)) for c in v.gated]
+            lines = [f"{size} in {commits} (p {p})" for _, commits, size, p in map(describe, v.gated)]
             ET.SubElement(case, "failure", type="regression",
                           message=f"{s.benchmark} {s.metric}: regression {gate}: {lines[-1]}"
                           ).text = "\n".join(lines)
