@@ -200,3 +200,11 @@ def test_deterministic_counts_report_any_change():
     assert check.run([synth.series(vals, metric="time")], args()) == 0
     assert check.run([s], args("--metric", "instructions", "--min-change", "0.01")) == 0
     assert check.run([synth.series([1e6] * 100, metric="instructions")], args("--metric", "instructions")) == 0
+
+
+@pytest.mark.parametrize("argv", [["--last", "-1"], ["--pvalue", "1.5"], ["--min-change", "x"],
+                                  ["--permutations", "0"], ["--metric", "time,speed"]])
+def test_bad_knobs_are_usage_errors(argv):
+    with pytest.raises(SystemExit) as e:
+        args(*argv)
+    assert e.value.code == 2

@@ -12,6 +12,7 @@ import argparse
 import re
 import sys
 
+from rooflab.cli import positive_int, say
 from rooflab.history import changepoints
 from rooflab.history.changepoints import Result, Settings
 from rooflab.history.output import Verdict, junit, markdown, summary_line, table, write_atomically
@@ -22,6 +23,7 @@ DEFAULT_METRICS = ("time", "efficiency")
 # the smallest change reported defaults to 0 for them.
 DETERMINISTIC = ("instructions", "d1_misses", "ll_misses")
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REGRESSION = 0, 1, 2, 4
+PROG = "rooflab history check"
 
 
 def _metrics(text: str) -> list[str]:
@@ -33,18 +35,18 @@ def _metrics(text: str) -> list[str]:
     return names
 
 
-def _positive_int(text: str) -> int:
-    v = int(text)
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
-    return v
-
-
 def _fraction(text: str) -> float:
-    v = float(text)
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not 0 <= v < 1:
         raise argparse.ArgumentTypeError(f"{text} is not in [0, 1)")
     return v
+
+
+def _count(text: str) -> int:
+    return 0 if text.strip() == "0" else positive_int(text)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,14 +64,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--junit", metavar="FILE", help="write JUnit XML: one test case per checked series")
     parser.add_argument("--pvalue", type=_fraction, default=d.pvalue,
                         help=f"significance of a change point, E-Divisive's permutation test (default {d.pvalue})")
-    parser.add_argument("--permutations", type=_positive_int, default=d.permutations,
+    parser.add_argument("--permutations", type=positive_int, default=d.permutations,
                         help=f"permutations per test (default {d.permutations})")
-    parser.add_argument("--min-points", type=_positive_int, default=d.min_points,
+    parser.add_argument("--min-points", type=positive_int, default=d.min_points,
                         help=f"runs a segment needs to count as a level; shorter ones are noise (default {d.min_points})")
     parser.add_argument("--min-change", type=_fraction, default=None,
                         help=f"smallest change reported, as a fraction of the median (default "
                              f"{d.min_change} for time and efficiency, 0 for {', '.join(DETERMINISTIC)})")
-    parser.add_argument("--last", type=int, default=200, metavar="N",
+    parser.add_argument("--last", type=_count, default=200, metavar="N",
                         help="check the latest N runs of each series, 0: all (default 200; with "
                              "--since, the window reaches back to N/2 runs before that commit)")
     parser.add_argument("--seed", type=int, default=d.seed, help=argparse.SUPPRESS)
@@ -109,12 +111,12 @@ def _gated(result: Result, since: str | None, since_time: str | None):
 def run(series_list: list[Series], args) -> int:
     why = changepoints.missing()
     if why:
-        print(f"history check: {why}", file=sys.stderr)
+        say(PROG, "error", why)
         return EXIT_ERROR
     try:
         pattern = re.compile(args.filter) if args.filter else None
     except re.error as e:
-        print(f"history check: --filter {args.filter!r} is not a regular expression: {e}", file=sys.stderr)
+        say(PROG, "error", f"--filter {args.filter!r} is not a regular expression: {e}")
         return EXIT_USAGE
     metrics = set(args.metric or DEFAULT_METRICS)
     chosen = [s for s in series_list
@@ -127,7 +129,7 @@ def run(series_list: list[Series], args) -> int:
     if since:
         times = [p.timestamp for s in series_list for p in s.points if _matches(p.commit, since)]
         if not times:
-            print(f"history check: --since {since}: no run of that commit in the history", file=sys.stderr)
+            say(PROG, "error", f"--since {since}: no run of that commit in the history")
             return EXIT_USAGE
         since_time = max(times)
         gate = f"since {since[:10]}"
@@ -148,7 +150,7 @@ def run(series_list: list[Series], args) -> int:
         if args.junit:
             write_atomically(args.junit, junit(verdicts, gate))
     except OSError as e:
-        print(f"history check: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
+        say(PROG, "error", f"cannot write {e.filename}: {e.strerror}")
         return EXIT_ERROR
     sys.stdout.write(table(verdicts))
     print(summary_line(verdicts, gate))
