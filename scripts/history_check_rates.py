@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measures `rooflab history check` (plots/rooflab/history/check.py), for docs/history_check.md:
   --synthetic        detection rate and false alarms on seeded series with known steps, drifts
-                     and single outliers (no timing: runs anywhere)
+                     and single outliers, and how often flat series fail the gate (no timing)
   --real DIR         false alarms on real repeated runs of unchanged code: DIR/<i>/model.json
                      (scripts/history_repeat_bench.sh writes them)
   --timing           wall time of check.run on RUNS x BENCHMARKS synthetic series in memory, time
@@ -81,6 +81,24 @@ def synthetic(trials: int) -> None:
         print(f"| - | {cv:.0%} | {flat / trials:.0%} ({flat}/{trials}) | {out / trials:.0%} ({out}/{trials}) | {pw / trials:.0%} |")
 
 
+def gate(trials: int, runs: int = 200, recent: int = 10) -> None:
+    """How often the exit status says "regression" on flat series of the default window's length:
+    without --since (the latest change point is a regression) and with --since the run `recent`
+    runs before the newest (a pull request's base)."""
+    p = argparse.ArgumentParser()
+    check.add_arguments(p)
+    print(f"\n| no change, {runs} runs | CV | exit 4 without --since | exit 4 with --since {recent} runs back |")
+    print("|---|---|---|---|")
+    for k, cv in enumerate((0.01, 0.02, 0.03)):
+        plain = since = 0
+        for t in range(trials):
+            s = synth.series(synth.values(runs, seed=10_000 + 1000 * k + t, cv=cv))
+            with contextlib.redirect_stdout(io.StringIO()):
+                plain += check.run([s], p.parse_args([])) == 4
+                since += check.run([s], p.parse_args(["--since", synth.commit_of(runs - 1 - recent)])) == 4
+        print(f"| - | {cv:.0%} | {plain / trials:.0%} ({plain}/{trials}) | {since / trials:.0%} ({since}/{trials}) |")
+
+
 def real_series(root: Path) -> list[Series]:
     """time and efficiency series of every ok row of root/<i>/model.json, runs in numeric order."""
     from rooflab.data.run import model_frame, read_json
@@ -156,6 +174,7 @@ def main() -> int:
         return 1
     if a.synthetic:
         synthetic(a.trials)
+        gate(a.trials)
     if a.real:
         real(a.real)
     if a.timing:
