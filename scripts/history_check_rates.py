@@ -119,8 +119,11 @@ def real(root: Path) -> None:
     runs = max(len(s.points) for s in series)
     disturbed = sum(p.disturbed for s in series for p in s.points)
     total = sum(len(s.points) for s in series)
+    cvs = [np.std(v) / np.mean(v) for s in series if s.metric == "time"
+           for v in [np.array([p.value for p in s.points if not p.disturbed])] if len(v) > 1]
     print(f"{len(series)} series ({len(series) // 2} benchmarks x time, efficiency), {runs} runs, "
-          f"{disturbed} of {total} points marked disturbed.\n")
+          f"{disturbed} of {total} points marked disturbed; run-to-run CV of the undisturbed times: "
+          f"median {np.median(cvs):.1%}, max {np.max(cvs):.1%}.\n")
     print("| disturbed runs | series checked | series with a change point | change points |")
     print("|---|---|---|---|")
     for label, ss in (("left out (the check's rule)", series),
