@@ -12,7 +12,7 @@ import argparse
 import re
 import sys
 
-from rooflab.cli import positive_int, say
+from rooflab.cli import finite_float, positive_int, say
 from rooflab.history import changepoints
 from rooflab.history.changepoints import Result, Settings
 from rooflab.history.output import Verdict, junit, markdown, summary_line, table, write_atomically
@@ -36,10 +36,7 @@ def _metrics(text: str) -> list[str]:
 
 
 def _fraction(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    v = finite_float(text)
     if not 0 <= v < 1:
         raise argparse.ArgumentTypeError(f"{text} is not in [0, 1)")
     return v
