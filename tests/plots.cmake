@@ -22,7 +22,7 @@ message(STATUS "plots tests: using ${ROOFLAB_PYTHON}")
 
 set(_plots_env MPLBACKEND=Agg PYTHONDONTWRITEBYTECODE=1)
 foreach(_suite rooflab_data figures report family_figures pot_figure gemm_knobs gemm_figures gemm_baselines compare claims gpu_figures mpi_figures rtamm_figures failed_rows run_all
-                bad_json layout pot_script registry disturbed_rows peers)
+                bad_json layout pot_script registry disturbed_rows peers history_check)
   add_test(NAME plots.${_suite}
            COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/run_pytest.py
                    ${CMAKE_CURRENT_SOURCE_DIR}/plots/test_${_suite}.py -q -p no:cacheprovider
@@ -36,6 +36,9 @@ if(TARGET rooflab)
   # registry: a run without list.json takes the variant facts from this build's `list --json`.
   set_property(TEST plots.registry APPEND PROPERTY ENVIRONMENT "ROOFLAB_BIN=$<TARGET_FILE:rooflab>")
 endif()
+# history_check: E-Divisive from signal-processing-algorithms (plots/requirements.txt).
+set_property(TEST plots.history_check APPEND PROPERTY ENVIRONMENT
+             "ROOFLAB_PYTEST_NEEDS=signal_processing_algorithms")
 
 # history: the store on SQLite; history_postgres: the same round trip on a PostgreSQL server the
 # test starts, SKIP (with the reason) without Debian's postgresql or python3-psycopg2.
