@@ -72,6 +72,17 @@ TEST(EcmRule, MeasuredFieldWinsAndBadValueIsAnError) {
   EXPECT_THROW(overlap_rule(with_rule(zen3_json(), "sometimes")), Error);
 }
 
+// characterize writes "undecided" when its fits do not tell the rules apart: the vendor's rule
+// is then assumed, labelled as such, and the undecided measurement named.
+TEST(EcmRule, UndecidedMeasurementFallsBackToTheVendorAssumption) {
+  const OverlapRule r = overlap_rule(with_rule(zen3_json(), "undecided"));
+  EXPECT_EQ(r.rule, "overlapping");
+  EXPECT_FALSE(r.measured);
+  EXPECT_NE(r.source.find("assumed, not measured"), std::string::npos);
+  EXPECT_NE(r.source.find("undecided"), std::string::npos);
+  EXPECT_EQ(overlap_rule(with_rule(xeon_json(), "undecided")).rule, "serial");
+}
+
 TEST(EcmZen3, OverlappingRuleInDram) {
   const Ecm e = ecm(zen3_model(), machine_from_json(zen3_json()), 1, Isa::avx2);
   EXPECT_FALSE(e.fallback);
