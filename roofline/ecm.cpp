@@ -40,9 +40,12 @@ struct Pricer {
   void note(const std::string& n) {
     if (!n.empty() && std::find(e.notes.begin(), e.notes.end(), n) == e.notes.end()) e.notes.push_back(n);
   }
-  // Seconds per byte of kernel k in level X (S-stream kernels: their 1-stream base).
+  // Seconds per byte of kernel k in level X.
   double inv_bw(const std::string& level, const std::string& kernel) {
     const StreamKernel sk = split_streams(kernel);
+    // S-stream ceilings exist at DRAM only (as predict() uses them); elsewhere the base kernel's.
+    if (sk.streams > 1 && level == "DRAM")
+      if (const auto v = machine.find_bandwidth(level, kernel, threads); v && *v > 0) return 1.0 / (*v * 1e9);
     const Machine::BandwidthCeiling c = machine.find_bandwidth(level, sk.base, threads, isa);
     if (!(c.gbps > 0)) throw Error("machine.json has no positive '" + sk.base + "' bandwidth at " + level);
     note(c.note);

@@ -8,6 +8,7 @@
 
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
+#include "harness/host_caches.hpp"
 #include "harness/isa_choice.hpp"
 #include "kernels/sinkhorn/sinkhorn.hpp"
 
@@ -78,6 +79,113 @@ Params params_of(const Case& c) {
 // stream. Row-at-a-time passes and the vectors use the 1-stream ones.
 std::string streams(const char* kernel, int rows) { return std::string(kernel) + "_s" + std::to_string(rows); }
 
+// Per-level traffic for the ECM (Model::phases; bytes per run, the same convention), one
+// phase per pass. A (M x N, s bytes per element) streams from the level it lives in; a length-N
+// vector (work, factors, colf, next) stays in L1 when it fits in half of L1, else it comes from
+// L2 each row (L1 <- L2 only). A boundary's upper cache has capacity Z (L1, L2 per thread, L3):
+//   row pass:  L1 A read (sums) + A update (scale); across a boundary 1 update of A when a row
+//              fits in Z / 2 (the scale re-reads it there), else a read + an update
+//   col pass (c2r, blocked, microkernel): a sum sweep (L1 triad: A and work[j] loaded, work[j]
+//              stored) and a scale sweep (triad: A and temp[j] loaded, A stored); across a
+//              boundary A read + A update. blocked keeps an nc-wide segment of the vector
+//              (always in L1); microkernel loads a strip of sums once per mr rows (L1 A read +
+//              sums update / mr, scale A update + temp read / mr)
+//   typical col pass: the column walks are scalar with stride N: in L1 each access takes a slot
+//              of the ISA's width vb (read + update per element); across a boundary whose Z / 2
+//              holds the walk's M lines A crosses once (read + update), else every access moves
+//              its whole 64-byte line (64 / s x); its flops count vb / s each (unvectorized)
+//   mapuot / fused_uv: per group of G rows a sums sweep (A read, colf loaded once per group)
+//              and a tail sweep (mapuot A update and colf, fused_uv K read; next[j] updated
+//              once per group), the tail's A
+//              from L1 when G rows fit in L1 / 2, else from L2 (L1 <- L2: the second read);
+//              beyond L2 A crosses once (mapuot update, fused_uv read)
+// Cache sizes are this host's (harness/host_caches), as the bench that records the model runs
+// here.
+std::vector<LevelTraffic> sinkhorn_phases(const Case& c, const Params& p) {
+  const double s = double(dtype_size(c.dtype)), M = double(p.M), N = double(p.N), MN = M * N;
+  const HostCacheSizes& hc = host_cache_sizes();
+  const double z[3] = {double(hc.l1), double(hc.l2), double(hc.l3)};  // above L2, L3, DRAM
+  const double vb = c.isa == Isa::avx512 ? 64 : c.isa == Isa::avx2 ? 32 : 16;
+  const bool vec_in_l1 = N * s <= z[0] / 2;
+  auto boundaries = [](LevelTraffic& lt, auto per_level) {
+    lt.l2 = per_level(0), lt.l3 = per_level(1), lt.mem = per_level(2);
+  };
+  const std::string caches = "caches " + hc.source;
+  std::vector<LevelTraffic> out;
+  if (is_fused(c.variant)) {
+    const bool uv = c.variant == "fused_uv";
+    const double G = kFusedRows;
+    const bool tail_in_l1 = G * N * s <= z[0] / 2;
+    LevelTraffic lt;
+    lt.name = "iter";
+    lt.flops = 4 * MN;
+    // sums: A read; tail: A read (fused_uv) or updated (mapuot); per group colf loaded once
+    // per sweep that uses it (sums; mapuot's tail too) and next[j] updated once.
+    const double colf = (uv ? 1 : 2) * MN * s / G, next = 2 * MN * s / G;
+    if (uv)
+      lt.l1 = {{2 * MN * s + colf, "read"}, {next, "update"}};
+    else
+      lt.l1 = {{MN * s + colf, "read"}, {2 * MN * s + next, "update"}};
+    const std::string a_kernel = uv ? streams("read", kFusedRows) : streams("update", kFusedRows);
+    const double a_bytes = uv ? MN * s : 2 * MN * s;
+    boundaries(lt, [&](int b) -> std::vector<Traffic> {
+      std::vector<Traffic> t = {{a_bytes, a_kernel}};
+      if (b == 0 && !tail_in_l1) t.push_back({MN * s, "read"});  // the tail's re-read from L2
+      if (b == 0 && !vec_in_l1) t.push_back({colf + next, "update"});  // colf, next from L2
+      return t;
+    });
+    lt.note = std::string(uv ? "fused_uv" : "mapuot") + ": sums sweep + tail sweep per group of " +
+              std::to_string(kFusedRows) + " rows (tail " + (tail_in_l1 ? "from L1" : "re-read from L2") + "); " + caches;
+    return {lt};
+  }
+  const bool row = p.part != Part::col, col = p.part != Part::row;
+  if (row) {
+    LevelTraffic lt;
+    lt.name = "row";
+    lt.flops = 2 * MN;
+    lt.l1 = {{MN * s, "read"}, {2 * MN * s, "update"}};
+    boundaries(lt, [&](int b) -> std::vector<Traffic> {
+      if (N * s <= z[b] / 2) return {{2 * MN * s, "update"}};
+      return {{MN * s, "read"}, {2 * MN * s, "update"}};
+    });
+    lt.note = "row pass: sum then scale each row; " + caches;
+    out.push_back(lt);
+  }
+  if (col) {
+    LevelTraffic lt;
+    lt.name = "col";
+    lt.flops = 2 * MN;
+    if (c.variant == "typical") {
+      lt.flops *= vb / s;
+      lt.l1 = {{MN * vb, "read"}, {2 * MN * vb, "update"}};
+      boundaries(lt, [&](int b) -> std::vector<Traffic> {
+        const double f = 64 * M <= z[b] / 2 ? 1.0 : 64 / s;
+        return {{f * MN * s, "read"}, {f * 2 * MN * s, "update"}};
+      });
+      lt.note = "typical column walks (stride N), scalar; " + caches;
+    } else {
+      const double per = c.variant == "microkernel" ? double(kMicrokernelShapes[c.isa].mr) : 1.0;
+      const bool vec_l1 = c.variant == "blocked" || vec_in_l1;
+      // c2r / blocked: per element A loaded + work[j] loaded and stored (triad), then A
+      // updated + temp[j] loaded (triad); microkernel: the vector once per mr rows.
+      if (per == 1)
+        lt.l1 = {{6 * MN * s, "triad"}};
+      else
+        lt.l1 = {{MN * s, "read"}, {2 * MN * s, "update"}, {2 * MN * s / per, "update"}, {MN * s / per, "read"}};
+      const std::string rd = per == 1 ? std::string("read") : streams("read", int(per));
+      const std::string up = per == 1 ? std::string("update") : streams("update", int(per));
+      boundaries(lt, [&](int b) -> std::vector<Traffic> {
+        std::vector<Traffic> t = {{MN * s, rd}, {2 * MN * s, up}};
+        if (b == 0 && !vec_l1) t.push_back({3 * MN * s / per, "update"});  // work / temp from L2
+        return t;
+      });
+      lt.note = c.variant + " column pass: sum sweep + scale sweep; " + caches;
+    }
+    out.push_back(lt);
+  }
+  return out;
+}
+
 Model model(const Case& c) {
   const Params p = params_of(c);
   const double s = double(dtype_size(c.dtype));
@@ -94,6 +202,7 @@ Model model(const Case& c) {
     m.note = "mapuot: one fused pass per iteration, A read and written once (1 update, 4 rows "
              "streamed at once; the row's second sweep hits L2) + r/c reads (MAP-UOT Sec. 4.1)" +
              pow_note;
+    m.phases = sinkhorn_phases(c, p);
     return m;
   }
   if (c.variant == "fused_uv") {
@@ -103,6 +212,7 @@ Model model(const Case& c) {
     m.compute_ceiling = c.dtype == DType::f64 ? "fma_f64" : "fma_f32";
     m.note = "fused_uv: K only read, once per iteration, 4 rows streamed at once (the row "
              "group's second sweep hits L2) + r, u, c, v vectors" + pow_note;
+    m.phases = sinkhorn_phases(c, p);
     return m;
   }
   // Per element a pass does one add (its sum) and one multiply (its scaling): 2·M·N flops, no
@@ -132,6 +242,7 @@ Model model(const Case& c) {
               "once a column walk's M x 64 B exceed the cache a line is fetched once per column "
               "it holds, up to 64/sizeof = " + std::to_string(64 / int(s)) +
               "x this minimal traffic (COFFEE's point; see the efficiency)";
+  m.phases = sinkhorn_phases(c, p);
   return m;
 }
 
