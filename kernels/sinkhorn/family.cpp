@@ -79,26 +79,29 @@ Params params_of(const Case& c) {
 // stream. Row-at-a-time passes and the vectors use the 1-stream ones.
 std::string streams(const char* kernel, int rows) { return std::string(kernel) + "_s" + std::to_string(rows); }
 
-// Per-level traffic for the ECM (Model::phases; bytes per run, the same convention), one
-// phase per pass. A (M x N, s bytes per element) streams from the level it lives in; a length-N
-// vector (work, factors, colf, next) stays in L1 when it fits in half of L1, else it comes from
-// L2 each row (L1 <- L2 only). A boundary's upper cache has capacity Z (L1, L2 per thread, L3):
-//   row pass:  L1 A read (sums) + A update (scale); across a boundary 1 update of A when a row
-//              fits in Z / 2 (the scale re-reads it there), else a read + an update
-//   col pass (c2r, blocked, microkernel): a sum sweep (L1 triad: A and work[j] loaded, work[j]
-//              stored) and a scale sweep (triad: A and temp[j] loaded, A stored); across a
-//              boundary A read + A update. blocked keeps an nc-wide segment of the vector
-//              (always in L1); microkernel loads a strip of sums once per mr rows (L1 A read +
-//              sums update / mr, scale A update + temp read / mr)
+// Per-level traffic for the ECM (Model::phases; bytes per run, the same convention). A pass is
+// two sweeps in sequence, a sum sweep and a scale sweep (the scale needs every sum first), so
+// two phases whose times add. A (M x N, s bytes per element) streams from the level it lives
+// in; a length-N vector (work, factors, colf, next) stays in L1 when it fits in half of L1,
+// else it comes from L2 each row (L1 <- L2 only). A boundary's upper cache has capacity Z (L1,
+// L2 per thread, L3):
+//   row pass:  sum: L1 A read; across a boundary the row comes in and the previous scaled row
+//              goes out (1 update of A) when a row fits in Z / 2, else a read. scale: L1 A
+//              update; across a boundary nothing when the row fits, else an update
+//   col pass (c2r, blocked, microkernel): sum: L1 triad (A and work[j] loaded, work[j] stored),
+//              A read across each boundary; scale: L1 triad (A and temp[j] loaded, A stored), A
+//              update across each boundary. blocked keeps an nc-wide segment of the vector
+//              (always in L1); microkernel loads a strip of sums once per mr rows (L1: A read +
+//              sums update / mr; A update + temp read / mr) and streams mr rows at once
 //   typical col pass: the column walks are scalar with stride N: in L1 each access takes a slot
-//              of the ISA's width vb (read + update per element); across a boundary whose Z / 2
-//              holds the walk's M lines A crosses once (read + update), else every access moves
-//              its whole 64-byte line (64 / s x); its flops count vb / s each (unvectorized)
-//   mapuot / fused_uv: per group of G rows a sums sweep (A read, colf loaded once per group)
-//              and a tail sweep (mapuot A update and colf, fused_uv K read; next[j] updated
-//              once per group), the tail's A
-//              from L1 when G rows fit in L1 / 2, else from L2 (L1 <- L2: the second read);
-//              beyond L2 A crosses once (mapuot update, fused_uv read)
+//              of the ISA's width vb (sum: read, scale: update per element); across a boundary
+//              whose Z / 2 holds the walk's M lines A crosses once, else every access moves its
+//              whole 64-byte line (64 / s x); its flops count vb / s each (unvectorized)
+//   mapuot / fused_uv: one phase (software-pipelined sweeps): per group of G rows a sums sweep
+//              (A read, colf loaded once per group) and a tail sweep (mapuot A update and colf,
+//              fused_uv K read; next[j] updated once per group), the tail's A from L1 when G
+//              rows fit in L1 / 2, else from L2 (L1 <- L2: the second read); beyond L2 A crosses
+//              once (mapuot update, fused_uv read)
 // Cache sizes are this host's (harness/host_caches), as the bench that records the model runs
 // here.
 std::vector<LevelTraffic> sinkhorn_phases(const Case& c, const Params& p) {
@@ -139,49 +142,64 @@ std::vector<LevelTraffic> sinkhorn_phases(const Case& c, const Params& p) {
     return {lt};
   }
   const bool row = p.part != Part::col, col = p.part != Part::row;
-  if (row) {
+  // Each pass is two sweeps in sequence (the scale needs every sum first), so two phases.
+  auto phase = [&](const char* name, double flops, std::vector<Traffic> l1, const std::string& note) {
     LevelTraffic lt;
-    lt.name = "row";
-    lt.flops = 2 * MN;
-    lt.l1 = {{MN * s, "read"}, {2 * MN * s, "update"}};
-    boundaries(lt, [&](int b) -> std::vector<Traffic> {
+    lt.name = name;
+    lt.flops = flops;
+    lt.l1 = std::move(l1);
+    lt.note = note + "; " + caches;
+    return lt;
+  };
+  if (row) {
+    // The sum sweep brings the row in (and the previous row's scaled lines out) when a row fits
+    // in Z / 2; else the scale sweep moves it across a second time.
+    LevelTraffic sum = phase("row_sum", MN, {{MN * s, "read"}}, "row pass: sum sweep");
+    LevelTraffic scale = phase("row_scale", MN, {{2 * MN * s, "update"}}, "row pass: scale sweep");
+    boundaries(sum, [&](int b) -> std::vector<Traffic> {
       if (N * s <= z[b] / 2) return {{2 * MN * s, "update"}};
-      return {{MN * s, "read"}, {2 * MN * s, "update"}};
+      return {{MN * s, "read"}};
     });
-    lt.note = "row pass: sum then scale each row; " + caches;
-    out.push_back(lt);
+    boundaries(scale, [&](int b) -> std::vector<Traffic> {
+      if (N * s <= z[b] / 2) return {};
+      return {{2 * MN * s, "update"}};
+    });
+    out.push_back(sum), out.push_back(scale);
   }
   if (col) {
-    LevelTraffic lt;
-    lt.name = "col";
-    lt.flops = 2 * MN;
     if (c.variant == "typical") {
-      lt.flops *= vb / s;
-      lt.l1 = {{MN * vb, "read"}, {2 * MN * vb, "update"}};
-      boundaries(lt, [&](int b) -> std::vector<Traffic> {
-        const double f = 64 * M <= z[b] / 2 ? 1.0 : 64 / s;
-        return {{f * MN * s, "read"}, {f * 2 * MN * s, "update"}};
-      });
-      lt.note = "typical column walks (stride N), scalar; " + caches;
+      LevelTraffic sum = phase("col_sum", MN * vb / s, {{MN * vb, "read"}}, "typical column walks (stride N), scalar");
+      LevelTraffic scale = phase("col_scale", MN * vb / s, {{2 * MN * vb, "update"}}, "typical column walks (stride N), scalar");
+      auto f = [&](int b) { return 64 * M <= z[b] / 2 ? 1.0 : 64 / s; };
+      boundaries(sum, [&](int b) -> std::vector<Traffic> { return {{f(b) * MN * s, "read"}}; });
+      boundaries(scale, [&](int b) -> std::vector<Traffic> { return {{f(b) * 2 * MN * s, "update"}}; });
+      out.push_back(sum), out.push_back(scale);
     } else {
       const double per = c.variant == "microkernel" ? double(kMicrokernelShapes[c.isa].mr) : 1.0;
       const bool vec_l1 = c.variant == "blocked" || vec_in_l1;
-      // c2r / blocked: per element A loaded + work[j] loaded and stored (triad), then A
-      // updated + temp[j] loaded (triad); microkernel: the vector once per mr rows.
-      if (per == 1)
-        lt.l1 = {{6 * MN * s, "triad"}};
-      else
-        lt.l1 = {{MN * s, "read"}, {2 * MN * s, "update"}, {2 * MN * s / per, "update"}, {MN * s / per, "read"}};
       const std::string rd = per == 1 ? std::string("read") : streams("read", int(per));
       const std::string up = per == 1 ? std::string("update") : streams("update", int(per));
-      boundaries(lt, [&](int b) -> std::vector<Traffic> {
-        std::vector<Traffic> t = {{MN * s, rd}, {2 * MN * s, up}};
-        if (b == 0 && !vec_l1) t.push_back({3 * MN * s / per, "update"});  // work / temp from L2
+      // c2r / blocked: per element A and work[j] loaded, work[j] stored (triad), then A
+      // updated and temp[j] loaded (triad); microkernel: the vector once per mr rows.
+      const std::string what = c.variant + " column pass: ";
+      LevelTraffic sum = phase("col_sum", MN, per == 1 ? std::vector<Traffic>{{3 * MN * s, "triad"}}
+                                                      : std::vector<Traffic>{{MN * s, "read"}, {2 * MN * s / per, "update"}},
+                               what + "sum sweep");
+      LevelTraffic scale = phase("col_scale", MN, per == 1 ? std::vector<Traffic>{{3 * MN * s, "triad"}}
+                                                          : std::vector<Traffic>{{2 * MN * s, "update"}, {MN * s / per, "read"}},
+                                 what + "scale sweep");
+      boundaries(sum, [&](int b) -> std::vector<Traffic> {
+        std::vector<Traffic> t = {{MN * s, rd}};
+        if (b == 0 && !vec_l1) t.push_back({2 * MN * s / per, "update"});  // work from L2
         return t;
       });
-      lt.note = c.variant + " column pass: sum sweep + scale sweep; " + caches;
+      boundaries(scale, [&](int b) -> std::vector<Traffic> {
+        std::vector<Traffic> t = {{2 * MN * s, up}};
+        if (b == 0 && !vec_l1) t.push_back({MN * s / per, "read"});  // temp from L2
+        return t;
+      });
+      out.push_back(sum), out.push_back(scale);
     }
-    out.push_back(lt);
   }
   return out;
 }
