@@ -13,6 +13,7 @@
 #include "microbench/capacity.hpp"
 #include "microbench/kernels.hpp"
 #include "microbench/levels.hpp"
+#include "microbench/overlap.hpp"
 #include "microbench/likwid.hpp"
 #include "microbench/measure.hpp"
 #include "microbench/sysinfo.hpp"
@@ -592,6 +593,17 @@ json characterize(const CharacterizeOptions& opt) {
     say("bandwidth curves: no point more than " + fmt(kDipTolerance * 100) +
         "% below both neighbours");  // else `rooflab characterize` prints each at the end
 
+  // --- ECM overlap rule (microbench/overlap.hpp): measured capacities first, hwloc's else ---
+  std::map<std::string, size_t> overlap_caps = reported;
+  for (const auto& [lvl, c] : labeled.levels) overlap_caps[lvl] = c;
+  const auto overlap_ws = overlap_working_sets(overlap_caps);
+  say("ECM overlap rule: read with 1..8 loads per vector in " + std::to_string(overlap_ws.size()) + " levels");
+  const auto overlap_points = measure_overlap(kt, topo.core_cpu[0], overlap_ws, prof.bw);
+  const OverlapDecision overlap = decide_overlap(overlap_points);
+  say("ECM overlap rule: " + overlap.overlap + " (" + overlap.reason + ")");
+  const json ecm_json = overlap_json(overlap_points, overlap, std::string(to_string(isa)),
+                                     "a quarter of each level's capacity (caches.measured, else caches.reported)");
+
   std::vector<int> likwid_threads = {1};
   if (max_t > 1) likwid_threads.push_back(max_t);
   json likwid = run_likwid(opt, prof, isa, curves, likwid_threads, ranges, sizes.back(), levels);
@@ -774,6 +786,7 @@ json characterize(const CharacterizeOptions& opt) {
             {"ceilings_median", ceilings_median},
             {"by_isa", by_isa}}},
           {"latency", {{"threads", 1}, {"points", lat_points}, {"levels", lat_levels}}},
+          {"ecm", ecm_json},
           {"likwid_bench", likwid},
           {"method", method}};
 }

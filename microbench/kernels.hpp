@@ -49,6 +49,9 @@ inline constexpr int kStreamCounts[] = {1, 2, 4, 8};  // the S the *_streams tab
 // Index of S in kStreamCounts, -1 when not provided.
 constexpr int stream_index(int s) { return s == 1 ? 0 : s == 2 ? 1 : s == 4 ? 2 : s == 8 ? 3 : -1; }
 
+// Loads per vector of the read_reload kernels (the ECM overlap test, microbench/overlap.hpp).
+inline constexpr int kReloadCounts[] = {1, 2, 3, 4, 6, 8};
+
 struct KernelTable {
   Isa isa;
   ReadFn read;
@@ -59,6 +62,7 @@ struct KernelTable {
   TriadFn triad_nt;
   ReadStreamsFn read_streams[4];      // by stream_index(S)
   UpdateStreamsFn update_streams[4];
+  ReadFn read_reload[6];              // by index in kReloadCounts: each vector loaded L times
   ComputeFn fma_f64, fma_f32, add_f64, add_f32, mul_f64, mul_f32, addmin_f64, addmin_f32;
   int lanes_f64;  // accumulators x vector width: values updated per iteration
   int lanes_f32;

@@ -181,6 +181,33 @@ double read_streams(const double* const* a, size_t n, uint64_t reps) {
   return acc.total() + tail;
 }
 
+// read_sum with every vector loaded L times (the ECM overlap test, microbench/overlap.hpp):
+// L - 1 extra loads of the same address whose values only reach an empty asm, so they cost a
+// load slot each and no arithmetic (in-core work of the load kind, T_nOL, without adds that
+// would count as overlapping work T_OL). The pointer passes through an asm per reload so the
+// compiler cannot merge the repeated loads.
+template <template <class> class V, int L>
+double read_reload(const double* a, size_t n, uint64_t reps) {
+  using D = V<double>;
+  constexpr size_t W = size_t(D::W), U = 8;
+  Sums<D> acc;
+  double tail = 0;
+  passes<W, U, false>(
+      n, 0, reps,
+      [&](size_t i, size_t k) {
+        acc.add(k, a + i);
+#pragma GCC unroll 8
+        for (int r = 1; r < L; ++r) {
+          const double* q = a + i;
+          asm volatile("" : "+r"(q));
+          const typename D::R v = D::load(q);
+          asm volatile("" : : "x"(v));
+        }
+      },
+      [a, &tail](size_t j) { tail += a[j]; });
+  return acc.total() + tail;
+}
+
 // S streams in lockstep, max(4, S) vectors per step (update's 4 for S <= 4).
 template <template <class> class V, int S>
 void update_streams(double* const* a, double s, size_t n, uint64_t reps) {
@@ -283,6 +310,8 @@ constexpr KernelTable make_table(Isa isa) {
                       &read_streams<V, 8>},
                      {&update_streams<V, 1>, &update_streams<V, 2>, &update_streams<V, 4>,
                       &update_streams<V, 8>},
+                     {&read_reload<V, 1>, &read_reload<V, 2>, &read_reload<V, 3>, &read_reload<V, 4>,
+                      &read_reload<V, 6>, &read_reload<V, 8>},
                      &fma_k<V, double>, &fma_k<V, float>, &add_k<V, double>, &add_k<V, float>,
                      &mul_k<V, double>, &mul_k<V, float>, &addmin_k<V, double>,
                      &addmin_k<V, float>,

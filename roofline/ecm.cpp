@@ -40,9 +40,12 @@ struct Pricer {
   void note(const std::string& n) {
     if (!n.empty() && std::find(e.notes.begin(), e.notes.end(), n) == e.notes.end()) e.notes.push_back(n);
   }
-  // Seconds per byte of kernel k in level X (S-stream kernels: their 1-stream base).
+  // Seconds per byte of kernel k in level X.
   double inv_bw(const std::string& level, const std::string& kernel) {
     const StreamKernel sk = split_streams(kernel);
+    // S-stream ceilings exist at DRAM only (as predict() uses them); elsewhere the base kernel's.
+    if (sk.streams > 1 && level == "DRAM")
+      if (const auto v = machine.find_bandwidth(level, kernel, threads); v && *v > 0) return 1.0 / (*v * 1e9);
     const Machine::BandwidthCeiling c = machine.find_bandwidth(level, sk.base, threads, isa);
     if (!(c.gbps > 0)) throw Error("machine.json has no positive '" + sk.base + "' bandwidth at " + level);
     note(c.note);
@@ -100,26 +103,34 @@ OverlapRule overlap_rule(const Machine& machine) {
   OverlapRule r;
   const auto& raw = machine.raw;
   const std::string file = machine.path.empty() ? std::string("machine.json") : machine.path.string();
+  // "undecided": the measurement could not tell the rules apart; the vendor's rule is assumed.
+  std::string undecided;
   if (raw.contains("ecm") && raw["ecm"].is_object() && raw["ecm"].contains("overlap")) {
     const auto& o = raw["ecm"]["overlap"];
-    if (!o.is_string() || (o != "serial" && o != "overlapping"))
-      throw Error(file + ": ecm.overlap must be \"serial\" or \"overlapping\", got " + o.dump().substr(0, 60));
-    r.rule = o.get<std::string>();
-    r.measured = true;
-    r.source = raw["ecm"].value("source", std::string("machine.json ecm.overlap"));
-    return r;
+    if (!o.is_string() || (o != "serial" && o != "overlapping" && o != "undecided"))
+      throw Error(file + ": ecm.overlap must be \"serial\", \"overlapping\" or \"undecided\", got " +
+                  o.dump().substr(0, 60));
+    if (o != "undecided") {
+      r.rule = o.get<std::string>();
+      r.measured = true;
+      r.source = raw["ecm"].value("source", std::string("machine.json ecm.overlap"));
+      return r;
+    }
+    undecided = "; the measurement was undecided (" + raw["ecm"].value("source", std::string("no source")) + ")";
   }
   std::string cpu;
   if (raw.contains("host") && raw["host"].is_object() && raw["host"].contains("cpu") && raw["host"]["cpu"].is_string())
     cpu = raw["host"]["cpu"].get<std::string>();
+  const std::string why = file + (undecided.empty() ? " has no ecm.overlap" : "'s ecm.overlap is undecided");
   const bool amd = cpu.find("AMD") != std::string::npos, intel = cpu.find("Intel") != std::string::npos;
   r.rule = amd ? "overlapping" : "serial";
-  r.source = amd ? "assumed, not measured (" + file + " has no ecm.overlap): host.cpu \"" + cpu +
+  r.source = amd ? "assumed, not measured (" + why + "): host.cpu \"" + cpu +
                        "\" is AMD, whose cores overlap transfers between cache levels"
-           : intel ? "assumed, not measured (" + file + " has no ecm.overlap): host.cpu \"" + cpu +
+           : intel ? "assumed, not measured (" + why + "): host.cpu \"" + cpu +
                          "\" is Intel, whose cores do not overlap transfers between cache levels"
-                   : "assumed, not measured (" + file + " has no ecm.overlap, host.cpu \"" + cpu +
+                   : "assumed, not measured (" + why + ", host.cpu \"" + cpu +
                          "\" names no known vendor): serial, the slower of the two rules";
+  r.source += undecided;
   return r;
 }
 

@@ -10,7 +10,8 @@
 //   overlapping (AMD-like):   T = max(T_OL, T_nOL, T_L1L2, T_L2L3, T_L3Mem)
 // and the phases' times summed (they run one after another).
 // c(X, k), the seconds per byte of a transfer into the level above X, comes from the measured
-// in-level bandwidths bw(X, k) of the same kernel k (per ISA in L1..L3, the widest at DRAM),
+// in-level bandwidths bw(X, k) of the same kernel k (per ISA in L1..L3, the widest at DRAM,
+// where an S-stream kernel such as "update_s4" uses its own ceiling when measured),
 // chosen so that the ECM of a pure stream from level X reproduces bw(X, k):
 //   serial:      c(X) = 1/bw(X) - 1/bw(level above X)   (clamped at 0, with a note)
 //   overlapping: c(X) = 1/bw(X)
@@ -27,8 +28,9 @@
 
 namespace rooflab::roofline {
 
-// machine.json "ecm": {"overlap": "serial" | "overlapping", "source": "..."}. Without it the
-// rule is assumed from the CPU's vendor (host.cpu) and `source` says so; unknown vendor: serial.
+// machine.json "ecm": {"overlap": "serial" | "overlapping" | "undecided", "source": "..."},
+// measured by characterize (microbench/overlap.hpp). Without it, or "undecided", the rule is
+// assumed from the CPU's vendor (host.cpu) and `source` says so; unknown vendor: serial.
 struct OverlapRule {
   std::string rule;    // "serial" | "overlapping"
   bool measured = false;  // taken from machine.json's ecm.overlap (not assumed)

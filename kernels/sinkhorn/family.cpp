@@ -8,6 +8,7 @@
 
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
+#include "harness/host_caches.hpp"
 #include "harness/isa_choice.hpp"
 #include "kernels/sinkhorn/sinkhorn.hpp"
 
@@ -78,6 +79,131 @@ Params params_of(const Case& c) {
 // stream. Row-at-a-time passes and the vectors use the 1-stream ones.
 std::string streams(const char* kernel, int rows) { return std::string(kernel) + "_s" + std::to_string(rows); }
 
+// Per-level traffic for the ECM (Model::phases; bytes per run, the same convention). A pass is
+// two sweeps in sequence, a sum sweep and a scale sweep (the scale needs every sum first), so
+// two phases whose times add. A (M x N, s bytes per element) streams from the level it lives
+// in; a length-N vector (work, factors, colf, next) stays in L1 when it fits in half of L1,
+// else it comes from L2 each row (L1 <- L2 only). A boundary's upper cache has capacity Z (L1,
+// L2 per thread, L3):
+//   row pass:  sum: L1 A read; across a boundary the row comes in and the previous scaled row
+//              goes out (1 update of A) when a row fits in Z / 2, else a read. scale: L1 A
+//              update; across a boundary nothing when the row fits, else an update
+//   col pass (c2r, blocked, microkernel): sum: L1 triad (A and work[j] loaded, work[j] stored),
+//              A read across each boundary; scale: L1 triad (A and temp[j] loaded, A stored), A
+//              update across each boundary. blocked keeps an nc-wide segment of the vector
+//              (always in L1); microkernel loads a strip of sums once per mr rows (L1: A read +
+//              sums update / mr; A update + temp read / mr) and streams mr rows at once
+//   typical col pass: the column walks are scalar with stride N: in L1 each access takes a slot
+//              of the ISA's width vb (sum: read, scale: update per element); across a boundary
+//              whose Z / 2 holds the walk's M lines A crosses once, else every access moves its
+//              whole 64-byte line (64 / s x); its flops count vb / s each (unvectorized)
+//   mapuot / fused_uv: one phase (software-pipelined sweeps): per group of G rows a sums sweep
+//              (A read, colf loaded once per group) and a tail sweep (mapuot A update and colf,
+//              fused_uv K read; next[j] updated once per group), the tail's A from L1 when G
+//              rows fit in L1 / 2, else from L2 (L1 <- L2: the second read); beyond L2 A crosses
+//              once (mapuot update, fused_uv read)
+// Cache sizes are this host's (harness/host_caches), as the bench that records the model runs
+// here.
+std::vector<LevelTraffic> sinkhorn_phases(const Case& c, const Params& p) {
+  const double s = double(dtype_size(c.dtype)), M = double(p.M), N = double(p.N), MN = M * N;
+  const HostCacheSizes& hc = host_cache_sizes();
+  const double z[3] = {double(hc.l1), double(hc.l2), double(hc.l3)};  // above L2, L3, DRAM
+  const double vb = c.isa == Isa::avx512 ? 64 : c.isa == Isa::avx2 ? 32 : 16;
+  const bool vec_in_l1 = N * s <= z[0] / 2;
+  auto boundaries = [](LevelTraffic& lt, auto per_level) {
+    lt.l2 = per_level(0), lt.l3 = per_level(1), lt.mem = per_level(2);
+  };
+  const std::string caches = "caches " + hc.source;
+  std::vector<LevelTraffic> out;
+  if (is_fused(c.variant)) {
+    const bool uv = c.variant == "fused_uv";
+    const double G = kFusedRows;
+    const bool tail_in_l1 = G * N * s <= z[0] / 2;
+    LevelTraffic lt;
+    lt.name = "iter";
+    lt.flops = 4 * MN;
+    // sums: A read; tail: A read (fused_uv) or updated (mapuot); per group colf loaded once
+    // per sweep that uses it (sums; mapuot's tail too) and next[j] updated once.
+    const double colf = (uv ? 1 : 2) * MN * s / G, next = 2 * MN * s / G;
+    if (uv)
+      lt.l1 = {{2 * MN * s + colf, "read"}, {next, "update"}};
+    else
+      lt.l1 = {{MN * s + colf, "read"}, {2 * MN * s + next, "update"}};
+    const std::string a_kernel = uv ? streams("read", kFusedRows) : streams("update", kFusedRows);
+    const double a_bytes = uv ? MN * s : 2 * MN * s;
+    boundaries(lt, [&](int b) -> std::vector<Traffic> {
+      std::vector<Traffic> t = {{a_bytes, a_kernel}};
+      if (b == 0 && !tail_in_l1) t.push_back({MN * s, "read"});  // the tail's re-read from L2
+      if (b == 0 && !vec_in_l1) t.push_back({colf + next, "update"});  // colf, next from L2
+      return t;
+    });
+    lt.note = std::string(uv ? "fused_uv" : "mapuot") + ": sums sweep + tail sweep per group of " +
+              std::to_string(kFusedRows) + " rows (tail " + (tail_in_l1 ? "from L1" : "re-read from L2") + "); " + caches;
+    return {lt};
+  }
+  const bool row = p.part != Part::col, col = p.part != Part::row;
+  // Each pass is two sweeps in sequence (the scale needs every sum first), so two phases.
+  auto phase = [&](const char* name, double flops, std::vector<Traffic> l1, const std::string& note) {
+    LevelTraffic lt;
+    lt.name = name;
+    lt.flops = flops;
+    lt.l1 = std::move(l1);
+    lt.note = note + "; " + caches;
+    return lt;
+  };
+  if (row) {
+    // The sum sweep brings the row in (and the previous row's scaled lines out) when a row fits
+    // in Z / 2; else the scale sweep moves it across a second time.
+    LevelTraffic sum = phase("row_sum", MN, {{MN * s, "read"}}, "row pass: sum sweep");
+    LevelTraffic scale = phase("row_scale", MN, {{2 * MN * s, "update"}}, "row pass: scale sweep");
+    boundaries(sum, [&](int b) -> std::vector<Traffic> {
+      if (N * s <= z[b] / 2) return {{2 * MN * s, "update"}};
+      return {{MN * s, "read"}};
+    });
+    boundaries(scale, [&](int b) -> std::vector<Traffic> {
+      if (N * s <= z[b] / 2) return {};
+      return {{2 * MN * s, "update"}};
+    });
+    out.push_back(sum), out.push_back(scale);
+  }
+  if (col) {
+    if (c.variant == "typical") {
+      LevelTraffic sum = phase("col_sum", MN * vb / s, {{MN * vb, "read"}}, "typical column walks (stride N), scalar");
+      LevelTraffic scale = phase("col_scale", MN * vb / s, {{2 * MN * vb, "update"}}, "typical column walks (stride N), scalar");
+      auto f = [&](int b) { return 64 * M <= z[b] / 2 ? 1.0 : 64 / s; };
+      boundaries(sum, [&](int b) -> std::vector<Traffic> { return {{f(b) * MN * s, "read"}}; });
+      boundaries(scale, [&](int b) -> std::vector<Traffic> { return {{f(b) * 2 * MN * s, "update"}}; });
+      out.push_back(sum), out.push_back(scale);
+    } else {
+      const double per = c.variant == "microkernel" ? double(kMicrokernelShapes[c.isa].mr) : 1.0;
+      const bool vec_l1 = c.variant == "blocked" || vec_in_l1;
+      const std::string rd = per == 1 ? std::string("read") : streams("read", int(per));
+      const std::string up = per == 1 ? std::string("update") : streams("update", int(per));
+      // c2r / blocked: per element A and work[j] loaded, work[j] stored (triad), then A
+      // updated and temp[j] loaded (triad); microkernel: the vector once per mr rows.
+      const std::string what = c.variant + " column pass: ";
+      LevelTraffic sum = phase("col_sum", MN, per == 1 ? std::vector<Traffic>{{3 * MN * s, "triad"}}
+                                                      : std::vector<Traffic>{{MN * s, "read"}, {2 * MN * s / per, "update"}},
+                               what + "sum sweep");
+      LevelTraffic scale = phase("col_scale", MN, per == 1 ? std::vector<Traffic>{{3 * MN * s, "triad"}}
+                                                          : std::vector<Traffic>{{2 * MN * s, "update"}, {MN * s / per, "read"}},
+                                 what + "scale sweep");
+      boundaries(sum, [&](int b) -> std::vector<Traffic> {
+        std::vector<Traffic> t = {{MN * s, rd}};
+        if (b == 0 && !vec_l1) t.push_back({2 * MN * s / per, "update"});  // work from L2
+        return t;
+      });
+      boundaries(scale, [&](int b) -> std::vector<Traffic> {
+        std::vector<Traffic> t = {{2 * MN * s, up}};
+        if (b == 0 && !vec_l1) t.push_back({MN * s / per, "read"});  // temp from L2
+        return t;
+      });
+      out.push_back(sum), out.push_back(scale);
+    }
+  }
+  return out;
+}
+
 Model model(const Case& c) {
   const Params p = params_of(c);
   const double s = double(dtype_size(c.dtype));
@@ -94,6 +220,7 @@ Model model(const Case& c) {
     m.note = "mapuot: one fused pass per iteration, A read and written once (1 update, 4 rows "
              "streamed at once; the row's second sweep hits L2) + r/c reads (MAP-UOT Sec. 4.1)" +
              pow_note;
+    m.phases = sinkhorn_phases(c, p);
     return m;
   }
   if (c.variant == "fused_uv") {
@@ -103,6 +230,7 @@ Model model(const Case& c) {
     m.compute_ceiling = c.dtype == DType::f64 ? "fma_f64" : "fma_f32";
     m.note = "fused_uv: K only read, once per iteration, 4 rows streamed at once (the row "
              "group's second sweep hits L2) + r, u, c, v vectors" + pow_note;
+    m.phases = sinkhorn_phases(c, p);
     return m;
   }
   // Per element a pass does one add (its sum) and one multiply (its scaling): 2·M·N flops, no
@@ -132,6 +260,7 @@ Model model(const Case& c) {
               "once a column walk's M x 64 B exceed the cache a line is fetched once per column "
               "it holds, up to 64/sizeof = " + std::to_string(64 / int(s)) +
               "x this minimal traffic (COFFEE's point; see the efficiency)";
+  m.phases = sinkhorn_phases(c, p);
   return m;
 }
 

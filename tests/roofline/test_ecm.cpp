@@ -72,6 +72,17 @@ TEST(EcmRule, MeasuredFieldWinsAndBadValueIsAnError) {
   EXPECT_THROW(overlap_rule(with_rule(zen3_json(), "sometimes")), Error);
 }
 
+// characterize writes "undecided" when its fits do not tell the rules apart: the vendor's rule
+// is then assumed, labelled as such, and the undecided measurement named.
+TEST(EcmRule, UndecidedMeasurementFallsBackToTheVendorAssumption) {
+  const OverlapRule r = overlap_rule(with_rule(zen3_json(), "undecided"));
+  EXPECT_EQ(r.rule, "overlapping");
+  EXPECT_FALSE(r.measured);
+  EXPECT_NE(r.source.find("assumed, not measured"), std::string::npos);
+  EXPECT_NE(r.source.find("undecided"), std::string::npos);
+  EXPECT_EQ(overlap_rule(with_rule(xeon_json(), "undecided")).rule, "serial");
+}
+
 TEST(EcmZen3, OverlappingRuleInDram) {
   const Ecm e = ecm(zen3_model(), machine_from_json(zen3_json()), 1, Isa::avx2);
   EXPECT_FALSE(e.fallback);
@@ -323,4 +334,94 @@ TEST(EcmZen3, PhasesAddUpAndPriceTheirOwnFlops) {
   const auto v = case_fields(parse_case_name("floyd_warshall/regblock/avx2/f32/256x256/sched:rec/layout:bdl/bs:64/task:256/threads:1"));
   EXPECT_GT(sc["ecm_traffic"][0]["flops"].get<double>(), 2 * sc["flops"].get<double>());
   EXPECT_EQ(v["ecm_traffic"][0]["flops"], v["flops"]);
+}
+
+namespace {
+Model model_of(const char* name) {
+  const Case c = parse_case_name(name);
+  return variant_of(c).model(c);
+}
+}  // namespace
+
+// Sinkhorn's column pass (c2r, portable code priced at scalar), Zen 3 fixture, A = 250000 x 64
+// f64 (MN s = 1.28e8 B, DRAM; the 512-byte vectors stay in L1 on any host), a sum sweep (A read)
+// then a scale sweep (A update), each T_OL = MN / 4 GF/s (scalar add_f64) = 0.004 and T_nOL =
+// 3 MN s / 75 GB/s (L1 triad) = 0.00512:
+//   overlapping: sum max(0.004, 0.00512, 1.28e8 / 40 = 0.0032, 1.28e8 / 25 = 0.00512, 1.28e8 / 20
+//     = 0.0064) = 0.0064; scale max(.., 2.56e8 / 80 = 0.0032, 2.56e8 / 50 = 0.00512, 2.56e8 / 25
+//     = 0.01024) = 0.01024 -> 0.01664 (sums: T_L1L2 0.0064, T_L2L3 0.01024, T_L3Mem 0.01664)
+//   serial: sum 0.00512 + 1.28e8 (1/40 - 1/50) + 1.28e8 (1/25 - 1/40) + 1.28e8 (1/20 - 1/25) =
+//     0.00512 + 0.00064 + 0.00192 + 0.00128; scale 0.00512 + 2.56e8 (1/80 - 1/100) + 2.56e8
+//     (1/50 - 1/80) + 2.56e8 (1/25 - 1/50) = 0.00512 + 0.00064 + 0.00192 + 0.00512
+//     -> 0.02176 (sums: T_L1L2 0.00128, T_L2L3 0.00384, T_L3Mem 0.0064)
+TEST(EcmSinkhorn, C2rColumnPassBothRules) {
+  const Model m = model_of("sinkhorn/c2r/f64/250000x64/part:col/threads:1");
+  ASSERT_EQ(m.phases.size(), 2u);
+  EXPECT_EQ(m.phases[0].name, "col_sum");
+  EXPECT_EQ(m.phases[1].name, "col_scale");
+  const Ecm o = ecm(m, machine_from_json(zen3_json()), 1, Isa::scalar);
+  EXPECT_EQ(o.level, "DRAM");
+  expect_ecm(o, {0.008, 0.01024, 0.0064, 0.01024, 0.01664, 0.01664});
+  const Ecm s = ecm(m, with_rule(zen3_json(), "serial"), 1, Isa::scalar);
+  expect_ecm(s, {0.008, 0.01024, 0.00128, 0.00384, 0.0064, 0.02176});
+  EXPECT_TRUE(s.overlap.measured);
+}
+
+// mapuot avx512 on the Xeon fixture, A = 250000 x 64 f64, groups of 4 rows (2 KiB, the tail
+// sweep from L1 on any host), DRAM through the 4-stream update ceiling:
+//   T_OL = 4 MN / 32 GF/s = 0.002; T_nOL = (MN s + colf 2 MN s / 4) / 400 + (2 MN s + next
+//   2 MN s / 4) / 500 = 1.92e8 / 400 + 3.2e8 / 500 = 0.00112; each boundary 2 MN s = 2.56e8 update
+//   serial (Intel, assumed): 2.56e8 (1/200 - 1/500) = 0.000768, 2.56e8 (1/100 - 1/200) = 0.00128,
+//     2.56e8 (1/40 update_s4 - 1/100) = 0.00384 -> 0.00112 + 0.000768 + 0.00128 + 0.00384 = 0.007008
+//   overlapping: max(0.002, 0.00112, 0.00128, 0.00256, 2.56e8 / 40 = 0.0064) = 0.0064
+TEST(EcmSinkhorn, MapuotStreamsFourRowsFromDram) {
+  const Model m = model_of("sinkhorn/mapuot/avx512/f64/250000x64/threads:1");
+  ASSERT_EQ(m.phases.size(), 1u);
+  const Ecm s = ecm(m, machine_from_json(xeon_json()), 1, Isa::avx512);
+  EXPECT_EQ(s.overlap.rule, "serial");
+  expect_ecm(s, {0.002, 0.00112, 0.000768, 0.00128, 0.00384, 0.007008});
+  const Ecm o = ecm(m, with_rule(xeon_json(), "overlapping"), 1, Isa::avx512);
+  expect_ecm(o, {0.002, 0.00112, 0.00128, 0.00256, 0.0064, 0.0064});
+}
+
+// The other variants' terms: an iteration is a row pass and a column pass of two sweeps each;
+// typical's column walk
+// moves a whole line per element once its M lines exceed the caches (64 / s = 8x c2r's A
+// traffic) and prices its scalar flops at 16 / s lanes; a short walk (64 lines) crosses once;
+// the micro-kernel reads its sums once per mr rows; a row longer than half of L1 crosses L1
+// twice (read, then update); fused_uv only reads K.
+TEST(EcmSinkhorn, EveryVariantDeclaresPerLevelTraffic) {
+  auto bytes = [](const std::vector<Traffic>& v) {
+    double b = 0;
+    for (const auto& t : v) b += t.bytes;
+    return b;
+  };
+  const double MN = 4e6 * 4, s = 8;
+  const Model it = model_of("sinkhorn/c2r/f64/4000000x4/part:iter/threads:1");
+  ASSERT_EQ(it.phases.size(), 4u);  // row sum, row scale, column sum, column scale
+  EXPECT_EQ(it.phases[0].name, "row_sum");
+  EXPECT_EQ(it.phases[3].name, "col_scale");
+  EXPECT_EQ(bytes(it.phases[0].l2), 2 * MN * s);  // a short row: in with the sums, out later
+  EXPECT_EQ(bytes(it.phases[1].l2), 0);
+  EXPECT_EQ(bytes(it.phases[2].l2), MN * s);
+  EXPECT_EQ(bytes(it.phases[3].l2), 2 * MN * s);
+  const Model ty = model_of("sinkhorn/typical/f64/4000000x4/part:col/threads:1");
+  ASSERT_EQ(ty.phases.size(), 2u);
+  for (const auto* lv : {&ty.phases[0].l2, &ty.phases[0].l3, &ty.phases[0].mem}) EXPECT_EQ(bytes(*lv), 8 * MN * s);
+  for (const auto* lv : {&ty.phases[1].l2, &ty.phases[1].l3, &ty.phases[1].mem}) EXPECT_EQ(bytes(*lv), 8 * 2 * MN * s);
+  EXPECT_EQ(ty.phases[0].flops + ty.phases[1].flops, 2 * 2 * MN);
+  const Model short_walk = model_of("sinkhorn/typical/f64/64x4096/part:col/threads:1");
+  EXPECT_EQ(bytes(short_walk.phases[0].l2) + bytes(short_walk.phases[1].l2), 3 * 64 * 4096 * s);
+  const Model mk = model_of("sinkhorn/microkernel/avx2/f64/4000000x4/part:col/threads:1");
+  EXPECT_EQ(bytes(mk.phases[0].l1) + bytes(mk.phases[1].l1), 3 * MN * s + 3 * MN * s / 4);
+  EXPECT_EQ(mk.phases[0].mem[0].kernel, "read_s4");
+  EXPECT_EQ(mk.phases[1].mem[0].kernel, "update_s4");
+  const Model long_row = model_of("sinkhorn/blocked/f64/4x1000000/mc:8/nc:256/part:row/threads:1");
+  EXPECT_EQ(bytes(long_row.phases[0].l2), 4e6 * s);  // read by the sums, then updated by the scale
+  EXPECT_EQ(bytes(long_row.phases[1].l2), 2 * 4e6 * s);
+  const Model uv = model_of("sinkhorn/fused_uv/avx2/f64/4000000x4/threads:1");
+  ASSERT_EQ(uv.phases.size(), 1u);
+  EXPECT_EQ(bytes(uv.phases[0].mem), MN * s);
+  EXPECT_EQ(uv.phases[0].mem[0].kernel, "read_s4");
+  EXPECT_EQ(uv.phases[0].flops, 4 * MN);
 }

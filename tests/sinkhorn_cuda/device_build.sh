@@ -23,7 +23,7 @@ for f in kernels device bench; do
   nvcc -std=c++17 -O3 -gencode "arch=compute_${arch#sm_},code=$arch" "${I[@]}" \
        -c "$root/kernels/sinkhorn/cuda/$f.cu" -o "$out/cu_$f.o" & pids+=($!)
 done
-common=(harness/registry.cpp harness/isa_choice.cpp harness/families.cpp harness/isa.cpp harness/buffer.cpp harness/json_io.cpp harness/args.cpp harness/measure.cpp harness/diagnostics.cpp
+common=(harness/registry.cpp harness/isa_choice.cpp harness/families.cpp harness/isa.cpp harness/buffer.cpp harness/json_io.cpp harness/args.cpp harness/measure.cpp harness/diagnostics.cpp harness/host_caches.cpp
         roofline/machine.cpp roofline/predict.cpp roofline/ecm.cpp roofline/evaluate.cpp
         kernels/sinkhorn/cuda/plan.cpp kernels/sinkhorn/cuda/solver.cpp apps/gpu_characterize.cpp
         kernels/sinkhorn/cuda/family.cpp)

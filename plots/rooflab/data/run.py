@@ -302,7 +302,7 @@ def parse_name(name: str) -> dict:
 MODEL_COLUMNS = ["name", "family", "variant", "isa", "dtype", "dims", "params", "threads", "status",
                  "message", "median_s", "cv", "repetitions", "flops", "bytes", "intensity", "gflops",
                  "gbps", "predicted_s", "bound", "level", "ceiling_gflops", "compute_isa", "ceiling_gbps",
-                 "efficiency", "disturbed", "disturbed_reason"]
+                 "efficiency", "disturbed", "disturbed_reason", "ecm_s", "ecm_fallback"]
 # Measured fields: required numbers on an "ok" row, null (or absent) otherwise.
 _MEASURED = ("median_s", "gflops", "gbps")
 # Prediction fields: null when no machine.json was available to `rooflab model`.
@@ -351,6 +351,10 @@ def model_frame(model: dict, path: Path) -> pd.DataFrame:
             row[k] = ck.get(r, k, w, (float,), nullable=True) if k in r else None
         for k in ("bound", "level", "compute_isa"):
             row[k] = ck.get(r, k, w, (str,), nullable=True) if k in r else None
+        # The ECM prediction beside the roofline (model.json rows' "ecm"; null or absent: none).
+        ecm = ck.opt(r, "ecm", w, (dict,), None) if r.get("ecm") is not None else None
+        row["ecm_s"] = ck.get(ecm, "time_s", f"{w}.ecm", (float,)) if ecm else None
+        row["ecm_fallback"] = bool(ck.opt(ecm, "fallback", f"{w}.ecm", (bool,), False)) if ecm else False
         # A measurement that stayed disturbed (load, spread): not a good number (absent = false).
         row["disturbed"] = bool(ck.opt(r, "disturbed", w, (bool,), False))
         row["disturbed_reason"] = ck.opt(r, "disturbed_reason", w, (str,), "") or ""
@@ -362,7 +366,8 @@ def model_frame(model: dict, path: Path) -> pd.DataFrame:
         rows.append(row)
     df = pd.DataFrame(rows, columns=MODEL_COLUMNS)
     df["disturbed"] = df["disturbed"].astype(bool)
-    for k in _MEASURED + _PREDICTED + ("cv", "flops", "bytes", "intensity"):
+    df["ecm_fallback"] = df["ecm_fallback"].astype(bool)
+    for k in _MEASURED + _PREDICTED + ("cv", "flops", "bytes", "intensity", "ecm_s"):
         df[k] = pd.to_numeric(df[k], errors="coerce").astype(float)
     return df
 

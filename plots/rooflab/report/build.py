@@ -27,12 +27,13 @@ from rooflab import claims as claims_mod, cli, gate
 from rooflab.data import files
 from rooflab.data.jsonfile import RooflabDataError
 from rooflab.data.run import FILES, Run, load_run
-from rooflab.figures import attained_vs_predicted, bandwidth, cache_misses, roofline
+from rooflab.figures import attained_vs_predicted, bandwidth, cache_misses, prediction_error, roofline
 from rooflab.report import markdown as report_markdown, pages as report_pages, tables as rd
 from rooflab.report.html import draw, esc, fmt_num, fmt_time, missing, note, page, table, text_table, write_atomic
 
 DETAILS_FIGURES = [  # (file, title, module, files it needs)
     ("attained_vs_predicted.png", "Measured vs predicted time, every family", attained_vs_predicted, ("model",)),
+    ("prediction_error.png", "Prediction error distribution (ECM and roofline), per family", prediction_error, ("model",)),
     ("bandwidth.png", "Bandwidth vs working-set size", bandwidth, ("machine",)),
     ("cache_misses.png", "Cache misses", cache_misses, ("counters",)),
 ]
