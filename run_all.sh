@@ -17,7 +17,8 @@ usage: ./run_all.sh [options]
   --skip-deps          do not check/install Debian packages and the Python venv
   --machine FILE       reuse a machine.json instead of characterizing again
   --test               build and run the whole test suite (release + ASan/UBSan unit tests), then
-                       the performance gate (scripts/perf_gate.sh)
+                       the performance gate (scripts/perf_gate.sh), whose run goes into the history
+                       ($ROOFLAB_HISTORY_DB, default results/history.sqlite) and its change-point check
   -h, --help           this text
 
 Steps: deps, build (cmake --preset release), characterize, isa (default ISAs by
@@ -80,7 +81,7 @@ build() {  # build <preset> [target...]
 }
 
 if [ "$mode" = test ]; then
-  NSTEPS=6
+  NSTEPS=7
   step "dependencies"; deps --with-test-tools
   step "build (release)"; build release
   step "tests (release: unit + integration)"
@@ -89,8 +90,18 @@ if [ "$mode" = test ]; then
   step "unit tests under ASan+UBSan"
   ctest --preset asan || die "ASan/UBSan unit tests failed"
   step "performance gate (scripts/perf_gate.sh vs results/baselines/gate)"
-  scripts/perf_gate.sh; gate_rc=$?
+  gate_out=build/perf-gate; rm -rf "$gate_out"
+  scripts/perf_gate.sh --out "$gate_out"; gate_rc=$?
   [ $gate_rc = 0 ] || die "performance gate failed (exit $gate_rc; see the table above)"
+  # The project keeps its own history the way docs/history.md tells users to (a CI workspace
+  # that persists results/ builds a series run after run).
+  db=${ROOFLAB_HISTORY_DB:-results/history.sqlite}
+  step "history: the gate run into $db, then its change-point check"
+  commit=$(git rev-parse HEAD 2>/dev/null) || commit=""
+  build/release/rooflab history add "$gate_out" --db "$db" ${commit:+--commit "$commit"} || die "history add failed"
+  build/release/rooflab history check --db "$db" --markdown build/history-check.md --junit build/history-check.xml
+  hist_rc=$?
+  [ $hist_rc = 0 ] || die "history check failed (exit $hist_rc; build/history-check.md)"
   echo "all tests passed in $(fmt $(( $(date +%s) - T0 )))"
   exit 0
 fi
