@@ -54,6 +54,8 @@ int isa_calibrate_run(const args::Values& v);
 // the widest ISAs are the defaults. A machine.json that cannot be read at all is left to the
 // caller to report when it reads it itself (report_unreadable false), else warned about here.
 void use_machine_isa_choice(const std::string& machine_json, bool report_unreadable = true);
+// The same for a machine.json already read (read_machine_json of the file machine_json).
+void use_machine_isa_choice(const nlohmann::json& machine, const std::string& machine_json);
 // `rooflab mpi --np P [rooflab_mpi options]`: replaces the process with mpiexec running this
 // build's rooflab_mpi. Returns 0 after --help / --dry-run, 2 (message printed) on a usage error;
 // throws rooflab::Error when this build has no MPI or rooflab_mpi is missing.

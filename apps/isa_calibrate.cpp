@@ -16,6 +16,7 @@
 #include "harness/error.hpp"
 #include "harness/families.hpp"
 #include "harness/isa_choice.hpp"
+#include "harness/machine_cpu.hpp"
 #include "harness/json_io.hpp"
 #include "harness/measure.hpp"
 #include "harness/progress.hpp"
@@ -70,7 +71,10 @@ int isa_calibrate_run(const args::Values& v) {
     return 0;
   }
   if (machine.empty()) throw args::UsageError("--machine FILE is required (the machine.json to store the calibration beside)");
-  read_machine_json(machine);  // a malformed machine.json stops here, before any timing
+  // A malformed machine.json, or one characterized on another CPU, stops here, before any timing.
+  if (const std::string why = foreign_cpu(read_machine_json(machine), machine); !why.empty())
+    throw Error(machine + ": " + why + "; an ISA choice is measured beside the machine.json of this CPU (run `rooflab "
+                "characterize` here first)");
   measure::Policy p;
   p.repetitions = int(v.integer("--reps"));
   p.min_time_s = v.real("--min-time");
@@ -169,8 +173,7 @@ int isa_calibrate_run(const args::Values& v) {
     return 128 + measure::Interrupt::signal_number();
   }
   prog.done();
-  const json value = {{"cpu", cpu_signature()},
-                      {"cpu_model", microbench::read_host_info().cpu_model},
+  const json value = {{"cpu_model", microbench::read_host_info().cpu_model},
                       {"isa_cap", isa_cap() ? json(to_string(*isa_cap())) : json(nullptr)},
                       {"tie_margin", kIsaTieMargin},
                       {"repetitions", p.repetitions},
@@ -194,8 +197,12 @@ void use_machine_isa_choice(const std::string& machine, bool report_unreadable) 
       std::fprintf(stderr, "warning: no ISA calibration used, the default ISAs are the widest: %s\n", e.what());
     return;
   }
+  use_machine_isa_choice(m, machine);
+}
+
+void use_machine_isa_choice(const json& m, const std::string& machine) {
   try {
-    use_isa_choice(m);
+    use_isa_choice(m, machine);
   } catch (const Error& e) {
     std::fprintf(stderr, "warning: %s: no ISA calibration used, the default ISAs are the widest: %s\n", machine.c_str(),
                  e.what());

@@ -241,6 +241,7 @@ int cmd_info(const Values&) {
   std::printf("best ISA on this CPU: %s%s%s\n", std::string(to_string(best_isa())).c_str(),
               isa_cap() ? " (capped by ROOFLAB_MAX_ISA=" : "",
               isa_cap() ? (std::string(to_string(*isa_cap())) + ")").c_str() : "");
+  std::printf("cpu signature: %s\n", cpu_signature().c_str());  // what machine.json's host.cpu_signature is checked against
   std::printf("families:");
   for (const auto& f : families()) std::printf(" %s", f.name.c_str());
   std::printf("\n");

@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "harness/error.hpp"
+#include "harness/json_io.hpp"
+#include "harness/machine_cpu.hpp"
 
 namespace rooflab {
 namespace {
@@ -31,7 +33,7 @@ Isa choose_isa(const nlohmann::json& entry) {
   return t_fastest < t_widest * (1 - kIsaTieMargin) ? fastest : widest;
 }
 
-size_t use_isa_choice(const nlohmann::json& machine) {
+size_t use_isa_choice(const nlohmann::json& machine, const std::filesystem::path& path) {
   std::map<std::string, Isa> t;
   table().clear();
   if (machine.contains("isa_choice")) {
@@ -41,8 +43,8 @@ size_t use_isa_choice(const nlohmann::json& machine) {
     };
     if (!sec.is_object() || !sec.contains("entries") || !sec["entries"].is_array())
       throw bad("", "no \"entries\" array");
-    if (const std::string cpu = sec.value("cpu", ""); cpu != cpu_signature())
-      throw bad("", "measured on \"" + cpu + "\", this CPU is \"" + cpu_signature() + "\"; a choice is never carried to another CPU");
+    if (const std::string why = foreign_cpu(machine, path, sec.value("cpu", "")); !why.empty())
+      throw bad("", why + "; a choice is never carried to another CPU");
     for (size_t n = 0; n < sec["entries"].size(); ++n) {
       const auto& e = sec["entries"][n];
       const std::string where = ".entries[" + std::to_string(n) + "]";

@@ -4,6 +4,7 @@
 // widest. A wider ISA can lose (a lower AVX-512 clock on a memory-bound kernel), and only a
 // measurement on the machine at hand says where. Every ISA stays registered and runnable by
 // name; this only decides which one a profile's "default ISA" cases and the solvers use.
+#include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
@@ -28,11 +29,12 @@ std::string isa_choice_key(std::string_view family, std::string_view variant, DT
 // more than kIsaTieMargin. Isa::none when no timed ISA is supported here.
 Isa choose_isa(const nlohmann::json& entry);
 
-// Installs the calibration of a joined machine.json (read_machine_json) for preferred_isa();
-// a machine without an "isa_choice" section clears it. Throws Error naming the key when the
-// section is malformed, or when it was measured on another CPU (its "cpu", a cpu_signature())
-// — then nothing is installed. Returns how many variant/dtype choices it holds.
-size_t use_isa_choice(const nlohmann::json& machine);
+// Installs the calibration of a joined machine.json (read_machine_json; file `path` for
+// messages) for preferred_isa(); a machine without an "isa_choice" section clears it. Throws
+// Error naming the key when the section is malformed, or when it was measured on another CPU
+// (foreign_cpu: host.cpu_signature, or an older section's own "cpu") — then nothing is
+// installed. Returns how many variant/dtype choices it holds.
+size_t use_isa_choice(const nlohmann::json& machine, const std::filesystem::path& path = "machine.json");
 
 // The calibrated ISA of family/variant/dtype when one is installed and supported here, else
 // best_isa() (the widest: what a machine without a calibration runs).

@@ -9,9 +9,12 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "harness/error.hpp"
+#include "harness/isa.hpp"
+#include "harness/machine_cpu.hpp"
 
 namespace rooflab {
 namespace fs = std::filesystem;
@@ -179,6 +182,28 @@ json read_machine_json(const fs::path& machine_json) {
   for (auto& [name, s] : secs)
     if (s.joined) m[name] = s.doc["value"];
   return m;
+}
+
+std::string machine_cpu(const json& machine, const std::string& older) {
+  if (machine.contains("host") && machine["host"].is_object()) {
+    const json& h = machine["host"];
+    if (h.contains("cpu_signature") && h["cpu_signature"].is_string()) return h["cpu_signature"].get<std::string>();
+  }
+  return older;
+}
+
+std::string foreign_cpu(const json& machine, const fs::path& path, const std::string& older) {
+  const std::string cpu = machine_cpu(machine, older);
+  if (cpu.empty()) {
+    static std::set<std::string> warned;
+    if (warned.insert(fs::absolute(path).string()).second)
+      std::fprintf(stderr, "warning: %s names no CPU (host.cpu_signature; written before it was recorded): its CPU "
+                           "is unknown, taken as this one (\"%s\"); run `rooflab characterize` again to record it\n",
+                   path.string().c_str(), cpu_signature().c_str());
+    return "";
+  }
+  if (cpu == cpu_signature()) return "";
+  return "measured on \"" + cpu + "\", this CPU is \"" + cpu_signature() + "\"";
 }
 
 void ensure_writable_dir(const fs::path& dir) {

@@ -10,6 +10,7 @@
 
 #include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
+#include "harness/isa.hpp"
 #include "microbench/capacity.hpp"
 #include "microbench/kernels.hpp"
 #include "microbench/levels.hpp"
@@ -732,6 +733,7 @@ json characterize(const CharacterizeOptions& opt) {
 
   json host_json = {{"hostname", host.hostname},
                     {"cpu", host.cpu_model},
+                    {"cpu_signature", cpu_signature()},  // what refuses its measurements on another CPU
                     {"cores", ncores},
                     {"threads", topo.pus},
                     {"isa", isas},

@@ -12,6 +12,7 @@
 #include "apps/commands.hpp"
 #include "apps/rtamm/units.hpp"
 #include "harness/error.hpp"
+#include "harness/machine_cpu.hpp"
 #include "apps/rtamm/evaluate.hpp"
 
 namespace rooflab::rtamm {
@@ -41,12 +42,21 @@ void set_budget(const Values& o, const std::string& profile) {
   diag::set_quiet_budget(o.has("--quiet-budget") ? o.real("--quiet-budget") : diag::default_quiet_budget_s(profile));
 }
 
-// The --machine file; its ISA calibration is installed as it is named, so that the pool, the
-// units and the plans all use the micro-kernel of gemm/blocked's default ISA (kernel_isa).
-fs::path machine_path(const Values& o) {
-  const fs::path p = o.path("--machine");
-  if (!p.empty()) cli::use_machine_isa_choice(p.string(), false);  // its own read reports a bad file
-  return p;
+// The --machine file of the CPU at hand, read.
+struct Machine {
+  fs::path path;
+  json doc;
+};
+// For the commands that measure or run plans here: refuses a machine.json characterized on another
+// CPU (its units and calibration, and any measured beside it now, would mix two CPUs), and installs
+// its ISA choice, which decides the micro-kernel (kernel_isa) of the pool, the units and the plans.
+Machine machine_at_hand(const Values& o) {
+  Machine m{o.path("--machine"), read_machine_json(o.path("--machine"))};
+  if (const std::string why = foreign_cpu(m.doc, m.path); !why.empty())
+    throw Error(m.path.string() + ": " + why + "; RTAMM's pool, unit costs and calibrations are never carried to "
+                "another CPU: run `rooflab characterize` here first");
+  cli::use_machine_isa_choice(m.doc, m.path.string());
+  return m;
 }
 
 DType dtype_of(const Values& o) { return *parse_dtype(o.str("--dtype")); }
@@ -81,8 +91,7 @@ std::string pool_string(const std::vector<Block>& pool) {
 }
 
 int cmd_pool(const Values& o) {
-  const fs::path path = machine_path(o);
-  const json m = read_machine_json(path);
+  const auto [path, m] = machine_at_hand(o);
   const PoolRules r = rules_for(m, path, dtype_of(o));
   const auto pool = derive_pool(r, size_t(o.has("--pool-size") ? o.integer("--pool-size") : 6));
   check_pool(pool, r);
@@ -102,8 +111,7 @@ const char* kUnitsMethod =
     "sync_ns: one empty OpenMP phase. Best of 9 samples of >= 1 ms each, taken round robin over all quantities of all blocks (sync: 200 samples of >= 20 us).";
 
 int cmd_units(const Values& o) {
-  const fs::path path = machine_path(o);
-  const json m = read_machine_json(path);
+  const auto [path, m] = machine_at_hand(o);
   const DType dt = dtype_of(o);
   const PoolRules r = rules_for(m, path, dt);
   const int threads = int(o.integer("--threads"));
@@ -171,14 +179,14 @@ std::vector<Block> pool_of(const Units& u) {
 }
 
 int cmd_evaluate(const Values& o) {
-  const fs::path path = machine_path(o);
+  const auto [path, m] = machine_at_hand(o);
   const std::string profile = o.str("--profile");
   const size_t nshapes = size_t(o.has("--shapes") ? o.integer("--shapes") : by_profile(profile, 6, 48, 1000));
+  const size_t first = size_t(o.integer("--first"));
   set_budget(o, profile);
   const int threads = int(o.integer("--threads"));
   const fs::path out_dir = o.path("--out");
   const ShapeConfig sc = shape_config(o);
-  const json m = read_machine_json(path);
   Units u = load_units(path, "f64", threads);
   // The pool must still satisfy the constraints of the caches it was derived from and of the
   // caches machine.json reports now.
@@ -195,13 +203,17 @@ int cmd_evaluate(const Values& o) {
   EvalOptions eo;
   eo.samples = int(o.integer("--samples"));
   eo.out_file = out_dir / "rtamm.json";
-  eo.config = {{"machine", fs::absolute(path).string()}, {"profile", profile}, {"shapes", nshapes},
+  eo.config = {{"machine", fs::absolute(path).string()}, {"profile", profile}, {"shapes", nshapes}, {"first_shape", first},
                {"threads", threads}, {"dtype", "f64"}, {"isa", u.isa}, {"samples", eo.samples},
                {"min_sample_s", eo.min_sample_s}, {"base_sizes", {sc.base[0], sc.base[1], sc.base[2]}},
                {"ratios", "1..10 on one of M, N, K"}, {"jitter", "[0.8, 1.25) per dimension"},
                {"accuracy_threshold", 1.05}, {"pool", pool_string(pool)}, {"static_plan", plan_id(stat)},
-               {"plans", engine.plans().size()}, {"calibrated", u.calib.present}};
-  const auto shapes = make_shapes(nshapes, sc);
+               {"plans", engine.plans().size()}, {"calibrated", u.calib.present},
+               {"cpu_signature", cpu_signature()}};
+  // Shapes [first, first + N) of the one seed-1 sequence: a long evaluation runs in parts (each a
+  // short timing job) whose shapes are exactly those of the one-piece run.
+  auto shapes = make_shapes(first + nshapes, sc);
+  shapes.erase(shapes.begin(), shapes.begin() + std::ptrdiff_t(first));
   const json out = evaluate(engine, stat, shapes, eo);
   write_json_atomic(eo.out_file, out);
   const json& s = out["summary"];
@@ -244,14 +256,13 @@ std::pair<double, double> fit_quality(const Engine& e, const std::vector<Shape>&
 }
 
 int cmd_calibrate(const Values& o) {
-  const fs::path path = machine_path(o);
+  const auto [path, m] = machine_at_hand(o);
   const int threads = int(o.integer("--threads"));
   const std::string profile = o.str("--profile");
   const size_t n = size_t(o.has("--shapes") ? o.integer("--shapes") : by_profile(profile, 12, 24, 150));
   set_budget(o, profile);
   const uint64_t seed = uint64_t(o.integer("--seed"));
   const ShapeConfig ev = shape_config(o);
-  const json m = read_machine_json(path);
   const Units u = load_units(path, "f64", threads, false);
   const std::vector<Block> pool = pool_of(u);
   omp_set_num_threads(threads);
@@ -337,11 +348,12 @@ int cmd_calibrate(const Values& o) {
 }
 
 int cmd_rescore(const Values& o) {
-  const fs::path path = machine_path(o);
+  // No plan runs here: the units and the sweep times are compared where they were measured.
+  const fs::path path = o.path("--machine");
   const json in = read_json_file(o.path("--in"));
   require_schema(in, "rooflab.rtamm", 1, o.path("--in"));
   const int threads = in.contains("config") ? in["config"].value("threads", 2) : 2;
-  Units u = load_units(path, "f64", threads);
+  Units u = load_units(path, "f64", threads, true, false);
   const std::vector<Block> pool = pool_of(u);
   const json out = rescore(Engine(plans_of(pool), u), in);
   ensure_writable_dir(o.path("--out"));
@@ -395,6 +407,7 @@ std::vector<args::Command> table() {
          Spec s = with_machine(Spec("rooflab rtamm evaluate", "adaptive vs static vs oracle, every plan timed -> "
                                                               "DIR/rtamm.json (f64)"));
          timed(s).integer("--shapes", "N", "evaluation shapes (default: by profile)", 1, 1000000)
+             .integer("--first", "I", "start at shape I of the evaluation's sequence (run it in parts)", 0, 1000000, 0)
              .path("--out", PathKind::output_dir, "DIR", "where rtamm.json goes", ".")
              .integer("--samples", "S", "timed samples per plan and shape", 1, 100, 3)
              .string("--base", "S,M,B", "the shape generator's base sizes (default 48,128,256)")

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "harness/error.hpp"
+#include "harness/machine_cpu.hpp"
 #include "kernels/rtamm/rtamm.hpp"
 
 namespace rooflab::rtamm {
@@ -308,10 +309,15 @@ Units units_from_json(const json& j) {
   }
 }
 
-Units load_units(const std::filesystem::path& path, const std::string& dtype, int threads, bool calibrated) {
+Units load_units(const std::filesystem::path& path, const std::string& dtype, int threads, bool calibrated,
+                 bool runs_here) {
   const json m = read_machine_json(path);
   const std::string how = "run `rooflab rtamm units --machine " + path.string() + " --threads " +
                           std::to_string(threads) + (dtype == "f64" ? "" : " --dtype " + dtype) + "` first";
+  // Unit costs and their calibration are this CPU's or none: never carried to another CPU.
+  if (const std::string why = runs_here ? foreign_cpu(m, path) : ""; !why.empty())
+    throw Error(path.string() + ": " + why + "; RTAMM unit costs and calibrations are never carried to another CPU: "
+                "run `rooflab characterize`, `rooflab rtamm units` and `rooflab rtamm calibrate` here");
   if (!m.contains("rtamm") || !m["rtamm"].contains("units"))
     throw Error(path.string() + " has no \"rtamm\" unit costs: " + how);
   const json* entry = nullptr;
@@ -322,6 +328,15 @@ Units load_units(const std::filesystem::path& path, const std::string& dtype, in
                 " threads: " + how);
   Units u = units_from_json(*entry);
   if (u.blocks.empty()) throw Error(path.string() + ": the rtamm unit costs list no blocks (empty pool): " + how);
+  if (runs_here) {
+    // Measured with another micro-kernel (the ISA choice or ROOFLAB_MAX_ISA changed since): its
+    // costs, MR and NR are not those of the plans this process runs.
+    const Isa isa = kernel_isa(*parse_dtype(dtype));
+    if (u.isa != to_string(isa))
+      throw Error(path.string() + ": the rtamm unit costs were measured with the " + u.isa + " micro-kernel (" +
+                  std::to_string(u.mr) + "x" + std::to_string(u.nr) + "), this process runs the " +
+                  std::string(to_string(isa)) + " one: " + how.substr(0, how.size() - 6) + " again");
+  }
   if (!calibrated) {
     u.calib = Calibration{};
     return u;

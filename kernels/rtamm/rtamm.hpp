@@ -212,9 +212,11 @@ Calibration calibration_from_json(const json& c, size_t blocks);
 // when the section or that entry is missing, and naming the calibration file when it is
 // malformed. A calibration fitted on other units than the present ones (stale_sections of
 // read_machine_json) is not applied: one warning on stderr names both files and says to re-run
-// `rooflab rtamm calibrate`.
+// `rooflab rtamm calibrate`. With `runs_here` (plans are timed or chosen in this process) it also
+// throws Error when machine.json was characterized on another CPU (foreign_cpu), or the units were
+// measured with another micro-kernel than kernel_isa(dtype): what it returns is this CPU's.
 Units load_units(const std::filesystem::path& machine_json, const std::string& dtype, int threads,
-                 bool calibrated = true);
+                 bool calibrated = true, bool runs_here = true);
 
 // ---- Cost formulas and the adaptive engine -----------------------------------------------------
 struct Cost {

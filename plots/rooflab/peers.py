@@ -4,7 +4,8 @@ scripts/peer_table.sh, as results/peers/<cpu-class>.md, plus the index results/p
     python3 plots/peer_table.py RUN [--tables DIR] [--class NAME]
 
 Reads JSON only: RUN/peer_run.json (rooflab.peer_run/1: the command, commit, the cases asked
-for, each step's status), RUN/cpu.json (rooflab.cpuid/1: vendor, family, model, model name),
+for, each step's status), RUN/cpu.json (rooflab.cpuid/1: vendor, family, model, model name;
+vendor, family and model from machine.json's host.cpu_signature where it has one),
 RUN/machine.json (ISAs, caches, the per-ISA compute ceilings), RUN/bench.json (GEMM and
 Floyd-Warshall) and RUN/pot_compare.json (Sinkhorn vs POT).
 
@@ -83,6 +84,20 @@ def cpu_class(cpu: dict | None, machine: dict) -> str:
 
 # ----------------------------------------------------------------------------- inputs
 
+_SIGNATURE = re.compile(r"^(\S+) family (\d+) model (\d+) stepping \d+$")
+
+
+def cpu_facts(cpu: dict | None, machine: dict) -> dict | None:
+    """Vendor, family and model from machine.json's host.cpu_signature (the one record of the CPU,
+    written by rooflab characterize); cpu.json's for a machine.json written before it (older runs),
+    which still gives the brand string."""
+    sig = (machine.get("host") or {}).get("cpu_signature")
+    hit = _SIGNATURE.match(sig) if isinstance(sig, str) else None
+    if not hit:
+        return cpu
+    return {**(cpu or {}), "vendor": hit[1], "family": int(hit[2]), "model": int(hit[3])}
+
+
 def _read_optional(path: Path, schema: str) -> dict | None:
     return read_schema_file(path, schema, 1, HOW) if path.exists() else None
 
@@ -99,7 +114,7 @@ def load(run: Path) -> dict:
         for k in ("id", "status", "message"):
             ck.get(s, k, f"$.steps[{i}]", (str,))
     machine = read_schema_file(run / "machine.json", "rooflab.machine", 1, "rooflab characterize")
-    return {"run": run, "peer_run": pr, "cpu": _read_optional(run / "cpu.json", "rooflab.cpuid"),
+    return {"run": run, "peer_run": pr, "cpu": cpu_facts(_read_optional(run / "cpu.json", "rooflab.cpuid"), machine),
             "machine": machine, "bench": _read_optional(run / "bench.json", "rooflab.bench"),
             "pot": _read_optional(run / "pot_compare.json", "rooflab.pot_compare")}
 

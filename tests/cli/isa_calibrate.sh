@@ -35,4 +35,19 @@ PY
 "$rl" list --profile paper --machine "$tmp/machine.json" --filter '^floyd_warshall/simd/.*/f32/4096x4096' >"$tmp/names2.txt" 2>"$tmp/err2.txt"
 grep -q "never carried to another CPU" "$tmp/err2.txt" || { echo "no refusal warning:"; cat "$tmp/err2.txt"; exit 1; }
 ! grep -qv "/simd/$best/" "$tmp/names2.txt" || { echo "refused choice still used:"; cat "$tmp/names2.txt"; exit 1; }
+# machine.json's host.cpu_signature is the one record of the CPU: another CPU's refuses the choice
+# (whatever the section says) and isa-calibrate beside it (exit 1, one line, nothing written).
+python3 - "$tmp/machine.json" "$tmp/machine.isa_choice.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); m.setdefault("host", {})["cpu_signature"] = "SomeoneElse family 2 model 2 stepping 2"
+json.dump(m, open(sys.argv[1], "w"))
+d = json.load(open(sys.argv[2])); d["value"].pop("cpu", None); json.dump(d, open(sys.argv[2], "w"))
+PY
+"$rl" list --profile paper --machine "$tmp/machine.json" --filter '^floyd_warshall/simd/.*/f32/4096x4096' >"$tmp/names3.txt" 2>"$tmp/err3.txt"
+grep -q 'measured on "SomeoneElse family 2 model 2 stepping 2".*never carried to another CPU' "$tmp/err3.txt" || { echo "no refusal by host.cpu_signature:"; cat "$tmp/err3.txt"; exit 1; }
+! grep -qv "/simd/$best/" "$tmp/names3.txt" || { echo "refused choice still used:"; cat "$tmp/names3.txt"; exit 1; }
+cp "$tmp/machine.isa_choice.json" "$tmp/choice.before"
+rc=0; "$rl" isa-calibrate --machine "$tmp/machine.json" --filter '^floyd_warshall/simd/f32/' --reps 1 --min-time 0 >"$tmp/out4.txt" 2>"$tmp/err4.txt" || rc=$?
+[ $rc = 1 ] && [ "$(wc -l <"$tmp/err4.txt")" = 1 ] && [ ! -s "$tmp/out4.txt" ] && cmp -s "$tmp/machine.isa_choice.json" "$tmp/choice.before" \
+  || { echo "isa-calibrate beside another CPU's machine.json: exit $rc"; cat "$tmp/err4.txt"; exit 1; }
 echo "ok: chose $chosen (widest $best)"

@@ -10,6 +10,8 @@
 #include "harness/error.hpp"
 #include "harness/families.hpp"
 #include "harness/isa_choice.hpp"
+#include "harness/json_io.hpp"
+#include "harness/machine_cpu.hpp"
 
 namespace rooflab {
 namespace {
@@ -108,6 +110,34 @@ TEST(IsaChoice, MalformedSectionsAndOtherCpusAreRefusedNamingTheKey) {
   EXPECT_NE(other.find("never carried to another CPU"), std::string::npos) << other;
   EXPECT_TRUE(isa_choices().empty());
   EXPECT_EQ(preferred_isa("gemm", "blocked", DType::f64), best_isa());
+}
+
+// machine.json's host.cpu_signature is the one record of the CPU: it decides over a section's own
+// "cpu" (what an older isa_choice carried); with neither the choice is used with one warning.
+TEST(IsaChoice, MachinesCpuSignatureDecides) {
+  Clear clear;
+  const json e = entry("gemm", "blocked", "f64", {{Isa::scalar, 0.5}, {best_isa(), 1.0}});
+  json m = {{"host", {{"cpu_signature", "GenuineIntel family 6 model 1 stepping 0 (not this one)"}}},
+            {"isa_choice", {{"entries", json::array({e})}}}};
+  try {
+    use_isa_choice(m, "elsewhere/machine.json");
+    FAIL() << "a choice of another CPU was installed";
+  } catch (const Error& x) {
+    EXPECT_NE(std::string(x.what()).find("measured on \"GenuineIntel family 6 model 1"), std::string::npos) << x.what();
+  }
+  EXPECT_TRUE(isa_choices().empty());
+  m["host"]["cpu_signature"] = cpu_signature();
+  m["isa_choice"]["cpu"] = "stale copy of another CPU";  // host decides
+  EXPECT_EQ(use_isa_choice(m, "here/machine.json"), 1u);
+  m.erase("host"), m["isa_choice"].erase("cpu");
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(use_isa_choice(m, "old/machine.json"), 1u);
+  EXPECT_EQ(use_isa_choice(m, "old/machine.json"), 1u);
+  const std::string w = testing::internal::GetCapturedStderr();
+  EXPECT_NE(w.find("old/machine.json names no CPU"), std::string::npos) << w;
+  EXPECT_EQ(std::count(w.begin(), w.end(), '\n'), 1) << w;
+  EXPECT_EQ(machine_cpu(m), "");
+  EXPECT_EQ(machine_cpu(m, "older"), "older");
 }
 
 TEST(IsaChoice, CpuSignatureNamesVendorFamilyModel) {

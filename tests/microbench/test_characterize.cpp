@@ -10,6 +10,8 @@
 #include "harness/error.hpp"
 #include "harness/env.hpp"
 #include "harness/isa.hpp"
+#include "harness/json_io.hpp"
+#include "harness/machine_cpu.hpp"
 #include "microbench/characterize.hpp"
 #include "microbench/measure.hpp"
 
@@ -44,6 +46,9 @@ TEST(Characterize, TopLevelAndHostKeys) {
     EXPECT_TRUE(m.at(k).is_string()) << k;
   const json& h = m.at("host");
   for (const char* k : {"hostname", "cpu"}) EXPECT_TRUE(h.at(k).is_string()) << k;
+  // The one record of which CPU the file (and what is measured beside it) belongs to.
+  EXPECT_EQ(h.at("cpu_signature"), rooflab::cpu_signature());
+  EXPECT_EQ(rooflab::machine_cpu(m), rooflab::cpu_signature());
   EXPECT_GE(h.at("cores").get<int>(), 1);
   EXPECT_GE(h.at("threads").get<int>(), h.at("cores").get<int>());
   EXPECT_EQ(h.at("isa").at(0), "scalar");

@@ -108,6 +108,19 @@ def test_class_name_is_derived(cpu, isa, want):
     assert peers.cpu_class(cpu, {"host": {"isa": isa}}) == want
 
 
+def test_class_follows_machine_jsons_cpu_signature():
+    # machine.json's host.cpu_signature is the one record; cpu.json only for older machine.json files
+    m = {"host": {"isa": ["scalar", "avx2", "avx512"], "cpu": "AMD EPYC",
+                  "cpu_signature": "AuthenticAMD family 26 model 2 stepping 1"}}
+    assert peers.cpu_class(peers.cpu_facts(None, m), m) == "amd-zen5-avx512"
+    zen3 = {"vendor": "AuthenticAMD", "family": 25, "model": 1, "model_name": "AMD EPYC 7B13"}
+    facts = peers.cpu_facts(zen3, m)
+    assert (facts["family"], facts["model"], facts["model_name"]) == (26, 2, "AMD EPYC 7B13")
+    old = {"host": {"isa": ["scalar", "avx2"]}}
+    assert peers.cpu_facts(zen3, old) is zen3 and peers.cpu_facts(None, old) is None
+    assert peers.cpu_class(peers.cpu_facts(zen3, old), old) == "amd-zen3-avx2"
+
+
 def test_class_of_a_second_cpu_and_other_classes_untouched(tmp_path):
     tables = tmp_path / "peers"
     tables.mkdir()

@@ -3,13 +3,25 @@
 # (machine.rtamm_calibration.json) tied to the units it was fitted on. calibrate without units:
 # exit 1, one line; units -> calibrate -> evaluate: applied; units again -> evaluate: stale, not
 # applied, one warning naming both files and `rooflab rtamm calibrate`; a truncated calibration
-# file: exit 1, one line naming it. Tiny pool and shapes, no quiet waits.
+# file: exit 1, one line naming it. Units and calibration of another CPU (machine.json's
+# host.cpu_signature): evaluate and units refuse, exit 1, one line, nothing written; a machine.json
+# naming no CPU (older): used with one warning. Tiny pool and shapes, no quiet waits.
 RL=$1; FIX=$2; D=$3
 fail() { echo "FAIL: $*"; exit 1; }
 set -- $("$(dirname "$0")/ukernel.sh" "$RL" "$FIX") || fail "ukernel.sh"
 POOL=$((2 * $1))x$((2 * $2))x64
 rm -rf "$D" && mkdir -p "$D" && cp "$FIX" "$D/machine.json" || fail "setup"
 M=$D/machine.json; C=$D/machine.rtamm_calibration.json; U=$D/machine.rtamm.json
+# host.cpu_signature := $2 ("" removes it), in place.
+set_cpu() { python3 - "$M" "$1" <<'PY' || fail "set_cpu"
+import json, sys
+d = json.load(open(sys.argv[1]))
+if sys.argv[2]: d["host"]["cpu_signature"] = sys.argv[2]
+else: d["host"].pop("cpu_signature", None)
+json.dump(d, open(sys.argv[1], "w"))
+PY
+}
+set_cpu "$("$RL" info | sed -n 's/^cpu signature: //p')"
 QUICK="--threads 1 --profile smoke --quiet-budget 0"
 CAL="$QUICK --shapes 6 --samples 1 --base 8,16,24"
 EVAL="$QUICK --shapes 2 --samples 1 --base 8,16,24 --out $D"
@@ -40,4 +52,18 @@ printf '{"schema": ' >"$C"
 "$RL" rtamm evaluate --machine "$M" $EVAL >"$D/out" 2>"$D/err"; rc=$?
 [ $rc = 1 ] && [ "$(wc -l <"$D/err")" = 1 ] && grep -q "$C is not valid JSON" "$D/err" && [ ! -s "$D/out" ] \
   || fail "truncated calibration: exit $rc: $(cat "$D/err")"
-echo "ok: calibration tied to its units"
+rm -f "$C"
+OTHER="SomeoneElse family 1 model 1 stepping 1"
+set_cpu "$OTHER"
+cp "$U" "$D/units.before"
+"$RL" rtamm evaluate --machine "$M" $EVAL >"$D/out" 2>"$D/err"; rc=$?
+[ $rc = 1 ] && [ "$(wc -l <"$D/err")" = 1 ] && grep -q "measured on \"$OTHER\".*never carried to another CPU" "$D/err" \
+  && [ ! -s "$D/out" ] || fail "evaluate with another CPU's units: exit $rc: $(cat "$D/err")"
+"$RL" rtamm units --machine "$M" $QUICK --pool "$POOL" >"$D/out" 2>"$D/err"; rc=$?
+[ $rc = 1 ] && [ "$(wc -l <"$D/err")" = 1 ] && grep -q "measured on \"$OTHER\"" "$D/err" && [ ! -s "$D/out" ] \
+  && cmp -s "$U" "$D/units.before" || fail "units beside another CPU's machine.json: exit $rc: $(cat "$D/err")"
+set_cpu ""
+"$RL" rtamm evaluate --machine "$M" $EVAL >/dev/null 2>"$D/err" || fail "evaluate, no CPU recorded: $(cat "$D/err")"
+[ "$(grep -c "names no CPU" "$D/err")" = 1 ] && grep -q "warning: $M names no CPU" "$D/err" \
+  || fail "no CPU recorded: not one warning: $(cat "$D/err")"
+echo "ok: calibration tied to its units and its CPU"

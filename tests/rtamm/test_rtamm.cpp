@@ -15,6 +15,7 @@
 #include "harness/families.hpp"
 #include "harness/isa_choice.hpp"
 #include "harness/json_io.hpp"
+#include "harness/machine_cpu.hpp"
 #include "apps/rtamm/evaluate.hpp"
 #include "apps/rtamm/units.hpp"
 #include "kernels/rtamm/problem.hpp"
@@ -52,6 +53,11 @@ Units flat_units(int mr, int nr, const std::vector<Block>& pool, double rho) {
   }
   return u;
 }
+
+// The ISA of the micro-kernel this process runs (units measured with another are refused).
+std::string run_isa() { return std::string(to_string(kernel_isa(DType::f64))); }
+// machine.json's record of the CPU it was characterized on: this one.
+json this_cpu() { return {{"cpu_signature", cpu_signature()}}; }
 
 fs::path temp_file(const std::string& name, const json& j) {
   const fs::path p = fs::temp_directory_path() / ("rtamm_test_" + std::to_string(getpid()) + "_" + name);
@@ -322,6 +328,47 @@ TEST(RtammPool, DerivedPoolSatisfiesTheConstraints) {
   for (const Block& b : small) EXPECT_LE(b.mcg * b.kcg * 8, 131072 / 2);
 }
 
+// The pool follows the micro-kernel RTAMM runs (kernel_isa's MR x NR) and the caches of the CPU:
+// two synthetic CPUs, an AVX2-like 4 x 12 tile with 32 KiB / 512 KiB / 32 MiB and an AVX-512-like
+// 12 x 16 (and 8 x 24) tile with 48 KiB / 1 MiB / 32 MiB, f64 and f32: every entry a multiple of
+// the tile, within (c1)-(c3) as computed here, and accepted by check_pool.
+TEST(RtammPool, EveryEntryFitsTheMicroKernelOfEachIsa) {
+  struct Cpu {
+    int mr, nr;
+    Caches c;
+  };
+  const std::vector<Cpu> cpus = {{4, 12, {32768, 524288, 33554432, "avx2-like"}},
+                                 {12, 16, {49152, 1048576, 33554432, "avx512-like"}},
+                                 {8, 24, {49152, 1048576, 33554432, "avx512-like 8x24"}}};
+  for (const Cpu& cpu : cpus)
+    for (int64_t s : {8, 4}) {
+      const PoolRules r{s, cpu.mr, cpu.nr, cpu.c};
+      const auto pool = derive_pool(r, 6);
+      ASSERT_FALSE(pool.empty()) << cpu.c.source;
+      EXPECT_NO_THROW(check_pool(pool, r)) << cpu.c.source;
+      for (const Block& b : pool) {
+        const std::string at = cpu.c.source + " s=" + std::to_string(s) + " " + std::to_string(b.mcg) + "x" +
+                               std::to_string(b.ncg) + "x" + std::to_string(b.kcg);
+        EXPECT_EQ(b.mcg % cpu.mr, 0) << at;
+        EXPECT_EQ(b.ncg % cpu.nr, 0) << at;
+        EXPECT_EQ(b.kcg % 8, 0) << at;
+        EXPECT_GT(b.mcg * b.ncg * b.kcg, 0) << at;
+        EXPECT_LE(b.kcg * cpu.nr * s, cpu.c.l1 / 2) << at;                                       // (c1)
+        EXPECT_LE(b.mcg * b.kcg * s, cpu.c.l2 / 2) << at;                                        // (c2)
+        EXPECT_LE(2 * (b.mcg * b.kcg + b.kcg * b.ncg + b.mcg * b.ncg) * s, cpu.c.l3 / 2) << at;  // (c3)
+      }
+      // A tile that is not a divisor of the entries is refused, naming MR or NR.
+      const PoolRules odd{s, cpu.mr + 1, cpu.nr, cpu.c};
+      bool refused = false;
+      for (const Block& b : pool) refused |= pool_violation(b, odd).find("multiple of MR") != std::string::npos;
+      EXPECT_TRUE(refused) << cpu.c.source;
+    }
+  // The process's own micro-kernel: the pool `rooflab rtamm pool` derives for it fits it.
+  const auto uk = gemm::ukernel<double>(kernel_isa(DType::f64));
+  for (const Block& b : derive_pool({8, uk.mr, uk.nr, {49152, 1048576, 33554432, "here"}}, 6))
+    EXPECT_TRUE(b.mcg % uk.mr == 0 && b.ncg % uk.nr == 0) << b.mcg << "x" << b.ncg << " vs " << uk.mr << "x" << uk.nr;
+}
+
 TEST(RtammPool, BadPoolsAreRefusedWithTheReason) {
   const PoolRules r{8, 6, 8, {32768, 370752, 16777216, "measured"}};
   auto msg = [&](const std::vector<Block>& p) {
@@ -349,14 +396,15 @@ TEST(RtammPool, BadPoolsAreRefusedWithTheReason) {
 TEST(RtammUnits, JsonRoundTripAndMissingUnits) {
   const std::vector<Block> pool = {{12, 16, 16}, {48, 64, 64}};
   Units u = flat_units(6, 8, pool, 0.25);
-  u.dtype = "f64", u.threads = 2, u.isa = "avx2";
+  u.dtype = "f64", u.threads = 2, u.isa = run_isa();
   const Units back = units_from_json(to_json(u));
   ASSERT_EQ(back.blocks.size(), 2u);
   EXPECT_EQ(back.blocks[1].b, pool[1]);
   EXPECT_DOUBLE_EQ(back.blocks[0].store_c[kDram], 2);
   EXPECT_DOUBLE_EQ(back.blocks[0].rho[kL3], 0.25);
 
-  json m = {{"schema", "rooflab.machine/1"}, {"caches", {{"measured", {{"L1", 32768}, {"L2", 370752}, {"L3", 16777216}}}}}};
+  json m = {{"schema", "rooflab.machine/1"}, {"host", this_cpu()},
+            {"caches", {{"measured", {{"L1", 32768}, {"L2", 370752}, {"L3", 16777216}}}}}};
   const fs::path no_section = temp_file("nosec.json", m);
   try {
     load_units(no_section, "f64", 2);
@@ -404,6 +452,54 @@ TEST(RtammUnits, JsonRoundTripAndMissingUnits) {
   fs::remove(no_section), fs::remove(with);
 }
 
+// Unit costs (and so their calibration) hold on the CPU and micro-kernel they were measured with:
+// a machine.json of another CPU (host.cpu_signature) or units of another micro-kernel are refused
+// where plans run here, one line naming both; rescoring (nothing runs) reads them; a machine.json
+// naming no CPU (older) is used with one warning.
+TEST(RtammUnits, UnitsOfAnotherCpuOrMicroKernelAreRefused) {
+  Units u = flat_units(6, 8, {{12, 16, 16}}, 0.25);
+  u.dtype = "f64", u.threads = 2, u.isa = run_isa();
+  json m = {{"schema", "rooflab.machine/1"}, {"host", {{"cpu_signature", "SomeoneElse family 1 model 1 stepping 1"}}},
+            {"rtamm", {{"units", json::array({to_json(u)})}}}};
+  const fs::path other = temp_file("other_cpu.json", m);
+  auto error_of = [](const fs::path& f) {
+    try {
+      load_units(f, "f64", 2);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string e1 = error_of(other);
+  EXPECT_NE(e1.find("measured on \"SomeoneElse family 1 model 1 stepping 1\", this CPU is \"" + cpu_signature()),
+            std::string::npos) << e1;
+  EXPECT_NE(e1.find("never carried to another CPU"), std::string::npos) << e1;
+  EXPECT_EQ(e1.find('\n'), std::string::npos) << e1;
+  EXPECT_EQ(load_units(other, "f64", 2, true, false).blocks.size(), 1u);  // rescore: nothing runs here
+  // This CPU, but units of another micro-kernel.
+  m["host"] = this_cpu();
+  json ju = to_json(u);
+  ju["isa"] = run_isa() == "scalar" ? "avx2" : "scalar";
+  m["rtamm"]["units"] = json::array({ju});
+  const fs::path kernel = temp_file("other_kernel.json", m);
+  const std::string e2 = error_of(kernel);
+  EXPECT_NE(e2.find("measured with the " + ju["isa"].get<std::string>() + " micro-kernel (6x8), this process runs the " +
+                    run_isa()), std::string::npos) << e2;
+  EXPECT_NE(e2.find("rooflab rtamm units --machine " + kernel.string() + " --threads 2` again"), std::string::npos) << e2;
+  EXPECT_EQ(load_units(kernel, "f64", 2, true, false).isa, ju["isa"]);
+  // No CPU recorded: used, one warning per file.
+  m.erase("host");
+  m["rtamm"]["units"] = json::array({to_json(u)});
+  const fs::path unknown = temp_file("unknown_cpu.json", m);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(load_units(unknown, "f64", 2).blocks.size(), 1u);
+  EXPECT_EQ(load_units(unknown, "f64", 2).blocks.size(), 1u);
+  const std::string w = testing::internal::GetCapturedStderr();
+  EXPECT_NE(w.find("warning: " + unknown.string() + " names no CPU"), std::string::npos) << w;
+  EXPECT_EQ(std::count(w.begin(), w.end(), '\n'), 1) << w;
+  fs::remove(other), fs::remove(kernel), fs::remove(unknown);
+}
+
 // The calibration is its own section (machine.rtamm_calibration.json), fitted on the units of
 // machine.rtamm.json: joined while those units are the ones it was fitted on; after the units
 // are measured again it is stale: not applied, one warning naming both files and the command.
@@ -412,9 +508,9 @@ TEST(RtammUnits, CalibrationIsItsOwnSectionTiedToItsUnits) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path m = dir / "machine.json";
-  write_json_atomic(m, json{{"schema", "rooflab.machine/1"}, {"created", "T1"}});
+  write_json_atomic(m, json{{"schema", "rooflab.machine/1"}, {"created", "T1"}, {"host", this_cpu()}});
   Units u = flat_units(6, 8, {{12, 16, 16}, {48, 64, 64}}, 0.25);
-  u.dtype = "f64", u.threads = 2, u.isa = "avx2";
+  u.dtype = "f64", u.threads = 2, u.isa = run_isa();
   json entry = to_json(u);
   entry["measured"] = "M1";
   write_machine_section(m, "rtamm", {{"units", json::array({entry})}});
@@ -539,8 +635,8 @@ TEST(RtammFamily, NamesVerifyAndBadInput) {
   const std::vector<Block> pool = {{uk.mr * 2, uk.nr * 2, 16}, {uk.mr * 4, uk.nr * 8, 64}};
   Units u = flat_units(uk.mr, uk.nr, pool, 0.5);
   u.caches = {32768, 370752, 16777216, "test"};
-  u.dtype = "f64", u.threads = 1, u.isa = "x";
-  const json m = {{"schema", "rooflab.machine/1"}, {"rtamm", {{"units", json::array({to_json(u)})}}}};
+  u.dtype = "f64", u.threads = 1, u.isa = run_isa();
+  const json m = {{"schema", "rooflab.machine/1"}, {"host", this_cpu()}, {"rtamm", {{"units", json::array({to_json(u)})}}}};
   const fs::path f = temp_file("adaptive.json", m);
   {
     const ScopedEnv machine("ROOFLAB_MACHINE", f.string());
