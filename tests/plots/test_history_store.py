@@ -219,6 +219,24 @@ def test_a_changed_run_is_another_run(tmp_path, run_copy):
     assert t.points[0].value > t.points[1].value
 
 
+def test_the_cpu_signature_tells_machines_with_one_model_name_apart(tmp_path, run_copy):
+    # Under a hypervisor a Zen 3 and a Zen 5 can both be "AMD EPYC" with the same ISAs and caches
+    # reported: CPUID's signature (host.cpu_signature) keeps their series apart.
+    db = str(tmp_path / "h.sqlite")
+    machine = load(run_copy, "machine.json")
+    machine["host"]["cpu_signature"] = "AuthenticAMD family 25 model 1 stepping 1"
+    save(run_copy, "machine.json", machine)
+    assert history("add", str(run_copy), "--db", db).returncode == 0
+    machine["host"]["cpu_signature"] = "AuthenticAMD family 26 model 2 stepping 1"
+    save(run_copy, "machine.json", machine)
+    bench = load(run_copy, "bench.json")
+    bench["context"]["date"] = "2026-11-21T07:05:12+00:00"  # another run, not the same one again
+    save(run_copy, "bench.json", bench)
+    assert history("add", str(run_copy), "--db", db).returncode == 0
+    with Store(db) as s:
+        assert len(s.machines()) == 2
+
+
 def test_series_filters(tmp_path, run_small):
     db = str(tmp_path / "h.sqlite")
     assert history("add", str(run_small), "--db", db).returncode == 0

@@ -83,8 +83,8 @@ def fingerprint(facts: dict) -> Machine:
 
 def machine_of(path: Path, doc: dict) -> tuple[Machine, dict, dict]:
     """(machine, ceilings, build facts) of a machine.json. The fingerprint covers what makes two
-    machines run a kernel alike: the CPU (model name; vendor, family, model, stepping where the
-    file has them), its ISAs, its hardware threads and the reported cache sizes; not the host
+    machines run a kernel alike: the CPU (model name; host.cpu_signature's vendor, family, model,
+    stepping where the file has it), its ISAs, its hardware threads and the reported cache sizes; not the host
     name (a CI pool of identical runners is one machine) nor the measured values."""
     ck = Checker(path)
     host = ck.get(doc, "host", "$", (dict,))
@@ -93,10 +93,11 @@ def machine_of(path: Path, doc: dict) -> tuple[Machine, dict, dict]:
              "threads": ck.opt(host, "threads", "$.host", (int,)),
              "vendor": ck.opt(host, "vendor", "$.host", (str,))
              or next((v for k, v in (("AMD", "AMD"), ("Intel", "Intel")) if k in cpu), "")}
-    for k in ("family", "model", "stepping"):
-        v = ck.opt(host, k, "$.host", (int,))
-        if v is not None:
-            facts[k] = v
+    # CPUID's vendor, family, model and stepping, where characterize recorded them: under a
+    # hypervisor the model name can be generic ("AMD EPYC" for a Zen 3 and a Zen 5).
+    sig = ck.opt(host, "cpu_signature", "$.host", (str,))
+    if sig:
+        facts["signature"] = sig
     reported = ck.get(ck.get(doc, "caches", "$", (dict,)), "reported", "$.caches", (dict,))
     facts["caches"] = {lv: reported[lv] for lv in ("L1", "L2", "L3") if isinstance(reported.get(lv), int)}
     bw = ck.opt(doc, "bandwidth", "$", (dict,), {})
