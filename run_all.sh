@@ -99,9 +99,13 @@ if [ "$mode" = test ]; then
   step "history: the gate run into $db, then its change-point check"
   commit=$(git rev-parse HEAD 2>/dev/null) || commit=""
   build/release/rooflab history add "$gate_out" --db "$db" ${commit:+--commit "$commit"} || die "history add failed"
-  build/release/rooflab history check --db "$db" --markdown build/history-check.md --junit build/history-check.xml
-  hist_rc=$?
-  [ $hist_rc = 0 ] || die "history check failed (exit $hist_rc; build/history-check.md)"
+  if .venv/bin/python -c "import signal_processing_algorithms" 2>/dev/null; then
+    build/release/rooflab history check --db "$db" --markdown build/history-check.md --junit build/history-check.xml
+    hist_rc=$?
+    [ $hist_rc = 0 ] || die "history check failed (exit $hist_rc; build/history-check.md)"
+  else
+    echo "history check skipped: its detector (plots/requirements-optional.txt, from PyPI) is not installed"
+  fi
   echo "all tests passed in $(fmt $(( $(date +%s) - T0 )))"
   exit 0
 fi

@@ -110,12 +110,24 @@ for m in proc sys dev; do
   mounted+=("$root/$m")
 done
 
+# This machine's pip settings, as its apt settings above: the CA bundle pip trusts here (on a
+# network with a TLS-inspecting proxy its CA is only there) and the index / proxy variables.
+pipenv=()
+ca=${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}
+if [ -r "$ca" ]; then
+  cp "$ca" "$root/etc/rooflab-host-ca.crt" && pipenv+=(PIP_CERT=/etc/rooflab-host-ca.crt)
+fi
+for v in PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_TRUSTED_HOST PIP_DEFAULT_TIMEOUT \
+         http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do
+  [ -n "${!v:-}" ] && pipenv+=("$v=${!v}")
+done
+
 # --- the commands -------------------------------------------------------------------------
 for cmd in "$@"; do
   log "running in the fresh root: $cmd"
   t0=$(date +%s)
   rc=0
-  chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" \
+  chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" "${pipenv[@]}" \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     /bin/bash -c "cd /rooflab && $cmd" || rc=$?
   log "exit $rc after $(( $(date +%s) - t0 )) s: $cmd"

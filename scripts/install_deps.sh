@@ -68,5 +68,8 @@ if [ "$venv" = 1 ]; then
   fi
   # pip contacts the index only for requirements Debian's packages do not already satisfy.
   .venv/bin/python -m pip install -q --disable-pip-version-check -r plots/requirements.txt
+  # From PyPI (Debian has no package): a machine without PyPI runs everything but what needs it.
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r plots/requirements-optional.txt \
+    || echo "[deps] optional Python packages off (PyPI unreachable?): $(grep -v '^#' plots/requirements-optional.txt | tr '\n' ' ')" >&2
   echo "[deps] python: $(.venv/bin/python --version) in .venv"
 fi

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("signal_processing_algorithms",
-                    reason="signal-processing-algorithms (plots/requirements.txt) is not installed")
+                    reason="signal-processing-algorithms (plots/requirements-optional.txt) is not installed")
 
 from rooflab.history import changepoints, check, synth  # noqa: E402
 from rooflab.history.output import describe  # noqa: E402

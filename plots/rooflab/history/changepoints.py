@@ -2,7 +2,7 @@
 signal-processing-algorithms (the detector), then the filters that keep one noisy run or a
 change too small to matter from being reported.
 
-The package is optional (plots/requirements.txt): `missing()` says why it cannot import, and
+The package is optional (plots/requirements-optional.txt): `missing()` says why it cannot import, and
 `DetectorMissing` is raised when it is needed and absent.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _package():
         from signal_processing_algorithms.energy_statistics import energy_statistics
     except ImportError as e:
         raise DetectorMissing(f"the change-point detector needs the Python package {PACKAGE} "
-                              f"(plots/requirements.txt): {e}") from None
+                              f"(plots/requirements-optional.txt): {e}") from None
     return energy_statistics, deterministic_numpy_random
 
 
