@@ -17,6 +17,11 @@ def commit_of(i: int) -> str:
     return hashlib.sha1(f"run{i}".encode()).hexdigest()
 
 
+def timestamp_of(i: int) -> str:
+    """Run i's time: one hour after run i - 1."""
+    return (_T0 + timedelta(hours=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def values(n: int, *, seed: int, base: float = 1.0, cv: float = 0.02,
            steps: tuple[tuple[int, float], ...] = (), drift: tuple[int, int, float] | None = None,
            outliers: tuple[tuple[int, float], ...] = ()) -> np.ndarray:
@@ -42,6 +47,6 @@ def series(vals, *, benchmark: str = "gemm/blocked/256x256x256", metric: str = "
            machine: str = "synthetic", disturbed: tuple[int, ...] = ()) -> Series:
     """A Series whose run i has commit commit_of(i) and a timestamp increasing with i."""
     pts = [Point(run_id=str(i), commit=commit_of(i),
-                 timestamp=(_T0 + timedelta(hours=i)).strftime("%Y-%m-%dT%H:%M:%SZ"), value=float(v), disturbed=i in disturbed)
+                 timestamp=timestamp_of(i), value=float(v), disturbed=i in disturbed)
            for i, v in enumerate(vals)]
     return Series(machine=machine, benchmark=benchmark, metric=metric, points=pts)

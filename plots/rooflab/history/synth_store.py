@@ -7,26 +7,23 @@
 Each benchmark has its own level and Gaussian noise of coefficient of variation --cv; with
 --step-every K, every K-th benchmark's time (and efficiency, inversely) steps by --step-size
 from run --step-at on. Counters (instructions, D1/LL misses) are exact: constant per benchmark,
-as cachegrind's are for unchanged code. Run i has timestamp 2026-01-01 + i hours and commit
-sha1("run<i>").
+as cachegrind's are for unchanged code. Run i has synth.py's timestamp_of(i) and commit_of(i).
 """
 from __future__ import annotations
 
 import hashlib
 import random
 import sys
-from datetime import datetime, timedelta, timezone
 
 from rooflab import cli
 from rooflab.history.ingest import Result, Run, fingerprint
 from rooflab.history.store import Store
-
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+from rooflab.history.synth import commit_of, timestamp_of
 
 
 def make_run(i: int, benchmarks: int, rng: random.Random, cv: float, step_every: int, step_at: int,
              step_size: float, repetitions: int = 3) -> Run:
-    commit = hashlib.sha1(f"run{i}".encode()).hexdigest()
+    commit = commit_of(i)
     machine = fingerprint({"name": "synthetic"})
     results = []
     for b in range(benchmarks):
@@ -40,7 +37,7 @@ def make_run(i: int, benchmarks: int, rng: random.Random, cv: float, step_every:
                               counters={"instructions": 1e6 * (1 + b), "d1_misses": 1e3 * (1 + b),
                                         "ll_misses": 10.0 * (1 + b)}, counter_backend="cachegrind"))
     return Run(key=hashlib.sha256(f"synthetic {i} {commit}".encode()).hexdigest(), source=f"synthetic run {i}",
-               timestamp=(T0 + timedelta(hours=i)).strftime("%Y-%m-%dT%H:%M:%SZ"), commit=commit,
+               timestamp=timestamp_of(i), commit=commit,
                build={"profile": "synthetic"}, machine=machine, ceilings={}, results=results)
 
 
