@@ -16,9 +16,11 @@ decide:
 Metric `time` compares medians of the times; metric `efficiency` compares roofline
 efficiencies (predicted / measured time, each run with its own machine.json's ceilings), which
 cancels a uniform speed difference between machines: ratio = (t_new / t_base) *
-(predicted_base / predicted_new). The predictions come from the model.json beside each
-bench.json (`rooflab model --run DIR`): bench.json holds measurements only. The U test is the
-same for both (efficiency is a monotone function of the time within one run).
+(predicted_base / predicted_new); metric `ecm` does the same with the ECM prediction (model.json
+rows' `ecm.time_s`: in-core work plus each cache level's transfers), which also follows a kernel
+bound by L1 loads and stores from one CPU to another. The predictions come from the model.json
+beside each bench.json (`rooflab model --run DIR`): bench.json holds measurements only. The U
+test is the same for all (efficiency is a monotone function of the time within one run).
 
 Exit codes: 0 no regression, 1 bad input or nothing comparable, 2 usage, 3 a benchmark failed
 verification in NEW, 4 at least one benchmark is significantly slower.
@@ -37,7 +39,8 @@ from rooflab.data.run import gbench_seconds
 SCHEMA = "rooflab.bench"
 MODEL_SCHEMA = "rooflab.model"
 MIN_REPS = 9  # below this the U test cannot reach p < 0.01 reliably (n = 9 each: p_min = 4e-5)
-METRICS = ("time", "efficiency")
+METRICS = ("time", "efficiency", "ecm")
+PREDICTED = {"efficiency": "roofline", "ecm": "ECM"}  # the metrics that divide by a prediction
 
 
 class CompareError(RooflabDataError):
@@ -129,18 +132,26 @@ def load_bench(path_arg: str | Path) -> tuple[Path, dict[str, Side]]:
     return path, out
 
 
-def load_predictions(bench_path: Path, sides: dict[str, Side]) -> None:
+def load_predictions(bench_path: Path, sides: dict[str, Side], metric: str = "efficiency") -> None:
     """Sets each Side's predicted_s from the model.json beside bench_path (the one prediction
-    file); a row without a prediction leaves it None."""
+    file): the roofline's `predicted_s`, or `ecm.time_s` for the ecm metric; a row without that
+    prediction leaves it None."""
     path = bench_path.parent / "model.json"
     doc = read_schema_file(path, MODEL_SCHEMA, 1, "`rooflab model` (a `rooflab model` output)",
-                           missing=f"{path} not found: the efficiency metric reads the predictions from it "
+                           missing=f"{path} not found: the {metric} metric reads the predictions from it "
                                    f"(run `rooflab model --run {bench_path.parent}`)")
     ck = Checker(path)
     for i, r in enumerate(ck.items(doc, "rows", "$")):
         w = f"$.rows[{i}]"
         side = sides.get(ck.get(r, "name", w, (str,)))
-        t = ck.opt(r, "predicted_s", w, (float,))
+        if metric == "ecm":
+            e = ck.opt(r, "ecm", w, (dict,))
+            # A fallback ECM is the roofline: dividing one side by it and the other by a
+            # per-level ECM would compare two models, not two runs.
+            t = (ck.opt(e, "time_s", f"{w}.ecm", (float,))
+                 if e is not None and not ck.opt(e, "fallback", f"{w}.ecm", (bool,), False) else None)
+        else:
+            t = ck.opt(r, "predicted_s", w, (float,))
         if side is not None and t is not None and t > 0:
             side.predicted_s = t
 
@@ -174,10 +185,13 @@ def compare(base: dict[str, Side], new: dict[str, Side], metric: str, threshold:
             continue
         r.median_base_s, r.median_new_s = statistics.median(b.times), statistics.median(n.times)
         r.ratio = r.median_new_s / r.median_base_s
-        if metric == "efficiency":
+        if metric in PREDICTED:
             if not (b.predicted_s and n.predicted_s):
                 r.status, r.ratio = "too few", None
-                r.note = "no roofline prediction in BASE's or NEW's model.json (model without machine.json)"
+                r.note = (f"no {PREDICTED[metric]} prediction in BASE's or NEW's model.json (model without "
+                          "machine.json" + ("; or an ECM that fell back to the roofline: no per-level traffic "
+                                            "in bench.json (an older `rooflab bench`, or a variant declaring none)"
+                                            if metric == "ecm" else "") + ")")
                 rows.append(r)
                 continue
             r.ratio *= b.predicted_s / n.predicted_s
@@ -223,9 +237,9 @@ def gate(base_arg: str | Path, new_arg: str | Path, o: Options = Options()) -> R
     pat = re.compile(o.filter) if o.filter else None
     bpath, base = load_bench(base_arg)
     npath, new = load_bench(new_arg)
-    if o.metric == "efficiency":
-        load_predictions(bpath, base)
-        load_predictions(npath, new)
+    if o.metric in PREDICTED:
+        load_predictions(bpath, base, o.metric)
+        load_predictions(npath, new, o.metric)
     if pat:
         base = {k: v for k, v in base.items() if pat.search(k)}
         new = {k: v for k, v in new.items() if pat.search(k)}
@@ -249,11 +263,11 @@ def gate(base_arg: str | Path, new_arg: str | Path, o: Options = Options()) -> R
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = cli.Parser("rooflab compare", "BASE NEW [--metric time|efficiency] [--threshold X] [--alpha A] "
+    ap = cli.Parser("rooflab compare", "BASE NEW [--metric time|efficiency|ecm] [--threshold X] [--alpha A] "
                     "[--min-reps N] [--filter REGEX] [--markdown] [--json-out FILE]",
                     description=__doc__.split("\n\n")[0])
-    ap.add_argument("base", help="BASE bench.json or run directory (--metric efficiency: with model.json beside)")
-    ap.add_argument("new", help="NEW bench.json or run directory (--metric efficiency: with model.json beside)")
+    ap.add_argument("base", help="BASE bench.json or run directory (--metric efficiency|ecm: with model.json beside)")
+    ap.add_argument("new", help="NEW bench.json or run directory (--metric efficiency|ecm: with model.json beside)")
     ap.add_argument("--metric", choices=METRICS, default="time")
     ap.add_argument("--threshold", type=cli.finite_float, default=0.10,
                     help="relative slowdown that fails (default 0.10)")

@@ -198,3 +198,21 @@ def test_efficiency_cancels_the_cpu_difference(tmp_path, capsys):
     # The other way round (a Zen 5 baseline, a Zen 3 run) cancels too.
     assert compare.main([same, base, "--metric", "efficiency", "--threshold", "0.25"]) == 0
     assert "2 same" in capsys.readouterr().out
+
+
+def test_ecm_metric_divides_by_the_ecm_prediction_and_skips_a_fallback(tmp_path, capsys):
+    # The roofline predicts both machines alike, the ECM (L1 traffic priced) predicts NEW's
+    # machine 1.5x slower for this kernel: NEW, 1.5x slower in time, is "slower" by the roofline
+    # efficiency and "same" by the ECM's. A row whose ECM fell back to the roofline on a side is
+    # not compared under --metric ecm (two models), so a file of only such rows is an error.
+    def run(label, scale, ecm_s, fallback=False):
+        doc = bench_doc({NAME: noisy(31, scale)}, predicted_s=1e-3)
+        doc["_model"]["rows"][0]["ecm"] = {"time_s": ecm_s, "fallback": fallback}
+        return write(tmp_path, label, doc)
+    base, new = run("base", 1.0, 1e-3), run("new", 1.5, 1.5e-3)
+    assert compare.main([base, new, "--metric", "efficiency"]) == 4
+    assert compare.main([base, new, "--metric", "ecm"]) == 0
+    assert "1 same" in capsys.readouterr().out
+    fell_back = run("fell_back", 1.5, 1e-3, fallback=True)
+    assert compare.main([base, fell_back, "--metric", "ecm"]) == 1
+    assert "nothing comparable" in capsys.readouterr().err
