@@ -470,13 +470,19 @@ json characterize(const CharacterizeOptions& opt) {
   for (size_t c : labeled.unlabeled)
     warnings.push_back("extra read-bandwidth transition at " + format_bytes(double(c)) +
                        " not mapped to a cache level");
+  const RangeCapacities range_caps = range_capacities(labeled, reported);
+  for (const auto& lvl : range_caps.filled)
+    warnings.push_back(lvl + ": its bandwidth (bandwidth.levels." + lvl + ") is measured at working sets up to "
+                       "the reported " + format_bytes(double(range_caps.levels.at(lvl))) +
+                       ", the capacity the model places working sets against; the curve shows no step there "
+                       "(its plateau is the next level's)");
 
   // --- levels ---
   std::map<int, std::map<std::string, Range>> ranges;
   for (int t : thread_counts) {
     const auto inst = cache_instances(topo, t);
-    ranges[t] = level_ranges(labeled.levels, inst,
-                             dram_floor(labeled.levels, reported, inst, double(sizes.back())));
+    ranges[t] = level_ranges(range_caps.levels, inst,
+                             dram_floor(range_caps.levels, reported, inst, double(sizes.back())));
   }
   json levels = json::object();
   json curves_json = json::array();
@@ -667,6 +673,8 @@ json characterize(const CharacterizeOptions& opt) {
        "bandwidth.levels[L][kernel][T] = median of the curve points (best samples) whose "
        "working set lies in [max(2x previous level, C/8), C/2], C = aggregate capacity for T "
        "threads = measured capacity x distinct caches of that level the T pinned cores use "
+       "(a level the curve shows no step for whose reported size lies between two measured "
+       "levels: its reported capacity, named in caches.warnings) "
        "(hwloc sharing: private L1/L2 give T x, a shared L3 1 x). DRAM: the median of the points >= 4x the "
        "largest aggregate cache (measured or reported) that are no more than 10% above the point "
        "at the largest working set (a curve still falling there has a cache holding part of it); when the sweep went 2x past a reported "

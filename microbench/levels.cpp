@@ -70,6 +70,31 @@ Labeled label_levels(const std::vector<size_t>& detected,
   return out;
 }
 
+RangeCapacities range_capacities(const Labeled& labeled, const std::map<std::string, size_t>& reported) {
+  RangeCapacities out{labeled.levels, {}};
+  for (size_t l = 0; l < kCacheLevels.size(); ++l) {
+    const std::string& lvl = kCacheLevels[l];
+    const auto r = reported.find(lvl);
+    if (labeled.levels.count(lvl) || r == reported.end() || r->second == 0) continue;
+    bool between = true, above_some = false;
+    for (size_t o = 0; o < kCacheLevels.size(); ++o) {
+      const auto it = labeled.levels.find(kCacheLevels[o]);
+      if (it == labeled.levels.end()) continue;
+      if (o < l) between &= it->second < r->second, above_some = true;
+      if (o > l) between &= it->second > r->second;
+    }
+    // Only inside the detected hierarchy: below the first detected level nothing was measured
+    // apart from it, and past the last one the curve is DRAM's.
+    const bool below_some = std::any_of(kCacheLevels.begin() + long(l) + 1, kCacheLevels.end(),
+                                        [&](const std::string& o) { return labeled.levels.count(o) > 0; });
+    if (between && above_some && below_some) {
+      out.levels[lvl] = r->second;
+      out.filled.push_back(lvl);
+    }
+  }
+  return out;
+}
+
 std::map<std::string, Range> level_ranges(const std::map<std::string, size_t>& capacity,
                                           const std::map<std::string, int>& instances,
                                           double dram_floor) {

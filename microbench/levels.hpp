@@ -22,6 +22,18 @@ struct Labeled {
 Labeled label_levels(const std::vector<size_t>& detected,
                      const std::map<std::string, size_t>& reported);
 
+// The capacities the level ranges (and so bandwidth.levels) are built from: the labeled ones,
+// plus each reported level the read-bandwidth curve showed no transition for whose reported
+// size lies between its labeled neighbours (a level whose plateau equals the next one's, e.g.
+// an L2 as fast as the L3 for one core). The model places working sets against the reported
+// size of such a level (roofline/machine.cpp takes caches.reported where caches.measured
+// lacks a level), so it needs that level's bandwidth too. `filled` names the levels added.
+struct RangeCapacities {
+  std::map<std::string, size_t> levels;
+  std::vector<std::string> filled;
+};
+RangeCapacities range_capacities(const Labeled& labeled, const std::map<std::string, size_t>& reported);
+
 struct Range {
   double lo, hi;  // inclusive working-set bounds, bytes
 };

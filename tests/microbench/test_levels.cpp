@@ -53,6 +53,39 @@ TEST(LabelLevels, WithoutReportedSizesLevelsAreInOrderAndExtrasAreKeptApart) {
   EXPECT_EQ(l.unlabeled[0], 128 * MiB);
 }
 
+TEST(RangeCapacities, AReportedLevelWithoutAStepBetweenTwoMeasuredOnesGetsItsReportedSize) {
+  // The Zen 4 VM: L1 32 KiB and an L3 at 8 MiB detected, no step at the reported 1 MiB L2
+  // (one core reads L2 and L3 alike). The model places working sets against the reported L2,
+  // so the ranges (bandwidth.levels) must have it; a filled level says so.
+  const std::map<std::string, size_t> reported = {{"L1", 32 * KiB}, {"L2", 1 * MiB}, {"L3", 32 * MiB}};
+  auto rc = range_capacities(label_levels({32 * KiB, 8 * MiB}, reported), reported);
+  EXPECT_EQ(rc.levels.at("L1"), 32 * KiB);
+  EXPECT_EQ(rc.levels.at("L2"), 1 * MiB);
+  EXPECT_EQ(rc.levels.at("L3"), 8 * MiB);
+  EXPECT_EQ(rc.filled, std::vector<std::string>{"L2"});
+  auto r = level_ranges(rc.levels, {{"L1", 1}, {"L2", 1}, {"L3", 1}}, 64.0 * MiB);
+  EXPECT_DOUBLE_EQ(r.at("L2").hi, 512.0 * KiB);
+  EXPECT_DOUBLE_EQ(r.at("L3").lo, 2.0 * MiB);  // 2 x the filled L2
+}
+
+TEST(RangeCapacities, NothingIsFilledOutsideTheDetectedLevelsOrOutOfOrder) {
+  const std::map<std::string, size_t> reported = {{"L1", 32 * KiB}, {"L2", 1 * MiB}, {"L3", 32 * MiB}};
+  // All detected: nothing to fill.
+  auto all = range_capacities(label_levels({32 * KiB, 1 * MiB, 32 * MiB}, reported), reported);
+  EXPECT_TRUE(all.filled.empty());
+  // The last level missing: past the last detected step the curve is DRAM's.
+  auto top = range_capacities(label_levels({32 * KiB, 1 * MiB}, reported), reported);
+  EXPECT_EQ(top.levels.count("L3"), 0u);
+  // The first level missing: below the first step nothing else was measured.
+  auto bottom = range_capacities(label_levels({1 * MiB, 32 * MiB}, reported), reported);
+  EXPECT_EQ(bottom.levels.count("L1"), 0u);
+  // A reported L2 not between its measured neighbours (measured L3 below it) is not filled.
+  const std::map<std::string, size_t> odd = {{"L1", 32 * KiB}, {"L2", 16 * MiB}, {"L3", 64 * MiB}};
+  Labeled l;
+  l.levels = {{"L1", 32 * KiB}, {"L3", 8 * MiB}};
+  EXPECT_TRUE(range_capacities(l, odd).filled.empty());
+}
+
 TEST(LevelRanges, PrivateCachesScaleWithThreadsSharedL3DoesNot) {
   std::map<std::string, size_t> caps = {{"L1", 32 * KiB}, {"L2", 512 * KiB}, {"L3", 32 * MiB}};
   auto r = level_ranges(caps, {{"L1", 2}, {"L2", 2}, {"L3", 1}}, 256.0 * MiB);
