@@ -213,8 +213,16 @@ def _seconds(r: dict) -> str:
     return f"{r['seconds']:.3f}"
 
 
+ABOVE_CEILING = 1.05  # a measured rate this far above its ceiling means the ceiling is wrong
+
+
 def _pct(r: dict) -> str:
-    return f"{100 * r['fraction']:.0f}%" if r.get("fraction") else "—"
+    if not r.get("fraction"):
+        return "—"
+    pct = f"{100 * r['fraction']:.0f}%"
+    # Never a silent impossible number: the ceiling was measured low (machine.json
+    # compute.warnings says when the threads shared a core), not the kernel above the peak.
+    return pct + " (**above the measured ceiling**: see the note above the tables)" if r["fraction"] > ABOVE_CEILING else pct
 
 
 def _best(rows: list[dict]) -> dict | None:
@@ -351,6 +359,14 @@ def render(doc: dict, cls: str) -> str:
              f"- command: `{pr['command']}`" + (" (under `scripts/cpu_lock.sh time`" if pr.get("locked", True)
                                                else " (`--no-lock`: under the caller's lock")
              + ", with " + " and ".join(pr.get("env_unset") or []) + " unset)", ""]
+    for w in comp.get("warnings") or []:
+        lines.append(f"- machine.json compute warning: {cli.one_line(w)}")
+    if any((r.get("fraction") or 0) > ABOVE_CEILING for r in rows):
+        lines.append(f"- **Some rows run above their measured ceiling** (more than {ABOVE_CEILING - 1:.0%}): "
+                     "that ceiling was measured while the threads did not each have a core, so those "
+                     "percentages are not efficiencies; the GFLOP/s and ratios stand. Run the table again.")
+    if comp.get("warnings") or any((r.get("fraction") or 0) > ABOVE_CEILING for r in rows):
+        lines.append("")
     failed = [s for s in pr["steps"] if s["status"] != "ok"]
     for s in failed:
         lines.append(f"- step {s['id']} **{s['status']}**: {cli.one_line(s['message'])}")

@@ -36,6 +36,7 @@ def rendered(tmp_path):
 
 def test_gemm_ratios_ceiling_and_code_paths(rendered):
     _, text = rendered
+    assert "above the measured ceiling" not in text and "compute warning" not in text
     rows = table_rows(text, "DGEMM 1024^3, 2 threads")
     best = rows["**blocked/avx2** (rooflab best)"]
     # median of 30, 31, 32 ms for 2 * 1024^3 flops; the avx2 fma_f64 ceiling at 2 threads is 100
@@ -198,3 +199,24 @@ def test_script_render_only_writes_the_table_without_timing(tmp_path):
         peers.render(peers.load(run), "amd-zen3-avx2"))
     p = subprocess.run(["bash", str(SCRIPT), "--render-only", "--out", str(tmp_path / "none")], capture_output=True, text=True)
     assert p.returncode == 1 and "not a run of scripts/peer_table.sh" in p.stderr
+
+
+def test_a_rate_above_its_measured_ceiling_is_flagged_not_printed_as_efficiency(tmp_path):
+    # The Zen 4 KVM case: the 2-thread avx2 fma_f64 ceiling measured at the 1-thread rate (the
+    # threads shared a core), so blocked/avx2's 69% becomes 138%: shown with the flag, the
+    # compute warning repeated, and the GFLOP/s and speed ratios unchanged.
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    m = json.loads((run / "machine.json").read_text())
+    m["compute"]["by_isa"]["avx2"]["ceilings"]["fma_f64"]["2"] = 50.0
+    m["compute"]["ceilings"]["fma_f64"]["2"] = 50.0
+    m["compute"]["warnings"] = ["avx2 fma_f64 at 2 threads: 50 GFLOP/s, 1x the 1-thread 50 after 3 re-measurements"]
+    (run / "machine.json").write_text(json.dumps(m))
+    tables = tmp_path / "peers"
+    assert peers.main([str(run), "--tables", str(tables)]) == 0
+    text = (tables / "amd-zen3-avx2.md").read_text()
+    best = table_rows(text, "DGEMM 1024^3, 2 threads")["**blocked/avx2** (rooflab best)"]
+    assert best[4].startswith("139%") and "above the measured ceiling" in best[4]
+    assert best[3] == f"{2 * 1024**3 / 31e-3 / 1e9:.1f}"
+    assert "compute warning: avx2 fma_f64 at 2 threads" in text
+    assert "Some rows run above their measured ceiling" in text
