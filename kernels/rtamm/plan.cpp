@@ -180,12 +180,27 @@ Caches default_caches() {
 }
 
 Caches caches_from_machine(const json& m, const std::filesystem::path& path) {
-  const json* c = m.contains("caches") && m["caches"].contains("measured") ? &m["caches"]["measured"] : nullptr;
-  if (!c || !c->contains("L1") || !c->contains("L2") || !c->contains("L3"))
-    throw Error(path.string() + " has no caches.measured L1 / L2 / L3 (run `rooflab characterize` to measure them)");
+  // Per level the measured capacity, else the reported one, as the roofline model places
+  // working sets (roofline/machine.cpp): a VM's read-bandwidth curve may show no step for a
+  // level as fast as the next (a Zen 4's L2 for one core).
+  const json caches = m.contains("caches") && m["caches"].is_object() ? m["caches"] : json::object();
+  int64_t v[3] = {0, 0, 0};
+  std::string from_reported;
+  const char* names[3] = {"L1", "L2", "L3"};
+  for (int i = 0; i < 3; ++i)
+    for (const char* src : {"measured", "reported"})
+      if (caches.contains(src) && caches[src].is_object() && caches[src].contains(names[i]) &&
+          caches[src][names[i]].is_number() && caches[src][names[i]].get<double>() > 0) {
+        v[i] = int64_t(caches[src][names[i]].get<double>());
+        if (std::string(src) == "reported") from_reported += std::string(from_reported.empty() ? "" : ", ") + names[i];
+        break;
+      }
+  if (!v[0] || !v[1] || !v[2])
+    throw Error(path.string() + " has no caches.measured (or caches.reported) L1 / L2 / L3 (run `rooflab characterize` to measure them)");
   Caches k;
-  k.l1 = (*c)["L1"].get<int64_t>(), k.l2 = (*c)["L2"].get<int64_t>(), k.l3 = (*c)["L3"].get<int64_t>();
-  k.source = path.string() + " caches.measured";
+  k.l1 = v[0], k.l2 = v[1], k.l3 = v[2];
+  k.source = path.string() + " caches.measured" +
+             (from_reported.empty() ? std::string() : " (" + from_reported + ": caches.reported, not detected)");
   return k;
 }
 

@@ -328,6 +328,24 @@ TEST(RtammPool, DerivedPoolSatisfiesTheConstraints) {
   for (const Block& b : small) EXPECT_LE(b.mcg * b.kcg * 8, 131072 / 2);
 }
 
+// The pool's caches: per level the measured capacity, else the reported one (the Zen 4 VM's
+// read-bandwidth curve shows no L2 step), the source naming the levels taken from hwloc; a
+// level neither measured nor reported is an error.
+TEST(RtammPool, CachesAreMeasuredElseReportedPerLevel) {
+  const json m = {{"caches",
+                   {{"measured", {{"L1", 32768}, {"L3", 8388608}}},
+                    {"reported", {{"L1", 32768}, {"L2", 1048576}, {"L3", 33554432}}}}}};
+  const Caches c = caches_from_machine(m, "z4/machine.json");
+  EXPECT_EQ(c.l1, 32768);
+  EXPECT_EQ(c.l2, 1048576);
+  EXPECT_EQ(c.l3, 8388608);
+  EXPECT_NE(c.source.find("L2: caches.reported"), std::string::npos) << c.source;
+  const json all = {{"caches", {{"measured", {{"L1", 49152}, {"L2", 1048576}, {"L3", 33554432}}}}}};
+  EXPECT_EQ(caches_from_machine(all, "m.json").source, "m.json caches.measured");
+  const json none = {{"caches", {{"measured", {{"L1", 32768}, {"L3", 8388608}}}}}};
+  EXPECT_THROW(caches_from_machine(none, "m.json"), Error);
+}
+
 // The pool follows the micro-kernel RTAMM runs (kernel_isa's MR x NR) and the caches of the CPU:
 // two synthetic CPUs, an AVX2-like 4 x 12 tile with 32 KiB / 512 KiB / 32 MiB and an AVX-512-like
 // 12 x 16 (and 8 x 24) tile with 48 KiB / 1 MiB / 32 MiB, f64 and f32: every entry a multiple of
