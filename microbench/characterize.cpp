@@ -424,27 +424,20 @@ json characterize(const CharacterizeOptions& opt) {
         auto measure = [&] {
           return measure_compute(ck.fn, ck.flops_per_lane * ck.lanes, topo.core_cpu, t, prof.compute);
         };
-        Stat s = measure();
-        // Each thread has a core of its own (topo.core_cpu), so T threads reach ~T x one
-        // thread's rate. Far below that the threads shared a core for a while (a host that
-        // co-schedules the vCPUs on one physical core, or an SMT sibling busy with another
-        // guest: seen on a Zen 4 KVM guest, where the 2-thread AVX-512 FMA rate flipped
-        // between 2x and 1x from one run to the next): measure again, keep the best.
-        const auto low = [&](const Stat& x) { return t > 1 && one > 0 && x.best < kComputeScalingFloor * t * one; };
-        int tries = 0;
-        for (; low(s) && tries < kComputeRetries; ++tries) {
-          const Stat again = measure();
-          if (again.best > s.best) s = again;
-        }
-        if (low(s))
+        // Each thread has a core of its own (topo.core_cpu); far below t x the 1-thread rate they
+        // shared one (seen on a Zen 4 KVM guest: the 2-thread AVX-512 FMA rate flipped between
+        // 2x and 1x from one run to the next).
+        const ScalingCheck sc = remeasure_if_shared(measure, measure(), one, t, kComputeScalingFloor, kComputeRetries);
+        const Stat s = sc.stat;
+        if (sc.still_low)
           compute_warnings.push_back(std::string(to_string(ci)) + " " + ck.name + " at " + std::to_string(t) +
                                      " threads: " + fmt(s.best) + " GFLOP/s, " + fmt(s.best / one) +
-                                     "x the 1-thread " + fmt(one) + " after " + std::to_string(tries) +
+                                     "x the 1-thread " + fmt(one) + " after " + std::to_string(sc.retries) +
                                      " re-measurements (threads on separate cores give ~" + std::to_string(t) +
                                      "x): the host shares a core between them; kept as measured");
-        else if (tries > 0)
+        else if (sc.retries > 0)
           compute_warnings.push_back(std::string(to_string(ci)) + " " + ck.name + " at " + std::to_string(t) +
-                                     " threads: measured again " + std::to_string(tries) +
+                                     " threads: measured again " + std::to_string(sc.retries) +
                                      " time(s) (below " + fmt(kComputeScalingFloor * t) +
                                      "x the 1-thread rate at first: a core shared for a while)");
         if (t == 1) one = s.best;

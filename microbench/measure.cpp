@@ -408,4 +408,16 @@ ClockCheck check_clock(double integer_chain_ghz, const FpClockSource& fp, double
   return c;
 }
 
+ScalingCheck remeasure_if_shared(const std::function<Stat()>& measure, Stat first, double one, int threads,
+                                 double floor, int max_retries) {
+  ScalingCheck c{first};
+  const auto low = [&] { return threads > 1 && one > 0 && c.stat.best < floor * threads * one; };
+  for (; low() && c.retries < max_retries; ++c.retries) {
+    const Stat again = measure();
+    if (again.best > c.stat.best) c.stat = again;
+  }
+  c.still_low = low();
+  return c;
+}
+
 }  // namespace rooflab::microbench

@@ -96,6 +96,19 @@ std::vector<LatencyPoint> measure_latency(int cpu, const std::vector<size_t>& si
 Stat measure_compute(ComputeFn fn, double flops_per_iter, const std::vector<int>& cpus,
                      int threads, const Timing& timing);
 
+// A ceiling at `threads` threads, each on a core of its own, reaches ~threads x the 1-thread
+// one (`one`). Below `floor` x that the threads shared a core for a while (a host that
+// co-schedules the vCPUs on one physical core, or an SMT sibling busy with another guest):
+// `measure` runs again, at most `max_retries` times, and the best is kept. `still_low` says
+// the last word was still below; `retries` how often it ran again.
+struct ScalingCheck {
+  Stat stat;
+  int retries = 0;
+  bool still_low = false;
+};
+ScalingCheck remeasure_if_shared(const std::function<Stat()>& measure, Stat first, double one, int threads,
+                                 double floor = 0.75, int max_retries = 3);
+
 // Core clock from a chain of dependent register-register integer adds (1 cycle latency on
 // every x86-64 core; an immediate add could be folded at rename, so none is used).
 double estimate_clock_ghz(int cpu, const Timing& timing);

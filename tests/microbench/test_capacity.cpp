@@ -5,6 +5,7 @@
 
 #include "harness/error.hpp"
 #include "microbench/capacity.hpp"
+#include "microbench/measure.hpp"
 
 using rooflab::microbench::CapacityOptions;
 using rooflab::microbench::detect_capacities;
@@ -138,4 +139,32 @@ TEST(DetectCapacities, RejectsBadInput) {
   o.drop = 1.5;
   EXPECT_THROW(detect_capacities(sweep(1 * MiB, 1, staircase), o), rooflab::Error);
   EXPECT_TRUE(detect_capacities({{4096, 1.0}, {8192, 0.1}}).empty());  // too few points
+}
+
+// A 2-thread ceiling at the 1-thread rate (the threads shared a core) is measured again until it
+// scales, the best kept; one that stays low is kept and flagged; 1 thread and a scaling first
+// measurement are never re-measured.
+TEST(RemeasureIfShared, RetriesUntilTheThreadsScaleAndFlagsWhatStaysLow) {
+  using rooflab::microbench::remeasure_if_shared;
+  using rooflab::microbench::Stat;
+  std::vector<double> next = {60, 118};  // what the re-measurements return, in order
+  int calls = 0;
+  auto measure = [&] { return Stat{next[size_t(calls++)], 0}; };
+  auto c = remeasure_if_shared(measure, Stat{59, 0}, 59, 2);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(c.retries, 2);
+  EXPECT_DOUBLE_EQ(c.stat.best, 118);
+  EXPECT_FALSE(c.still_low);
+
+  calls = 0;
+  next = {61, 58, 60};
+  c = remeasure_if_shared(measure, Stat{59, 0}, 59, 2);
+  EXPECT_EQ(calls, 3);  // max_retries
+  EXPECT_DOUBLE_EQ(c.stat.best, 61);
+  EXPECT_TRUE(c.still_low);
+
+  calls = 0;
+  EXPECT_EQ(remeasure_if_shared(measure, Stat{100, 0}, 59, 2).retries, 0);  // 1.7x: scales
+  EXPECT_EQ(remeasure_if_shared(measure, Stat{59, 0}, 0, 1).retries, 0);    // the 1-thread one
+  EXPECT_EQ(calls, 0);
 }
