@@ -79,7 +79,9 @@ def _matches(commit: str, since: str) -> bool:
     return bool(commit) and commit.lower().startswith(since.lower())
 
 
-def _window(series: Series, last: int, since: str | None) -> Series:
+def window(series: Series, last: int, since: str | None) -> Series:
+    """The latest `last` runs of a series (0: all); with since, reaching back to last/2 runs
+    before that commit's run."""
     pts = series.points
     if last <= 0 or len(pts) <= last:
         return series
@@ -121,7 +123,7 @@ def evaluate(series_list: list[Series], last: int = DEFAULT_LAST, since: str | N
     a regression. Needs the detector (changepoints.missing() says whether it is there)."""
     out = []
     for s in sorted(series_list, key=lambda s: (s.benchmark, s.metric, s.machine)):
-        result = changepoints.analyse(_window(s, last, since), settings_for(s.metric, **settings))
+        result = changepoints.analyse(window(s, last, since), settings_for(s.metric, **settings))
         out.append(Verdict(result=result, gated=_gated(result, since, since_time)))
     return out
 

@@ -1,0 +1,232 @@
+"""`rooflab report RUN --history DB` (plots/rooflab/report/trends.py, figures/trend.py): the
+trends page of the run's benchmarks over a small synthetic store made here (two machines, a step
+in one benchmark's time and in every efficiency, cachegrind counts with a step), change points
+marked where the steps are, the efficiency of both machines in one axes, the family pages' rows
+linking to existing anchors, and the errors of a missing or bad store and of bad options."""
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+from pathlib import Path
+from types import SimpleNamespace
+from urllib.parse import unquote
+
+import pytest
+from conftest import REPO, assert_png, run_script
+
+from rooflab.figures import trend
+from rooflab.history import changepoints, synth
+from rooflab.history.ingest import Result, Run, fingerprint
+from rooflab.history.store import Store
+from rooflab.report import build, trends
+
+RUN = REPO / "tests/fixtures/run_small"
+STEPPED = "sinkhorn/typical/f64/1024x1024/threads:1"  # its time steps +25% at STEP_AT on machine A
+COUNTED = "floyd_warshall/blocked/f32/512/threads:1"  # cachegrind counts, instructions +8% at STEP_AT
+OTHER = "synthetic/not/in/the/run/threads:1"          # in the store, not in the run: never drawn
+OK_NAMES = ["sinkhorn/typical/f64/128x128/threads:1", STEPPED, "sinkhorn/c2r/f64/1024x1024/part:col/threads:1",
+            COUNTED]
+RUNS, STEP_AT = 30, 18
+MACHINES = {"A": {"cpu": "Synthetic CPU A (Zen-ish)", "vendor": "AMD", "isa": ["avx2"], "threads": 8},
+            "B": {"cpu": "Synthetic CPU B (Skylake-ish)", "vendor": "Intel", "isa": ["avx2", "avx512"], "threads": 4}}
+needs_detector = pytest.mark.skipif(changepoints.missing() is not None,
+                                    reason="signal-processing-algorithms (plots/requirements-optional.txt) is "
+                                           "not installed")
+
+
+def fill(db: str) -> None:
+    """Noise of 0.2% (well under the check's 1% smallest change: no false alarm can be drawn
+    here; the detection rates are measured in docs/history_check.md). RUNS commits, each measured on machines A and B. Efficiency steps down 20% at STEP_AT on
+    both (A's level 0.6, B's 0.4); STEPPED's time steps up 25% on A only; COUNTED has exact
+    cachegrind counts on A, its instructions 8% higher from STEP_AT on."""
+    with Store(db) as store:
+        for m, (key, facts) in enumerate(MACHINES.items()):
+            machine = fingerprint(facts)
+            level = {n: synth.values(RUNS, seed=10 * m + k, base=1e-3 * (k + 1), cv=0.002,
+                                     steps=((STEP_AT, 0.25),) if (n == STEPPED and key == "A") else ())
+                     for k, n in enumerate(OK_NAMES + [OTHER])}
+            eff = synth.values(RUNS, seed=7 + m, base=0.6 if key == "A" else 0.4, cv=0.002, steps=((STEP_AT, -0.2),))
+            for i in range(RUNS):
+                results = []
+                for n in OK_NAMES + [OTHER]:
+                    r = Result(n, samples=[float(level[n][i])], median_s=float(level[n][i]), efficiency=float(eff[i]))
+                    if n == COUNTED and key == "A":
+                        r.counters = {"instructions": 1e6 * (1.08 if i >= STEP_AT else 1.0), "d1_misses": 5e3,
+                                      "ll_misses": 40.0}
+                        r.counter_backend = "cachegrind"
+                    results.append(r)
+                store.add(Run(key=hashlib.sha256(f"{key} {i}".encode()).hexdigest(), source=f"synthetic {key} {i}",
+                              timestamp=synth.timestamp_of(i), commit=synth.commit_of(i), build={}, machine=machine,
+                              ceilings={}, results=results))
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> str:
+    db = str(tmp_path_factory.mktemp("hist") / "h.sqlite")
+    fill(db)
+    return db
+
+
+@pytest.fixture(scope="module")
+def report(store, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("rep") / "report"
+    p = run_script("report.py", str(RUN), "--out", str(out), "--history", store)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip().splitlines()[-1] == str(out / "index.html")
+    return out
+
+
+def read(out: Path, name: str) -> str:
+    return (out / name).read_text(encoding="utf-8")
+
+
+def sections(page: str) -> dict[str, str]:
+    """anchor id -> the HTML of its <section> on the trends page."""
+    return {html.unescape(m.group(1)): m.group(2)
+            for m in re.finditer(r'<section id="([^"]+)">(.*?)</section>', page, re.S)}
+
+
+def test_page_written_linked_from_index_with_a_trend_per_benchmark(report):
+    index, page = read(report, "index.html"), read(report, "trends.html")
+    assert '<a href="trends.html">Trends' in index and "Trends over the history" in index
+    secs = sections(page)
+    # Every ok benchmark of the run has a section with its figure; the store's other benchmark
+    # is not drawn, the run's failed and skipped ones have no history.
+    assert sorted(secs) == sorted(trends.anchor(n) for n in OK_NAMES)
+    assert OTHER not in page
+    for body in secs.values():
+        src = html.unescape(re.search(r'<img src="([^"]+)"', body).group(1))
+        assert src.startswith("trends/") and (report / src).is_file()
+        assert_png(report / src)
+    assert "4 of this run's 9 benchmarks have a history" in html.unescape(page)
+    # The machines, with their CPU facts.
+    for facts in MACHINES.values():
+        assert html.escape(facts["cpu"]) in page and fingerprint(facts).fingerprint in page
+
+
+@needs_detector
+def test_change_points_where_the_synthetic_steps_are(report):
+    page = read(report, "trends.html")
+    table = page[page.index("Latest regressions and improvements"):page.index("<h2>Machines")]
+    step = f"{synth.commit_of(STEP_AT - 1)[:10]}..{synth.commit_of(STEP_AT)[:10]}"
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)[1:]
+    cells = [[html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
+             for r in rows]
+    found = {(c[0], c[1], c[2]) for c in cells if c[4] == step}
+    a, b = (fingerprint(f).fingerprint[:8] for f in MACHINES.values())
+    assert (STEPPED, "time", a) in found
+    assert (STEPPED, "time", b) not in found  # B's time of it has no step
+    assert all((n, "efficiency", m) in found for n in OK_NAMES for m in (a, b))
+    assert (COUNTED, "instructions", a) in found
+    # Every change point found is at the step: no false alarm in the flat series.
+    assert all(c[4] == step for c in cells), [c for c in cells if c[4] != step]
+    by_key = {(c[0], c[1], c[2]): c for c in cells}
+    assert by_key[(STEPPED, "time", a)][3] == "regression" and by_key[(STEPPED, "time", a)][5].startswith("+2")
+    assert by_key[(COUNTED, "instructions", a)][5] == "+8.0%"
+    # The section of the stepped benchmark says so under its figure.
+    assert "time regression +2" in sections(page)[trends.anchor(STEPPED)]
+
+
+def test_family_rows_link_to_existing_anchors(report):
+    page = read(report, "trends.html")
+    ids = {html.unescape(i) for i in re.findall(r'id="([^"]+)"', page)}
+    fam = read(report, "sinkhorn.html") + read(report, "floyd_warshall.html")
+    hrefs = [html.unescape(h) for h in re.findall(r'href="(trends\.html#[^"]+)"', fam)]
+    linked = {unquote(h.split("#", 1)[1]) for h in hrefs}
+    assert linked == {trends.anchor(n) for n in OK_NAMES}
+    assert linked <= ids
+    # The failed row (no history) has no link.
+    assert not re.search(r'<a href="trends\.html#[^"]*1000x777', fam)
+
+
+def test_two_machines_share_the_efficiency_axes_and_time_is_per_machine(store, tmp_path, monkeypatch):
+    axes_seen = []
+    real_save = trend.fc.save
+
+    def keep(fig, out):
+        axes_seen.append([(ax.get_title(loc="left"), [ln.get_label() for ln in ax.get_lines()]) for ax in fig.axes])
+        return real_save(fig, out)
+
+    monkeypatch.setattr(trend.fc, "save", keep)
+    h = trends.load(store, [STEPPED, COUNTED])
+    trends.page(h, type("R", (), {"run_dir": RUN})(), tmp_path)
+    assert len(axes_seen) == 2
+    labels = {fp: trends.machine_label(fp, f) for fp, f in h.machines.items()}
+    for axes in axes_seen:
+        eff = [a for a in axes if a[0].startswith("roofline efficiency")]
+        assert len(eff) == 1
+        assert set(labels.values()) <= set(eff[0][1])  # both machines, labelled, in the one axes
+        times = [a[0] for a in axes if a[0].startswith("median time")]
+        assert sorted(t.split(" — ")[1] for t in times) == sorted(labels.values())
+    # Only COUNTED has cachegrind counts (on machine A only): one counts panel in all.
+    titles = [a[0] for axes in axes_seen for a in axes]
+    assert [t.split(" — ")[1] for t in titles if t.startswith("cachegrind counts")] == [labels[fingerprint(
+        MACHINES["A"]).fingerprint]]
+
+
+def test_without_the_detector_the_page_says_so_and_draws_the_series(store, tmp_path, monkeypatch):
+    def absent():
+        raise changepoints.DetectorMissing("the change-point detector needs the Python package "
+                                           "signal-processing-algorithms")
+    monkeypatch.setattr(changepoints, "_package", absent)
+    h = trends.load(store, OK_NAMES)
+    assert h.detector and all(not v.result.changes for v in h.verdicts)
+    body = "\n".join(trends.page(h, type("R", (), {"run_dir": RUN})(), tmp_path))
+    assert "change points not marked" in body and "signal-processing-algorithms" in body
+    assert len(sections(body)) == len(OK_NAMES)
+
+
+def test_many_benchmarks_are_capped_with_a_note_and_keep_their_anchors(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(trends, "MAX_FIGURES", 2)
+    h = trends.load(store, OK_NAMES)
+    body = "\n".join(trends.page(h, type("R", (), {"run_dir": RUN})(), tmp_path))
+    assert len(sections(body)) == 2 and "the first 2 are drawn" in body
+    ids = {html.unescape(i) for i in re.findall(r'id="([^"]+)"', body)}
+    assert {trends.anchor(n) for n in OK_NAMES} <= ids
+    assert len(list((tmp_path / "trends").glob("*.png"))) == 2
+
+
+def one_line_error(p, code: int, *words: str) -> None:
+    assert p.returncode == code and p.stdout == "", (p.returncode, p.stdout, p.stderr)
+    assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr and "internal error" not in p.stderr, p.stderr
+    for w in words:
+        assert w in p.stderr, p.stderr
+
+
+def test_missing_or_bad_store_is_one_line_and_exit_1(tmp_path, capsys):
+    out = tmp_path / "out"
+    p = run_script("report.py", str(RUN), "--out", str(out), "--history", str(tmp_path / "none.sqlite"))
+    one_line_error(p, 1, "none.sqlite", "no history store there")
+    assert not (tmp_path / "none.sqlite").exists() and not out.exists()  # nothing made, nothing drawn
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"this is not a database" * 100)
+    newer = tmp_path / "newer.sqlite"
+    with Store(str(newer)) as s, s._tx(write=True):
+        s._exec("INSERT INTO schema_version VALUES (99, 'from the future', 'now')")
+    # The same path in-process (each start of the command costs seconds).
+    for db, words in ((bad, ["bad.sqlite"]), ("mysql://x@y/z", ["unknown kind of store"]),
+                      (newer, ["schema version 99"])):
+        rc = build.main([str(RUN), "--out", str(out), "--history", str(db)])
+        err = capsys.readouterr()
+        one_line_error(SimpleNamespace(returncode=rc, stdout=err.out, stderr=err.err), 1,
+                       "rooflab report: error:", *words)
+        assert not out.exists()
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--history"], ["--history", "expected one argument"]),
+    (["--history", "h.sqlite", "--markdown"], ["--history is for the HTML report"]),
+])
+def test_bad_options_exit_2(args, words):
+    p = run_script("report.py", str(RUN), *args)
+    one_line_error(p, 2, "usage: rooflab report", *words)
+
+
+def test_a_store_without_the_runs_benchmarks_says_how_to_add_it(tmp_path):
+    db = tmp_path / "empty.sqlite"
+    Store(str(db)).close()
+    h = trends.load(str(db), OK_NAMES)
+    body = html.unescape("\n".join(trends.page(h, type("R", (), {"run_dir": RUN})(), tmp_path)))
+    assert "the history has none of this run's benchmarks" in body and "rooflab history add" in body
+    assert trends.links(h) == {}
