@@ -180,6 +180,16 @@ def test_missing_or_bad_store_is_one_line_and_exit_1(tmp_path, capsys):
         assert not out.exists()
 
 
+def test_keep_going_writes_the_rest_with_the_history_named_at_the_top(tmp_path, capsys):
+    out = tmp_path / "out"
+    rc = build.main([str(RUN), "--out", str(out), "--keep-going", "--history", str(tmp_path / "none.sqlite")])
+    assert rc == 1 and "written without the history" in capsys.readouterr().err
+    index = read(out, "index.html")
+    assert "the history" in index and "no history store there" in index
+    assert not (out / "trends.html").exists() and "trends.html" not in index
+    assert "trends.html#" not in read(out, "sinkhorn.html")
+
+
 @pytest.mark.parametrize("args,words", [
     (["--history"], ["--history", "expected one argument"]),
     (["--history", "h.sqlite", "--markdown"], ["--history is for the HTML report"]),

@@ -118,6 +118,7 @@ def plot(benchmark: str, time: list[Line], efficiency: list[Line], counters: lis
             ax.legend(fontsize=7.5, loc="best", frameon=False, ncol=min(3, len(efficiency)))
             _span(ax, [p.value for ln in efficiency for p in ln.series.points])
             _ticks(ax, x_of, tick_labels, [x_of[p.run_id] for ln in efficiency for p in ln.series.points])
+            ax.tick_params(axis="y", labelsize=7.5)
             continue
         for c, m in enumerate(ms):
             ax = fig.add_subplot(gs[r, c])
