@@ -190,6 +190,12 @@ def test_keep_going_writes_the_rest_with_the_history_named_at_the_top(tmp_path, 
     assert "trends.html#" not in read(out, "sinkhorn.html")
 
 
+def test_the_reproducing_command_names_the_store_without_its_password():
+    from rooflab.data.run import load_run
+    html_ = build.commands_section(load_run(RUN), None, "postgresql://ci:secret@db.example/hist")
+    assert "--history 'postgresql://ci:***@db.example/hist'" in html.unescape(html_) and "secret" not in html_
+
+
 @pytest.mark.parametrize("args,words", [
     (["--history"], ["--history", "expected one argument"]),
     (["--history", "h.sqlite", "--markdown"], ["--history is for the HTML report"]),

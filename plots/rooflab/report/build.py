@@ -30,6 +30,7 @@ from rooflab.data import files
 from rooflab.data.jsonfile import RooflabDataError
 from rooflab.data.run import FILES, Run, load_run
 from rooflab.figures import attained_vs_predicted, bandwidth, cache_misses, prediction_error, roofline
+from rooflab.history.store import redact
 from rooflab.report import markdown as report_markdown, pages as report_pages, tables as rd, trends
 from rooflab.report.html import draw, esc, fmt_num, fmt_time, missing, note, page, table, text_table, write_atomic
 
@@ -199,7 +200,7 @@ def families_section(run: Run) -> str:
 def commands_section(run: Run, baseline: str | None, history: str | None = None) -> str:
     rows = rd.commands(run)
     rows.append(["report/", f"rooflab report {rd.q(run.run_dir)}" + (f" --baseline {rd.q(baseline)}" if baseline else "")
-                 + (f" --history {rd.q(history)}" if history else "")])
+                 + (f" --history {rd.q(redact(history))}" if history else "")])  # never a password
     return ("<h2>Commands to reproduce every number</h2>"
             '<p class="meta">What each file of the run records about how it was made; the family pages list the '
             "command that re-times each benchmark.</p>"

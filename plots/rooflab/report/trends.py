@@ -23,7 +23,7 @@ from rooflab.history import changepoints, check
 from rooflab.history.ingest import canonical_name
 from rooflab.history.output import Verdict, describe
 from rooflab.history.series import Series
-from rooflab.history.store import Store, StoredRun, redact
+from rooflab.history.store import Store, StoredRun
 from rooflab.report.html import esc, figure, note, table
 
 PAGE = "trends.html"
@@ -35,7 +35,7 @@ METRICS = ("time", "efficiency", *check.DETERMINISTIC)
 
 @dataclass
 class History:
-    where: str                      # the store, as it may be printed (no password)
+    where: str                      # the store, as it may be printed (Store: no password)
     runs: list[StoredRun]           # every run of the store, in its order
     machines: dict[str, dict]       # fingerprint -> facts
     verdicts: list[Verdict]         # one per series of the run's benchmarks; no changes without the detector
@@ -68,9 +68,10 @@ def load(url: str, benchmarks: list[str]) -> History:
     if why is None:
         verdicts = check.evaluate(series)
     else:  # the series as the check would window them, without change points
-        shown = [check.window(s, check.DEFAULT_LAST, None) for s in sorted(series, key=lambda s: (s.benchmark, s.metric, s.machine))]
+        shown = [check.window(s, check.DEFAULT_LAST, None)
+                 for s in sorted(series, key=lambda s: (s.benchmark, s.metric, s.machine))]
         verdicts = [Verdict(changepoints.Result(s, [], 0, sum(p.disturbed for p in s.points)), []) for s in shown]
-    return History(redact(where), runs, machines, verdicts, why, len(benchmarks))
+    return History(where, runs, machines, verdicts, why, len(benchmarks))
 
 
 def anchor(benchmark: str) -> str:
