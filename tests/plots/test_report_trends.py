@@ -106,17 +106,46 @@ def test_family_rows_link_to_existing_anchors(report):
     assert not re.search(r'<a href="trends\.html#[^"]*1000x777', fam)
 
 
-def test_two_machines_share_the_efficiency_axes_and_time_is_per_machine(store, tmp_path, monkeypatch):
-    axes_seen = []
+def drawn(store, tmp_path, monkeypatch, names):
+    """Draws the trends of `names` -> (the History, {benchmark: [(axes title, line labels,
+    x of the dashed vertical lines)]})."""
+    figures = {}
     real_save = trend.fc.save
 
     def keep(fig, out):
-        axes_seen.append([(ax.get_title(loc="left"), [ln.get_label() for ln in ax.get_lines()]) for ax in fig.axes])
+        figures[fig._suptitle.get_text()] = [
+            (ax.get_title(loc="left"), [ln.get_label() for ln in ax.get_lines()],
+             sorted(ln.get_xdata()[0] for ln in ax.get_lines()
+                    if ln.get_linestyle() == "--" and len(set(ln.get_xdata())) == 1)) for ax in fig.axes]
         return real_save(fig, out)
 
     monkeypatch.setattr(trend.fc, "save", keep)
-    h = trends.load(store, [STEPPED, COUNTED])
-    trends.page(h, type("R", (), {"run_dir": RUN})(), tmp_path)
+    h = trends.load(store, names)
+    trends.page(h, SimpleNamespace(run_dir=RUN), tmp_path)
+    return h, figures
+
+
+@needs_detector
+def test_change_points_are_drawn_between_the_runs_of_the_step(store, tmp_path, monkeypatch):
+    h, figures = drawn(store, tmp_path, monkeypatch, [STEPPED, "sinkhorn/typical/f64/128x128/threads:1"])
+    a, b = (fingerprint(f).fingerprint for f in MACHINES.values())
+    at = {m: (sum(i for i, r in enumerate(h.runs) if r.machine == m and r.commit in
+                  (synth.commit_of(STEP_AT - 1), synth.commit_of(STEP_AT)))) / 2 for m in (a, b)}
+    # Per machine panels are titled "... — <machine label>"; the efficiency panel holds every machine.
+    axes = {"efficiency" if t.startswith("roofline efficiency") else t.split(" — ")[-1]: x
+            for t, _, x in figures[STEPPED]}
+    labels = {fp: trends.machine_label(fp, f) for fp, f in h.machines.items()}
+    assert axes[labels[a]] == [at[a]]  # its time stepped on A
+    assert axes[labels[b]] == []       # not on B
+    assert axes["efficiency"] == sorted(at.values())
+    flat = {t.split(" — ")[-1]: x for t, _, x in figures["sinkhorn/typical/f64/128x128/threads:1"]
+            if t.startswith("median time")}
+    assert flat == {labels[a]: [], labels[b]: []}
+
+
+def test_two_machines_share_the_efficiency_axes_and_time_is_per_machine(store, tmp_path, monkeypatch):
+    h, figures = drawn(store, tmp_path, monkeypatch, [STEPPED, COUNTED])
+    axes_seen = [[(t, lab) for t, lab, _ in axes] for axes in figures.values()]
     assert len(axes_seen) == 2
     labels = {fp: trends.machine_label(fp, f) for fp, f in h.machines.items()}
     for axes in axes_seen:
@@ -138,7 +167,7 @@ def test_without_the_detector_the_page_says_so_and_draws_the_series(store, tmp_p
     monkeypatch.setattr(changepoints, "_package", absent)
     h = trends.load(store, OK_NAMES)
     assert h.detector and all(not v.result.changes for v in h.verdicts)
-    body = "\n".join(trends.page(h, type("R", (), {"run_dir": RUN})(), tmp_path))
+    body = "\n".join(trends.page(h, SimpleNamespace(run_dir=RUN), tmp_path))
     assert "change points not marked" in body and "signal-processing-algorithms" in body
     assert len(sections(body)) == len(OK_NAMES)
 
@@ -146,7 +175,7 @@ def test_without_the_detector_the_page_says_so_and_draws_the_series(store, tmp_p
 def test_many_benchmarks_are_capped_with_a_note_and_keep_their_anchors(store, tmp_path, monkeypatch):
     monkeypatch.setattr(trends, "MAX_FIGURES", 2)
     h = trends.load(store, OK_NAMES)
-    body = "\n".join(trends.page(h, type("R", (), {"run_dir": RUN})(), tmp_path))
+    body = "\n".join(trends.page(h, SimpleNamespace(run_dir=RUN), tmp_path))
     assert len(sections(body)) == 2 and "the first 2 are drawn" in body
     ids = {html.unescape(i) for i in re.findall(r'id="([^"]+)"', body)}
     assert {trends.anchor(n) for n in OK_NAMES} <= ids
@@ -209,6 +238,6 @@ def test_a_store_without_the_runs_benchmarks_says_how_to_add_it(tmp_path):
     db = tmp_path / "empty.sqlite"
     Store(str(db)).close()
     h = trends.load(str(db), OK_NAMES)
-    body = html.unescape("\n".join(trends.page(h, type("R", (), {"run_dir": RUN})(), tmp_path)))
+    body = html.unescape("\n".join(trends.page(h, SimpleNamespace(run_dir=RUN), tmp_path)))
     assert "the history has none of this run's benchmarks" in body and "rooflab history add" in body
     assert trends.links(h) == {}
