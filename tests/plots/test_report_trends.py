@@ -174,12 +174,14 @@ def test_without_the_detector_the_page_says_so_and_draws_the_series(store, tmp_p
 
 def test_many_benchmarks_are_capped_with_a_note_and_keep_their_anchors(store, tmp_path, monkeypatch):
     monkeypatch.setattr(trends, "MAX_FIGURES", 2)
+    (tmp_path / "trends").mkdir()
+    (tmp_path / "trends" / "trend_of_an_earlier_report.png").write_bytes(b"stale")
     h = trends.load(store, OK_NAMES)
     body = "\n".join(trends.page(h, SimpleNamespace(run_dir=RUN), tmp_path))
     assert len(sections(body)) == 2 and "the first 2 are drawn" in body
     ids = {html.unescape(i) for i in re.findall(r'id="([^"]+)"', body)}
     assert {trends.anchor(n) for n in OK_NAMES} <= ids
-    assert len(list((tmp_path / "trends").glob("*.png"))) == 2
+    assert len(list((tmp_path / "trends").glob("*.png"))) == 2  # the earlier report's is gone
 
 
 def one_line_error(p, code: int, *words: str) -> None:

@@ -183,16 +183,22 @@ def page(h: History, run: Run, out_dir: Path) -> list[str]:
                          f"{len(rest)} are listed below with their change points."))
     x_of, ticks = _order(h)
     (out_dir / FIGURE_DIR).mkdir(parents=True, exist_ok=True)
+    written = set()
     for b in drawn:
         vs = by_bench[b]
         lines = {m: [trend.Line(v.result.series, v.result.changes) for v in vs if v.result.series.metric in m]
                  for m in (("time",), ("efficiency",), check.DETERMINISTIC)}
         fname = _file(b)
+        written.add(out_dir / fname)
         trend.plot(b, lines[("time",)], lines[("efficiency",)], lines[check.DETERMINISTIC], x_of, ticks, labels,
                    out_dir / fname)
         body.append(f'<section id="{esc(anchor(b))}">{figure(fname, b, _summary(vs, labels))}</section>')
     if rest:
         body.append("<h3>Not drawn</h3>" + _rest_table(rest, by_bench, labels))
+    # A trend of an earlier report into this directory that this one does not show would only mislead.
+    for stale in (out_dir / FIGURE_DIR).glob("trend_*.png"):
+        if stale not in written:
+            stale.unlink()
     return body
 
 
