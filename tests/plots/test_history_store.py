@@ -437,6 +437,44 @@ def test_machine_name_replaces_the_fingerprint_not_the_ceilings(tmp_path, run_sm
     assert ceilings["compute"] == load(run_small, "machine.json")["compute"]
 
 
+def test_a_counters_only_run_stores_the_counts(tmp_path, run_small):
+    # `rooflab counters --out DIR` alone (no bench.json): cachegrind's counts, no time.
+    run = tmp_path / "counted"
+    run.mkdir()
+    shutil.copy(run_small / "machine.json", run)
+    doc = load(run_small, "counters.json")
+    doc["updated"] = "2026-11-27T02:56:18Z"
+    for i, r in enumerate(doc["rows"]):
+        r["events"]["Ir"] = 1000.0 * (i + 1)
+    doc["rows"][1] = {"name": doc["rows"][1]["name"], "backend": "cachegrind", "status": "failed",
+                      "message": "valgrind crashed"}
+    save(run, "counters.json", doc)
+    db = str(tmp_path / "h.sqlite")
+    p = history("add", str(run), "--db", db, "--commit", "abcdef0")
+    assert p.returncode == 0 and "stored as run 1" in p.stdout, p.stderr
+    with Store(db) as s:
+        series = s.series()
+        (stored,) = s.runs()
+    ok = [r for r in doc["rows"] if r.get("status", "ok") == "ok"]
+    assert stored.timestamp == "2026-11-27T02:56:18Z" and stored.commit == "abcdef0"
+    assert {x.metric for x in series} == {"instructions", "d1_misses", "ll_misses"}
+    inst = {x.benchmark: x.points[0].value for x in series if x.metric == "instructions"}
+    assert inst == {r["name"]: r["events"]["Ir"] for r in ok}
+    assert doc["rows"][1]["name"] not in inst  # the failed row has no count
+    # The same counters.json again is the same run.
+    assert "already stored (unchanged): run 1" in history("add", str(run), "--db", db).stdout
+    # No date of its own and no machine.json to take one from: it cannot be placed.
+    doc.pop("updated")
+    save(run, "counters.json", doc)
+    os.remove(run / "machine.json")
+    one_line_error(history("add", str(run), "--db", db), 1, "machine.json", "--machine-name")
+    one_line_error(history("add", str(run), "--db", db, "--machine-name", "vm"), 1, "counters.json", "no date")
+    doc["updated"] = "2026-11-27T02:57:00Z"
+    doc["rows"] = [dict(r, backend="papi") for r in ok]
+    save(run, "counters.json", doc)
+    one_line_error(history("add", str(run), "--db", db, "--machine-name", "vm"), 1, "no cachegrind rows")
+
+
 def test_synthetic_store(tmp_path):
     from rooflab.history import synth_store
     db = str(tmp_path / "s.sqlite")

@@ -1,7 +1,8 @@
 """One module per figure, each with plot(run_dir, out_path) -> a result naming the PNG it wrote
 (a figure whose input is absent raises RooflabDataError; one that has nothing to plot draws a
 note figure saying why). The name of a figure is its module's and its PNG's (roofline ->
-roofline.png). `python3 plots/figure.py NAME RUN [--out FILE]` draws one."""
+roofline.png). `python3 plots/figure.py NAME RUN [--out FILE]` draws one. trend.py is not
+one of them: it draws a benchmark's series from the history store (the report's trends page)."""
 from __future__ import annotations
 
 import importlib

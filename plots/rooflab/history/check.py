@@ -23,6 +23,7 @@ DEFAULT_METRICS = ("time", "efficiency")
 # the smallest change reported defaults to 0 for them.
 DETERMINISTIC = ("instructions", "d1_misses", "ll_misses")
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REGRESSION = 0, 1, 2, 4
+DEFAULT_LAST = 200  # runs of each series checked: recent enough to matter, 15 ms a series
 PROG = "rooflab history check"
 
 
@@ -68,8 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-change", type=_fraction, default=None,
                         help=f"smallest change reported, as a fraction of the median (default "
                              f"{d.min_change} for time and efficiency, 0 for {', '.join(DETERMINISTIC)})")
-    parser.add_argument("--last", type=_count, default=200, metavar="N",
-                        help="check the latest N runs of each series, 0: all (default 200; with "
+    parser.add_argument("--last", type=_count, default=DEFAULT_LAST, metavar="N",
+                        help=f"check the latest N runs of each series, 0: all (default {DEFAULT_LAST}; with "
                              "--since, the window reaches back to N/2 runs before that commit)")
     parser.add_argument("--seed", type=int, default=d.seed, help=argparse.SUPPRESS)
 
@@ -78,7 +79,9 @@ def _matches(commit: str, since: str) -> bool:
     return bool(commit) and commit.lower().startswith(since.lower())
 
 
-def _window(series: Series, last: int, since: str | None) -> Series:
+def window(series: Series, last: int, since: str | None) -> Series:
+    """The latest `last` runs of a series (0: all); with since, reaching back to last/2 runs
+    before that commit's run."""
     pts = series.points
     if last <= 0 or len(pts) <= last:
         return series
@@ -103,6 +106,26 @@ def _gated(result: Result, since: str | None, since_time: str | None):
         return [c for c in regressions if pos[id(c.after)] > hits[-1]]
     # This benchmark has no run of that commit (added later, or failed then): by time.
     return [c for c in regressions if since_time is not None and c.after.timestamp > since_time]
+
+
+def settings_for(metric: str, min_change: float | None = None, **kw) -> Settings:
+    """The detector's settings for one metric; min_change None: the default, 0 for the
+    deterministic counts."""
+    if min_change is None:
+        min_change = 0.0 if metric in DETERMINISTIC else Settings().min_change
+    return Settings(min_change=min_change, **kw)
+
+
+def evaluate(series_list: list[Series], last: int = DEFAULT_LAST, since: str | None = None,
+             since_time: str | None = None, **settings) -> list[Verdict]:
+    """The check of each series (its latest `last` runs), in (benchmark, metric, machine) order;
+    settings: Settings' fields. Without since, a series is gated when its latest change point is
+    a regression. Needs the detector (changepoints.missing() says whether it is there)."""
+    out = []
+    for s in sorted(series_list, key=lambda s: (s.benchmark, s.metric, s.machine)):
+        result = changepoints.analyse(window(s, last, since), settings_for(s.metric, **settings))
+        out.append(Verdict(result=result, gated=_gated(result, since, since_time)))
+    return out
 
 
 def run(series_list: list[Series], args) -> int:
@@ -130,17 +153,8 @@ def run(series_list: list[Series], args) -> int:
             return EXIT_USAGE
         since_time = max(times)
         gate = f"since {since[:10]}"
-    def settings(metric: str) -> Settings:
-        min_change = args.min_change
-        if min_change is None:
-            min_change = 0.0 if metric in DETERMINISTIC else Settings().min_change
-        return Settings(pvalue=args.pvalue, permutations=args.permutations,
-                        min_points=args.min_points, min_change=min_change, seed=args.seed)
-
-    verdicts = []
-    for s in sorted(chosen, key=lambda s: (s.benchmark, s.metric, s.machine)):
-        result = changepoints.analyse(_window(s, args.last, since), settings(s.metric))
-        verdicts.append(Verdict(result=result, gated=_gated(result, since, since_time)))
+    verdicts = evaluate(chosen, args.last, since, since_time, pvalue=args.pvalue, permutations=args.permutations,
+                        min_points=args.min_points, min_change=args.min_change, seed=args.seed)
     try:
         if args.markdown:
             write_atomically(args.markdown, markdown(verdicts, gate))

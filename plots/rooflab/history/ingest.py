@@ -4,7 +4,10 @@ made elsewhere. Everything is read and checked here, before the store opens a tr
 bad input writes nothing.
 
 The run's key (Run.key) is the SHA-256 of its bench.json (or Google Benchmark JSON) bytes: the
-same measurement added twice has the same key, and the store keeps it once.
+same measurement added twice has the same key, and the store keeps it once. A run directory with
+counters.json and no bench.json (`rooflab counters --out DIR` alone: the deterministic counts
+without timing, e.g. on a noisy CI runner) is a run of cachegrind counts only; its key is the
+SHA-256 of counters.json.
 """
 from __future__ import annotations
 
@@ -183,13 +186,36 @@ def _counters(path: Path, results: dict[str, Result]) -> None:
             r.counters, r.counter_backend = c, "cachegrind"
 
 
+def _counters_only(path: Path) -> tuple[dict, dict[str, Result]]:
+    """counters.json of a directory without bench.json -> (the document, a Result per cachegrind
+    row): ok rows get their counts (below, as for a timed run), failed ones their message; no
+    time, no efficiency."""
+    doc = read_schema_file(path, "rooflab.counters", 1, "`rooflab counters`")
+    ck = Checker(path)
+    results: dict[str, Result] = {}
+    for i, row in enumerate(ck.items(doc, "rows", "$")):
+        w = f"$.rows[{i}]"
+        if ck.get(row, "backend", w, (str,)) != "cachegrind":
+            continue
+        name = canonical_name(ck.get(row, "name", w, (str,)))
+        r = results.setdefault(name, Result(name))
+        if ck.opt(row, "status", w, (str,), "ok") != "ok":
+            r.status, r.message = "failed", ck.opt(row, "message", w, (str,)) or "not counted"
+    if not results:
+        raise RooflabDataError(f"{path}: no cachegrind rows (only cachegrind's simulated counts are stored)")
+    return doc, results
+
+
 def read_run(path_arg: str | Path, commit: str = "", machine_name: str = "") -> Run:
-    """A run directory (bench.json + machine.json, model.json and counters.json when present)
-    or a Google Benchmark JSON file. A file, or a directory without machine.json, needs
-    machine_name (the series key of a machine rooflab did not characterize)."""
+    """A run directory (bench.json + machine.json, model.json and counters.json when present;
+    or counters.json alone: cachegrind's counts without times) or a Google Benchmark JSON file.
+    A file, or a directory without machine.json, needs machine_name (the series key of a
+    machine rooflab did not characterize)."""
     path = Path(path_arg)
     if not path.exists():
         raise RooflabDataError(f"{path}: no such run directory or file")
+    if path.is_dir() and not (path / "bench.json").exists() and (path / "counters.json").exists():
+        return _read_counters_run(path, commit, machine_name)
     bench_path = path / "bench.json" if path.is_dir() else path
     doc = read_document(bench_path, missing=f"{bench_path} not found: a run directory needs the bench.json of "
                                             "`rooflab bench --out DIR`")
@@ -204,19 +230,7 @@ def read_run(path_arg: str | Path, commit: str = "", machine_name: str = "") -> 
     build = {k: v for k, v in (("profile", doc.get("profile")), ("filter", doc.get("filter")),
                                ("executable", ctx.get("executable")),
                                ("library_build_type", ctx.get("library_build_type"))) if isinstance(v, str)}
-    machine_path = bench_path.parent / "machine.json"
-    machine_doc = None
-    if path.is_dir() and machine_path.exists():
-        machine_doc = read_schema_file(machine_path, "rooflab.machine", 1, "`rooflab characterize`")
-    ceilings: dict = {}
-    if machine_doc is not None:
-        machine, ceilings, mbuild = machine_of(machine_path, machine_doc)
-        build.update(mbuild)
-    if machine_name:
-        machine = named_machine(machine_name)
-    elif machine_doc is None:
-        raise RooflabDataError(f"{path}: no machine.json beside {bench_path.name}: give --machine-name NAME "
-                               "(the series key of that machine)")
+    machine_doc, machine, ceilings = _machine(path, bench_path, machine_name, build)
     if path.is_dir():
         for fname, read in (("model.json", _efficiencies), ("counters.json", _counters)):
             if (path / fname).exists():
@@ -233,3 +247,38 @@ def read_run(path_arg: str | Path, commit: str = "", machine_name: str = "") -> 
     return Run(key=key, source=str(path), timestamp=iso_utc(when, f"{bench_path}: date"),
                commit=commit or recorded, build=build, machine=machine, ceilings=ceilings,
                results=sorted(results.values(), key=lambda r: r.benchmark))
+
+
+def _machine(path: Path, beside: Path, machine_name: str, build: dict) -> tuple[dict | None, Machine, dict]:
+    """(machine.json's document or None, the machine, its ceilings) of a run directory; adds
+    machine.json's build facts to `build`. --machine-name replaces the fingerprint."""
+    machine_path = beside.parent / "machine.json"
+    machine_doc = None
+    if path.is_dir() and machine_path.exists():
+        machine_doc = read_schema_file(machine_path, "rooflab.machine", 1, "`rooflab characterize`")
+    ceilings: dict = {}
+    machine = None
+    if machine_doc is not None:
+        machine, ceilings, mbuild = machine_of(machine_path, machine_doc)
+        build.update(mbuild)
+    if machine_name:
+        machine = named_machine(machine_name)
+    elif machine_doc is None:
+        raise RooflabDataError(f"{path}: no machine.json beside {beside.name}: give --machine-name NAME "
+                               "(the series key of that machine)")
+    return machine_doc, machine, ceilings
+
+
+def _read_counters_run(path: Path, commit: str, machine_name: str) -> Run:
+    """A run directory of `rooflab counters` alone (no bench.json): the cachegrind counts."""
+    counters_path = path / "counters.json"
+    doc, results = _counters_only(counters_path)
+    _counters(counters_path, results)
+    build: dict = {"kind": "counters only"}
+    machine_doc, machine, ceilings = _machine(path, counters_path, machine_name, build)
+    when = doc.get("updated") if isinstance(doc.get("updated"), str) else (machine_doc or {}).get("created")
+    if not isinstance(when, str):
+        raise RooflabDataError(f"{counters_path}: no date (\"updated\"): cannot place the run in the history")
+    return Run(key=hashlib.sha256(counters_path.read_bytes()).hexdigest(), source=str(path),
+               timestamp=iso_utc(when, f"{counters_path}: updated"), commit=commit, build=build, machine=machine,
+               ceilings=ceilings, results=sorted(results.values(), key=lambda r: r.benchmark))

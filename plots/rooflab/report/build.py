@@ -1,6 +1,6 @@
 """The report of a run directory: static HTML pages plus a Markdown summary.
 
-    rooflab report RUN [--out DIR] [--baseline BASE] [--metric time|efficiency] [--threshold X]
+    rooflab report RUN [--out DIR] [--baseline BASE] [--metric time|efficiency] [--threshold X] [--history DB]
     rooflab report RUN --markdown          # the Markdown summary on stdout only (no HTML, no figures)
     (the `rooflab` binary runs python3 plots/report.py ...)
 
@@ -9,7 +9,9 @@ with all families, the regression comparison when --baseline is given, the claim
 each claim's headline figure, links to the pages of the families that have data, the commands
 that reproduce each file), <family>.html (sinkhorn, floyd_warshall, gemm, rtamm, mpi, gpu),
 details.html (machine details, general figures, counters, inputs), report.md (the Markdown
-summary, also what --markdown prints) and the PNG figures. Prints the index.html path as its
+summary, also what --markdown prints) and the PNG figures; with --history DB also trends.html
+(report/trends.py: the run's benchmarks over the history store, change points marked), linked
+from each benchmark's row of the family pages. Prints the index.html path as its
 last line. A part whose input is missing is a visible note naming the command that produces
 it; an unusable file (malformed, of another schema: any file the report reads), a missing run
 directory or a failed comparison is an error (exit 1); bad options exit 2. With --keep-going (./run_all.sh) such a part becomes a warning at the top of
@@ -28,7 +30,8 @@ from rooflab.data import files
 from rooflab.data.jsonfile import RooflabDataError
 from rooflab.data.run import FILES, Run, load_run
 from rooflab.figures import attained_vs_predicted, bandwidth, cache_misses, prediction_error, roofline
-from rooflab.report import markdown as report_markdown, pages as report_pages, tables as rd
+from rooflab.history.store import redact
+from rooflab.report import markdown as report_markdown, pages as report_pages, tables as rd, trends
 from rooflab.report.html import draw, esc, fmt_num, fmt_time, missing, note, page, table, text_table, write_atomic
 
 DETAILS_FIGURES = [  # (file, title, module, files it needs)
@@ -194,9 +197,10 @@ def families_section(run: Run) -> str:
             "in this run")) + (f'<p class="meta">No data in this run: {esc(", ".join(absent))}.</p>' if absent else ""))
 
 
-def commands_section(run: Run, baseline: str | None) -> str:
+def commands_section(run: Run, baseline: str | None, history: str | None = None) -> str:
     rows = rd.commands(run)
-    rows.append(["report/", f"rooflab report {rd.q(run.run_dir)}" + (f" --baseline {rd.q(baseline)}" if baseline else "")])
+    rows.append(["report/", f"rooflab report {rd.q(run.run_dir)}" + (f" --baseline {rd.q(baseline)}" if baseline else "")
+                 + (f" --history {rd.q(redact(history))}" if history else "")])  # never a password
     return ("<h2>Commands to reproduce every number</h2>"
             '<p class="meta">What each file of the run records about how it was made; the family pages list the '
             "command that re-times each benchmark.</p>"
@@ -205,7 +209,7 @@ def commands_section(run: Run, baseline: str | None) -> str:
 
 # ----------------------------------------------------------------------------- details page
 
-def details_page(run: Run, out: Path, drawn: set[str]) -> list[str]:
+def details_page(run: Run, out: Path, drawn: set[str], trend_links: dict[str, str] | None = None) -> list[str]:
     body = ["<h1>Machine details, general figures, counters, inputs</h1>"]
     m = run.machine
     if isinstance(m, dict):
@@ -222,7 +226,7 @@ def details_page(run: Run, out: Path, drawn: set[str]) -> list[str]:
     known = {x for f in rd.FAMILIES for x in f.model}
     if run.model_df is not None and not (other := run.model_df[~run.model_df.family.isin(known)]).empty:
         body.append("<h2>Results of other families</h2>" + table(
-            rd.RESULTS_HEAD, [[esc(c) for c in r] for r in rd.results_rows(other)],
+            rd.RESULTS_HEAD, report_pages.results_cells(other, trend_links or {}),
             [s if s in ("failed", "skipped") else "" for s in other.status], num_cols={2, 3, 4, 5, 7}, cls="compact"))
     body.append(provenance_section(run))
     return body
@@ -328,9 +332,9 @@ def title_of(run: Run) -> str:
 
 
 def build(run_dir, out_dir=None, baseline: str | None = None, compare: gate.Options | None = None,
-          keep_going: bool = False, problems: list[str] | None = None) -> Path:
+          keep_going: bool = False, problems: list[str] | None = None, history: str | None = None) -> Path:
     """Writes the report and returns index.html; with keep_going, what was replaced by a
-    warning is appended to `problems`."""
+    warning is appended to `problems`. history: a `rooflab history` store's URL (trends.html)."""
     g = Guard(keep_going)
     if problems is not None:
         g.problems = problems
@@ -338,19 +342,24 @@ def build(run_dir, out_dir=None, baseline: str | None = None, compare: gate.Opti
     steps = g("steps.json", rd.steps, run)
     cmp = (g("comparison with the baseline", rd.compare_with, run, baseline, compare)
            if baseline else None)  # without --keep-going: fail before drawing
+    hist = (g("the history", trends.load, history, trends.run_benchmarks(run)) if history else None)
+    hrefs = trends.links(hist)
     out = Path(out_dir) if out_dir else run.run_dir / "report"
     out.mkdir(parents=True, exist_ok=True)
     title = title_of(run)
     have = g("families with data", rd.families_with_data, run, fallback=[])
     nav = [("index.html", "Summary")] + [(report_pages.page_name(f), f.heading) for f in have] + \
-          [("details.html", "Details")]
+          ([(trends.PAGE, "Trends")] if hist else []) + [("details.html", "Details")]
     drawn: set[str] = set()
     for f in have:
-        body = g(f"the {f.heading} page", report_pages.family_page, run, f, out, drawn,
+        body = g(f"the {f.heading} page", report_pages.family_page, run, f, out, drawn, hrefs,
                  fallback=lambda m: [f"<h1>{esc(f.heading)}</h1>", problem_note(m)])
         write_atomic(out / report_pages.page_name(f), page(f"{f.heading} — {title}", nav, report_pages.page_name(f), body))
-    body = g("the details page", details_page, run, out, drawn, fallback=lambda m: [problem_note(m)])
+    body = g("the details page", details_page, run, out, drawn, hrefs, fallback=lambda m: [problem_note(m)])
     write_atomic(out / "details.html", page(f"Details — {title}", nav, "details.html", body))
+    if hist:
+        body = g("the trends page", trends.page, hist, run, out, fallback=lambda m: [problem_note(m)])
+        write_atomic(out / trends.PAGE, page(f"Trends — {title}", nav, trends.PAGE, body))
     index_body = [f"<h1>{esc(title)}</h1>", f'<p class="meta">run directory: <code>{esc(run.run_dir.resolve())}</code></p>']
     index_body.append(steps_section(steps, run.run_dir, out))
     index_body += [note(msg, "warn") for msg in run.invalid.values()]
@@ -362,7 +371,8 @@ def build(run_dir, out_dir=None, baseline: str | None = None, compare: gate.Opti
     g("the claims' figures", claims_mod.draw_figures, rows, run.run_dir, out, drawn)
     index_body.append(g("the claims ledger", claims_section, rows, fallback=problem_note))
     index_body += [g("the families list", families_section, run, fallback=problem_note),
-                   g("the commands", commands_section, run, baseline, fallback=problem_note)]
+                   g("the trends section", trends.index_section, hist, fallback=problem_note) if hist else "",
+                   g("the commands", commands_section, run, baseline, history, fallback=problem_note)]
     md = g("report.md", report_markdown.render, run, rows, cmp, steps,
            fallback=lambda m: report_markdown.minimal(run, steps, [m]))
     if g.problems:  # said at the top of both, after the steps
@@ -378,8 +388,8 @@ def markdown(run_dir, baseline: str | None = None, compare: gate.Options | None 
     return report_markdown.render(run, claims_mod.evaluate(run.run_dir), cmp, rd.steps(run))
 
 
-SYNOPSIS = ("RUN [--out DIR] [--baseline BASE [--metric time|efficiency] [--threshold X]] [--markdown] "
-            "[--keep-going]")
+SYNOPSIS = ("RUN [--out DIR] [--baseline BASE [--metric time|efficiency] [--threshold X]] [--history DB] "
+            "[--markdown] [--keep-going]")
 
 
 def main(argv=None) -> int:
@@ -392,6 +402,9 @@ def main(argv=None) -> int:
     ap.add_argument("--metric", choices=gate.METRICS, help="comparison metric (rooflab compare's default: time)")
     ap.add_argument("--threshold", type=cli.finite_float,
                     help="relative slowdown flagged (rooflab compare's default: 0.10)")
+    ap.add_argument("--history", metavar="DB", help="a `rooflab history` store (a SQLite path, sqlite:///PATH or "
+                    "postgresql://...): adds trends.html, the run's benchmarks over that history with the change "
+                    "points of `rooflab history check`, linked from each benchmark's row")
     ap.add_argument("--markdown", action="store_true", help="print the Markdown summary on stdout and write nothing "
                     "(the HTML build also writes it as OUT/report.md)")
     ap.add_argument("--keep-going", action="store_true", help="write the report even when an input file is "
@@ -404,8 +417,8 @@ def main(argv=None) -> int:
         if a.markdown and a.out:
             raise cli.UsageError("--markdown prints to stdout; --out is for the HTML report (which also writes "
                                  "report.md)")
-        if a.markdown and a.keep_going:
-            raise cli.UsageError("--keep-going is for the HTML report")
+        if a.markdown and (a.keep_going or a.history):
+            raise cli.UsageError(f"{'--keep-going' if a.keep_going else '--history'} is for the HTML report")
         opts = gate.Options(metric=a.metric or "time", threshold=0.10 if a.threshold is None else a.threshold)
         if (why := opts.problem()):
             raise cli.UsageError(why)
@@ -413,7 +426,7 @@ def main(argv=None) -> int:
             sys.stdout.write(markdown(a.run, a.baseline, opts))
             return 0
         problems: list[str] = []
-        index = build(a.run, a.out, a.baseline, opts, keep_going=a.keep_going, problems=problems)
+        index = build(a.run, a.out, a.baseline, opts, keep_going=a.keep_going, problems=problems, history=a.history)
         for p in problems:
             cli.say(ap.prog, "warning", f"written without {p}")
         print(f"markdown summary: {index.parent / 'report.md'}")

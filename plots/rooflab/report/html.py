@@ -87,8 +87,10 @@ def not_drawn(e: RooflabDataError) -> str:
     return note(f"not drawn: {e}", "warn" if isinstance(e, MalformedInput) else "note")
 
 
-def figure(fname: str, title: str) -> str:
-    return (f'<figure id="{esc(fname)}"><figcaption>{esc(title)}</figcaption>'
+def figure(fname: str, title: str, caption: str = "") -> str:
+    """The image under its title; caption: a line of plain text between them."""
+    more = f'<p class="meta">{esc(caption)}</p>' if caption else ""
+    return (f'<figure id="{esc(fname)}"><figcaption>{esc(title)}</figcaption>{more}'
             f'<img src="{esc(fname)}" alt="{esc(title)}"></figure>')
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 from rooflab.data.run import Run
 from rooflab.figures import (common as fc, fw_performance, gemm_l2_misses, gemm_performance, gemm_whm, gpu_roofline,
                              gpu_sweep, pot_compare, sinkhorn_breakdown, sinkhorn_iteration)
-from rooflab.report import sections
+from rooflab.report import sections, trends
 from rooflab.report.html import draw, esc, fmt_num, fmt_time, missing, note, table, text_table
 from rooflab.report.tables import (FAMILIES, RESULTS_HEAD, Family, case_command, commands, family_rows, results_rows,
                                    summary_tables)
@@ -88,8 +88,15 @@ def commands_html(run: Run, fam: Family, rows: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
-def family_page(run: Run, fam: Family, out_dir: Path, drawn: set[str]) -> list[str]:
-    """The body of <fam.key>.html; adds each figure drawn to `drawn`."""
+def results_cells(rows: pd.DataFrame, trend_links: dict[str, str]) -> list[list[str]]:
+    """The results table's cells (HTML): the name links to the benchmark's trend when it has one."""
+    return [[trends.name_cell(r[0], trend_links)] + [esc(c) for c in r[1:]] for r in results_rows(rows)]
+
+
+def family_page(run: Run, fam: Family, out_dir: Path, drawn: set[str],
+                trend_links: dict[str, str] | None = None) -> list[str]:
+    """The body of <fam.key>.html; adds each figure drawn to `drawn`. trend_links: benchmark ->
+    its trend's href (trends.links), for the rows of the results table."""
     figures, cell, sections = CONTENT[fam.key]
     rows = family_rows(run, fam)
     body = [f"<h1>{esc(fam.heading)}</h1>", f'<p class="meta">run directory: <code>{esc(run.run_dir.resolve())}</code></p>']
@@ -106,7 +113,7 @@ def family_page(run: Run, fam: Family, out_dir: Path, drawn: set[str]) -> list[s
     if not rows.empty:
         body.append(family_table(rows, cell))
         body.append("<h2>Results</h2>" + table(
-            RESULTS_HEAD, [[esc(c) for c in r] for r in results_rows(rows)],
+            RESULTS_HEAD, results_cells(rows, trend_links or {}),
             [s if s in ("failed", "skipped") else "" for s in rows.status], num_cols={2, 3, 4, 5, 7}, cls="compact"))
     body.append(commands_html(run, fam, rows))
     return body
