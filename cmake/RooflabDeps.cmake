@@ -17,7 +17,7 @@ add_library(rooflab_deps INTERFACE)
 target_link_libraries(rooflab_deps INTERFACE OpenMP::OpenMP_CXX PkgConfig::HWLOC
                       nlohmann_json::nlohmann_json)
 
-set(ROOFLAB_OPTIONAL_DEPS PAPI LIKWID VALGRIND MPI OPENBLAS BLIS DNNL LIBXSMM CUDA)
+set(ROOFLAB_OPTIONAL_DEPS PAPI LIKWID VALGRIND MPI SIMGRID OPENBLAS BLIS DNNL LIBXSMM CUDA)
 set(ROOFLAB_DEP_SUMMARY "")
 foreach(_d ${ROOFLAB_OPTIONAL_DEPS})
   option(ROOFLAB_WITH_${_d} "Use ${_d} when found" ON)
@@ -165,6 +165,35 @@ else()
     rooflab_dep_on(MPI "${MPI_CXX_VERSION}")
   else()
     rooflab_dep_off(MPI "not found or its compiler wrapper does not work; Debian: mpich libmpich-dev")
+  endif()
+endif()
+
+# --- SimGrid SMPI: rooflab_smpi, the rooflab_mpi sources built against SMPI's mpi.h and
+# run by smpirun on a simulated platform (`rooflab mpi --simulate`). Independent of MPICH.
+if(NOT ROOFLAB_WITH_SIMGRID)
+  rooflab_dep_off(SIMGRID "disabled by -DROOFLAB_WITH_SIMGRID=OFF")
+elseif(ROOFLAB_SANITIZE)
+  # smpirun dlopens the program into SimGrid's own process, which has no sanitizer runtime.
+  rooflab_dep_off(SIMGRID "not with ROOFLAB_SANITIZE (smpirun loads the program into SimGrid's process)")
+else()
+  find_path(SIMGRID_SMPI_INCLUDE_DIR smpi/mpi.h)
+  find_library(SIMGRID_LIBRARY simgrid)
+  find_program(SMPIRUN_EXECUTABLE smpirun)
+  if(NOT (SIMGRID_SMPI_INCLUDE_DIR AND SIMGRID_LIBRARY AND SMPIRUN_EXECUTABLE))
+    rooflab_dep_off(SIMGRID "not found (smpi/mpi.h, libsimgrid, smpirun); Debian: libsimgrid-dev")
+  else()
+    add_library(rooflab_simgrid INTERFACE IMPORTED)
+    # SMPI's mpi.h must win over MPICH's: its directory comes first.
+    target_include_directories(rooflab_simgrid INTERFACE ${SIMGRID_SMPI_INCLUDE_DIR}/smpi ${SIMGRID_SMPI_INCLUDE_DIR})
+    target_link_libraries(rooflab_simgrid INTERFACE ${SIMGRID_LIBRARY})
+    rooflab_try_link(_ok _why
+      "#include <mpi.h>\n#include <simgrid/host.h>\nint main(int c, char** v) { MPI_Init(&c, &v); smpi_execute_benched(0); return sg_host_core_count(sg_host_self()) < 0; }\n"
+      rooflab_simgrid)
+    if(_ok)
+      rooflab_dep_on(SIMGRID "${SIMGRID_LIBRARY}")
+    else()
+      rooflab_dep_off(SIMGRID "found ${SIMGRID_LIBRARY} but it does not link: ${_why}")
+    endif()
   endif()
 endif()
 

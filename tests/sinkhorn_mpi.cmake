@@ -101,6 +101,7 @@ rooflab_mpi_test(bad_pingpong_one_rank 1 2 "--pingpong needs at least 2 ranks" -
 rooflab_mpi_test(bad_overlap_switch 2 2 "--no-overlap and --node-reduce apply to coffee, not salar" --design salar --size 30x8 --no-overlap)
 rooflab_mpi_test(bad_node_reduce 2 2 "--node-reduce must be balanced or mpi, got 'tree'" --design coffee --size 30x8 --node-reduce tree)
 rooflab_mpi_test(bad_wait 2 2 "--wait must be spin or yield, got 'sleep'" --design ring --size 30x8 --wait sleep)
+rooflab_mpi_test(bad_compute_injected 2 2 "--compute injected applies to rooflab_smpi" --design ring --size 30x8 --compute injected)
 rooflab_mpi_test(bad_timeslice_one_rank 1 2 "--timeslice needs more ranks than CPUs \\(1 ranks" --timeslice)
 rooflab_mpi_test(bad_timeslice_and_pingpong 2 2 "--pingpong and --timeslice are separate runs" --pingpong --timeslice)
 rooflab_mpi_test(bad_pingpong_machine 2 2 "cannot read .*no-such.json .*rooflab characterize" --pingpong --machine ${_mpi_tmp}/no-such.json)

@@ -36,9 +36,16 @@ void sendrecv(const void* sb, int sc, MPI_Datatype t, int dst, int stag, void* r
     MPI_Sendrecv(sb, sc, t, dst, stag, rb, rc, t, src, rtag, comm, MPI_STATUS_IGNORE);
     return;
   }
+#if MPI_VERSION >= 4
   MPI_Request r;
   MPI_Isendrecv(sb, sc, t, dst, stag, rb, rc, t, src, rtag, comm, &r);
   wait1(&r);
+#else  // MPI 3 (SimGrid SMPI): the same exchange as a receive and a send
+  MPI_Request r[2];
+  MPI_Irecv(rb, rc, t, src, rtag, comm, &r[0]);
+  MPI_Isend(sb, sc, t, dst, stag, comm, &r[1]);
+  wait_all(2, r);
+#endif
 }
 void send(const void* b, int n, MPI_Datatype t, int dst, int tag, MPI_Comm comm) {
   if (!yielding()) return void(MPI_Send(b, n, t, dst, tag, comm));
