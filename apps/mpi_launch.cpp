@@ -58,22 +58,22 @@ std::string mpiexec() {
 // --simulate DIR: rooflab_smpi under SimGrid's smpirun on the platform scripts/smpi_platform.py
 // wrote into DIR (platform.xml, hostfile, and platform.json with the smpirun options).
 fs::path find_rooflab_smpi(const char* argv0) {
-  if (const char* env = std::getenv("ROOFLAB_SMPI_BIN")) {
-    if (!executable(env)) throw Error(std::string("ROOFLAB_SMPI_BIN=") + env + " is not an executable file");
-    return env;
-  }
-#ifndef ROOFLAB_SMPI_EXE
-  (void)argv0;
-  throw Error("this rooflab was built without SimGrid SMPI: install libsimgrid-dev (scripts/install_deps.sh), "
-              "then reconfigure and build the rooflab_smpi target");
-#else
+  const char* env = std::getenv("ROOFLAB_SMPI_BIN");
+  std::vector<fs::path> tried;
+  if (env) tried = {env};
+#ifdef ROOFLAB_SMPI_EXE
   std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) self = fs::absolute(argv0);
-  for (const auto& p : {self.parent_path() / "rooflab_smpi", fs::path(ROOFLAB_SMPI_EXE)})
-    if (fs::is_regular_file(p)) return p;  // a shared module smpirun loads: not executable itself
-  throw Error("rooflab_smpi is not built: `cmake --build <build dir> --target rooflab_smpi`");
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!env) tried = {(ec ? fs::absolute(argv0) : self).parent_path() / "rooflab_smpi", ROOFLAB_SMPI_EXE};
+#else
+  (void)argv0;
 #endif
+  for (const auto& p : tried)
+    if (fs::is_regular_file(p)) return p;  // a shared module smpirun loads, not an executable
+  if (env) throw Error(std::string("ROOFLAB_SMPI_BIN=") + env + " is not a file");
+  throw Error(tried.empty() ? "this rooflab was built without SimGrid SMPI: install libsimgrid-dev "
+                              "(scripts/install_deps.sh), then reconfigure and build the rooflab_smpi target"
+                            : "rooflab_smpi is not built: `cmake --build <build dir> --target rooflab_smpi`");
 }
 
 std::vector<std::string> smpirun_command(const fs::path& dir, int np, const char* argv0) {

@@ -55,6 +55,16 @@ function(rooflab_try_link result_var reason_var code)
   set(${reason_var} "${_why}" PARENT_SCOPE)
 endfunction()
 
+# rooflab_link_dep(NAME WHAT CODE LIBS...): NAME (found as WHAT) is on when CODE links against LIBS.
+macro(rooflab_link_dep name what code)
+  rooflab_try_link(_ok _why "${code}" ${ARGN})
+  if(_ok)
+    rooflab_dep_on(${name} "${what}")
+  else()
+    rooflab_dep_off(${name} "found ${what} but it does not link: ${_why}")
+  endif()
+endmacro()
+
 # rooflab_pkg_dep(NAME MODULE HINT CODE [LIBS...]): a pkg-config package, on when the module
 # is found and CODE links against PkgConfig::NAME (and LIBS).
 macro(rooflab_pkg_dep name module hint code)
@@ -65,12 +75,7 @@ macro(rooflab_pkg_dep name module hint code)
     if(NOT ${name}_FOUND)
       rooflab_dep_off(${name} "not found; Debian: ${hint}")
     else()
-      rooflab_try_link(_ok _why "${code}" PkgConfig::${name} ${ARGN})
-      if(_ok)
-        rooflab_dep_on(${name} "${${name}_VERSION}")
-      else()
-        rooflab_dep_off(${name} "found ${${name}_VERSION} but it does not link: ${_why}")
-      endif()
+      rooflab_link_dep(${name} "${${name}_VERSION}" "${code}" PkgConfig::${name} ${ARGN})
     endif()
   endif()
 endmacro()
@@ -186,14 +191,9 @@ else()
     # SMPI's mpi.h must win over MPICH's: its directory comes first.
     target_include_directories(rooflab_simgrid INTERFACE ${SIMGRID_SMPI_INCLUDE_DIR}/smpi ${SIMGRID_SMPI_INCLUDE_DIR})
     target_link_libraries(rooflab_simgrid INTERFACE ${SIMGRID_LIBRARY})
-    rooflab_try_link(_ok _why
-      "#include <mpi.h>\n#include <simgrid/host.h>\nint main(int c, char** v) { MPI_Init(&c, &v); smpi_execute_benched(0); return sg_host_core_count(sg_host_self()) < 0; }\n"
+    rooflab_link_dep(SIMGRID "${SIMGRID_LIBRARY}"
+      "#include <mpi.h>\n#include <simgrid/host.h>\nint main(int c, char** v) { MPI_Init(&c, &v); smpi_execute(0); return sg_host_core_count(sg_host_self()) < 0; }\n"
       rooflab_simgrid)
-    if(_ok)
-      rooflab_dep_on(SIMGRID "${SIMGRID_LIBRARY}")
-    else()
-      rooflab_dep_off(SIMGRID "found ${SIMGRID_LIBRARY} but it does not link: ${_why}")
-    endif()
   endif()
 endif()
 
@@ -216,14 +216,9 @@ else()
     add_library(rooflab_blis_probe INTERFACE IMPORTED)
     target_include_directories(rooflab_blis_probe SYSTEM INTERFACE ${ROOFLAB_BLIS_INCLUDE_DIR})
     target_link_libraries(rooflab_blis_probe INTERFACE ${ROOFLAB_BLIS_LIBRARY})
-    rooflab_try_link(_ok _why
+    rooflab_link_dep(BLIS "${ROOFLAB_BLIS_LIBRARY}"
       "#include <blis.h>\nint main() { return bli_info_get_version_str() == nullptr; }\n"
       rooflab_blis_probe)
-    if(_ok)
-      rooflab_dep_on(BLIS "${ROOFLAB_BLIS_LIBRARY}")
-    else()
-      rooflab_dep_off(BLIS "found ${ROOFLAB_BLIS_LIBRARY} but it does not link: ${_why}")
-    endif()
   endif()
 endif()
 
