@@ -48,6 +48,8 @@ def main():
     ap.add_argument("--designs", default="mpich,ring,salar,coffee")
     ap.add_argument("--chunks", type=int, default=4)
     ap.add_argument("--iters", type=int, default=1)
+    ap.add_argument("--leaders", default="allreduce", choices=["allreduce", "iallreduce"],
+                    help="salar/coffee leaders' allreduce (default allreduce: SMPI's MPI_Iallreduce is all-to-all)")
     ap.add_argument("--jobs", type=int, default=1, help="simulations at once (each is one thread)")
     a = ap.parse_args()
     rooflab = os.path.join(a.build, "rooflab")
@@ -98,11 +100,11 @@ def main():
 
     def simulate(s):
         M, N, P, d, plat, row_s, col_s, cal_rows, host_flops = s
-        name = f"{d}-{M}x{N}-p{P}"
+        name = f"{d}-{M}x{N}-p{P}" + (f"-leaders-{a.leaders}" if d in ("salar", "coffee") else "")
         args = ["--design", d, "--size", f"{M}x{N}", "--iters", str(a.iters), "--compute", "injected",
                 "--inject-s", f"{row_s!r},{col_s!r}", "--cfg=smpi/simulate-computation:no"]
         if d in ("salar", "coffee"):
-            args += ["--chunks", str(a.chunks)]
+            args += ["--chunks", str(a.chunks), "--leaders", a.leaders]
         t0 = time.monotonic()
         p = subprocess.run([os.path.join(here, "scripts", "cpu_lock.sh"), "build", rooflab, "mpi", "--simulate", plat,
                             "--np", str(P), "--"] + args, capture_output=True, text=True)
@@ -141,6 +143,7 @@ def main():
     sweep = {"schema": "rooflab.smpi_sweep/1",
              "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
              "preset": a.preset, "command": " ".join(sys.argv), "iters": a.iters, "chunks": a.chunks,
+             "leaders": a.leaders,
              "runs": runs, "coffee_speedups": speedups,
              "paper": {"coffee_over_ring_and_salar_max": 2.9, "coffee_over_ring_and_salar_avg": 1.8,
                        "source": "COFFEE Sec. VI-C1, distributed environment (1 Gb/s), 64 nodes x 9 processes; "
@@ -149,7 +152,7 @@ def main():
                        "this machine's per-row seconds (rank 0's slab at the largest P, caches swept) scaled by "
                        "host_flops / the preset's Westmere rank rate; time per iteration: max over ranks of the "
                        "median over --iters iterations (simulated seconds)"}
-    path = os.path.join(out, "smpi_sweep.json")
+    path = os.path.join(out, f"smpi_sweep-leaders-{a.leaders}.json")
     with open(path, "w") as f:
         json.dump(sweep, f, indent=1)
     for s in speedups:

@@ -66,6 +66,7 @@ struct Options {
   bool overlap = true;     // coffee: modify chunk i-1 while chunk i is all-reduced
   bool balanced = true;    // coffee: balanced reduce-scatter (false: MPI_Reduce to the leader)
   bool injected = false;   // rooflab_smpi: inject the kernels' calibrated time, no matrix
+  bool blocking_leaders = false;  // salar, coffee: MPI_Allreduce among leaders (not MPI_Iallreduce)
   double inject_row_s = 0, inject_col_s = 0;  // --inject-s: given instead of calibrated
   WaitMode wait = WaitMode::spin;
   std::string out, model, machine;
@@ -94,6 +95,10 @@ args::Spec spec() {
               "rooflab_smpi only: run the kernels (real; their host time is scaled to the simulated host) or "
               "inject the time rank 0 measured on its slab (injected: no matrix, for sizes beyond memory)",
               "real")
+      .choice("--leaders", {"iallreduce", "allreduce"},
+              "salar, coffee: the leaders' allreduce per chunk, non-blocking (overlapped) or blocking "
+              "(under SimGrid SMPI: MPICH's algorithms; SMPI's MPI_Iallreduce sends every vector to every rank)",
+              "iallreduce")
       .string("--inject-s", "ROW,COL",
               "--compute injected: this machine's seconds per row of the row phase and of the column modify "
               "(default: rank 0 measures them on its slab)")
@@ -137,6 +142,7 @@ Options parse(const args::Values& v, int P) {
   o.overlap = !v.flag("--no-overlap");
   o.balanced = v.str("--node-reduce") == "balanced";
   o.injected = v.str("--compute") == "injected";
+  o.blocking_leaders = v.str("--leaders") == "allreduce";
   if (v.has("--inject-s")) {
     const std::string t = v.str("--inject-s");
     const size_t c = t.find(',');
@@ -177,6 +183,8 @@ Options parse(const args::Values& v, int P) {
                 ": every chunk needs at least one column");
   if (o.chunks_given && o.chunks != 1 && (o.design == Design::mpich || o.design == Design::ring))
     throw Error(std::string("--chunks applies to salar and coffee, not ") + to_string(o.design));
+  if (o.blocking_leaders && o.design != Design::salar && o.design != Design::coffee)
+    throw Error(std::string("--leaders applies to salar and coffee, not ") + to_string(o.design));
   if ((!o.overlap || !o.balanced) && o.design != Design::coffee)
     throw Error(std::string("--no-overlap and --node-reduce apply to coffee, not ") + to_string(o.design));
   if (o.variant == "microkernel" && o.isa == Isa::none) o.isa = best_isa();
@@ -521,6 +529,7 @@ std::string case_name(const Options& o, const Topology& topo, int rpn) {
   if (!o.overlap) n << "/overlap:off";
   if (o.comm_only) n << "/part:comm";
   if (o.wait == WaitMode::yield) n << "/wait:yield";
+  if (o.blocking_leaders) n << "/leaders:allreduce";
   n << "/threads:1";
   return n.str();
 }
@@ -645,6 +654,8 @@ int run(const Options& o, const Topology& topo) {
               {"overlap", o.design == Design::coffee && o.overlap},
               {"node_reduce", o.design == Design::coffee ? (o.balanced ? "balanced" : "mpi")
                               : o.design == Design::salar ? "mpi" : "none"},
+              {"leaders_allreduce", o.design != Design::salar && o.design != Design::coffee ? json(nullptr)
+                                    : json(o.blocking_leaders ? "MPI_Allreduce" : "MPI_Iallreduce")},
               {"threads", 1},
               {"cpus", cpus},
               {"oversubscribed", over},
@@ -951,6 +962,7 @@ int main_mpi(int argc, char** argv) {
     return 2;
   }
   set_wait_mode(o.wait);
+  set_blocking_leaders(o.blocking_leaders);
   Topology topo(o.ranks_per_node);
   if (o.pingpong) return pingpong(o, topo);
   if (o.timeslice) return timeslice(o, topo);

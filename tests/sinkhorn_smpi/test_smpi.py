@@ -145,6 +145,11 @@ elif mode == "runs":
             rc, j, se = simulate(out, np, "--design", design, "--size", "37x53", "--iters", "2", "--verify", *extra)
             ok = rc == 0 and j and j["verification"]["ok"] and j["nodes"] == np // 2 and j["simulated"]["compute"] == "real"
             check(ok, f"{design} at {np} simulated ranks verified (rc {rc}: {se.strip()[-300:]})")
+    for design in ("salar", "coffee"):
+        rc, j, se = simulate(out, 8, "--design", design, "--size", "37x53", "--chunks", "3", "--iters", "1", "--verify",
+                             "--leaders", "allreduce")
+        check(rc == 0 and j and j["verification"]["ok"] and j["leaders_allreduce"] == "MPI_Allreduce",
+              f"{design} with blocking leaders verified")
     rc, j, se = simulate(out, 8, "--design", "coffee", "--size", "37x29", "--dtype", "f32", "--chunks", "4",
                          "--node-reduce", "mpi", "--no-overlap", "--iters", "1", "--verify")
     check(rc == 0 and j and j["verification"]["ok"], "coffee ablation (f32, MPI_Reduce, no overlap) verified")
