@@ -4,7 +4,7 @@
   scripts/smpi_platform.py --out DIR --link LINK.json [--intra INTRA.json] --nodes N --ranks-per-node R
                            [--cores C] [--rank-flops F] [--host-flops F]
   scripts/smpi_platform.py --out DIR --preset tianhe1a-distributed|tianhe1a-centralized --host-flops F
-                           [--nodes N] [--ranks-per-node R]
+                           [--nodes N] [--ranks-per-node R] [--alpha-s S]
 
 DIR gets platform.xml (one SimGrid <cluster>: N hosts of C cores, a private link per host, a
 non-blocking backbone, a loopback for ranks on one host), hostfile (R lines per host, rank k on
@@ -96,6 +96,8 @@ def main():
     ap.add_argument("--cores", type=int, help="cores per host (default: ranks per node)")
     ap.add_argument("--rank-flops", type=float, help="a simulated rank's compute rate (flop/s)")
     ap.add_argument("--host-flops", type=float, help="this machine's rate for the same work (smpi/host-speed)")
+    ap.add_argument("--alpha-s", type=float, help="inter-host latency in place of the preset's or the link's "
+                    "(a sensitivity check)")
     ap.add_argument("--name", help="platform name (default: the preset or 'measured')")
     a = ap.parse_args()
 
@@ -146,6 +148,8 @@ def main():
             put("rank_flops", positive("--rank-flops", a.rank_flops), "--rank-flops")
         elif flops is not None:
             put("rank_flops", flops, f"{a.link} flops_per_s")
+    if a.alpha_s is not None:
+        put("alpha_s", a.alpha_s, "--alpha-s (in place of: " + params["alpha_s"]["source"] + ")")
     if a.host_flops is not None:
         put("host_flops", positive("--host-flops", a.host_flops), "--host-flops (this machine)")
     # Without rates on either side the simulated ranks compute as fast as this machine's cores.

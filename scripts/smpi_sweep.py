@@ -51,6 +51,7 @@ def main():
     ap.add_argument("--leaders", default="allreduce", choices=["allreduce", "iallreduce"],
                     help="salar/coffee leaders' allreduce (default allreduce: SMPI's MPI_Iallreduce is all-to-all)")
     ap.add_argument("--jobs", type=int, default=1, help="simulations at once (each is one thread)")
+    ap.add_argument("--alpha-s", type=float, help="inter-node latency in place of the preset's (sensitivity)")
     a = ap.parse_args()
     rooflab = os.path.join(a.build, "rooflab")
     if not os.path.isfile(os.path.join(a.build, "rooflab_smpi")):
@@ -64,7 +65,7 @@ def main():
     for d in designs:
         if d not in ("mpich", "ring", "salar", "coffee"):
             die(f"unknown design {d}")
-    out = os.path.join(a.run, "smpi", a.preset)
+    out = os.path.join(a.run, "smpi", a.preset + (f"-alpha{a.alpha_s:g}" if a.alpha_s is not None else ""))
     os.makedirs(out, exist_ok=True)
     gen = [sys.executable, os.path.join(here, "scripts", "smpi_platform.py")]
 
@@ -90,7 +91,8 @@ def main():
         row_s, col_s = per_row["row_phase"], per_row["column_modify"]
         host_flops = 4 * N / (row_s + col_s)
         plat = os.path.join(out, f"platform-{M}x{N}")
-        subprocess.run(gen + ["--out", plat, "--preset", a.preset, "--host-flops", repr(host_flops)], check=True,
+        subprocess.run(gen + ["--out", plat, "--preset", a.preset, "--host-flops", repr(host_flops)]
+                       + (["--alpha-s", repr(a.alpha_s)] if a.alpha_s is not None else []), check=True,
                        stdout=subprocess.DEVNULL)
         print(f"[smpi] {M}x{N}: calibrated on {rows}x{N}: {row_s:.3g} + {col_s:.3g} s/row here "
               f"({host_flops / 1e9:.2f} Gflop/s); platform {plat}", flush=True)
@@ -143,7 +145,7 @@ def main():
     sweep = {"schema": "rooflab.smpi_sweep/1",
              "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
              "preset": a.preset, "command": " ".join(sys.argv), "iters": a.iters, "chunks": a.chunks,
-             "leaders": a.leaders,
+             "leaders": a.leaders, "alpha_s_override": a.alpha_s,
              "runs": runs, "coffee_speedups": speedups,
              "paper": {"coffee_over_ring_and_salar_max": 2.9, "coffee_over_ring_and_salar_avg": 1.8,
                        "source": "COFFEE Sec. VI-C1, distributed environment (1 Gb/s), 64 nodes x 9 processes; "

@@ -98,6 +98,11 @@ if mode == "platform":
     c = ET.parse(os.path.join(out, "platform.xml")).getroot().find("cluster")
     check(rc == 0 and c.get("bw") == "6.34e+09Bps" and len(open(os.path.join(out, "hostfile")).read().split()) == 512,
           "centralized, 8 ranks per node: 6.34 GB/s, 512 slots")
+    rc, out, se = platform("ta", "--preset", "tianhe1a-distributed", "--host-flops", "4e9", "--alpha-s", "5e-5")
+    c = ET.parse(os.path.join(out, "platform.xml")).getroot().find("cluster")
+    meta = json.load(open(os.path.join(out, "platform.json")))
+    check(rc == 0 and c.get("lat") == "2.5e-05s" and meta["parameters"]["alpha_s"]["source"].startswith("--alpha-s"),
+          "--alpha-s replaces the preset's latency and says so")
     # Bad input: one clear message, exit 2.
     for args, msg in [(["--link", link_file("nobeta.json", alpha_s=1e-6), "--nodes", "2", "--ranks-per-node", "1"],
                        "no beta_bytes_per_s"),
