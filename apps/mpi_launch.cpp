@@ -12,6 +12,7 @@
 
 #include "harness/args.hpp"
 #include "harness/error.hpp"
+#include "harness/json_io.hpp"
 
 namespace fs = std::filesystem;
 
@@ -54,19 +55,62 @@ std::string mpiexec() {
   return "mpiexec";  // from PATH
 }
 
+// --simulate DIR: rooflab_smpi under SimGrid's smpirun on the platform scripts/smpi_platform.py
+// wrote into DIR (platform.xml, hostfile, and platform.json with the smpirun options).
+fs::path find_rooflab_smpi(const char* argv0) {
+  const char* env = std::getenv("ROOFLAB_SMPI_BIN");
+  std::vector<fs::path> tried;
+  if (env) tried = {env};
+#ifdef ROOFLAB_SMPI_EXE
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!env) tried = {(ec ? fs::absolute(argv0) : self).parent_path() / "rooflab_smpi", ROOFLAB_SMPI_EXE};
+#else
+  (void)argv0;
+#endif
+  for (const auto& p : tried)
+    if (fs::is_regular_file(p)) return p;  // a shared module smpirun loads, not an executable
+  if (env) throw Error(std::string("ROOFLAB_SMPI_BIN=") + env + " is not a file");
+  throw Error(tried.empty() ? "this rooflab was built without SimGrid SMPI: install libsimgrid-dev "
+                              "(scripts/install_deps.sh), then reconfigure and build the rooflab_smpi target"
+                            : "rooflab_smpi is not built: `cmake --build <build dir> --target rooflab_smpi`");
+}
+
+std::vector<std::string> smpirun_command(const fs::path& dir, int np, const char* argv0) {
+  const json meta = read_json_file(dir / "platform.json");
+  require_schema(meta, "rooflab.smpi_platform", 1, (dir / "platform.json").string());
+  const int ranks = meta.at("ranks").get<int>();
+  if (np > ranks)
+    throw Error("--np " + std::to_string(np) + " but the platform in " + dir.string() + " has " +
+                std::to_string(ranks) + " rank slots (scripts/smpi_platform.py --nodes / --ranks-per-node)");
+  const char* env = std::getenv("ROOFLAB_SMPIRUN");
+  std::vector<std::string> cmd = {env ? env : ROOFLAB_SMPIRUN_DEFAULT, "-platform", (dir / "platform.xml").string(),
+                                  "-hostfile", (dir / "hostfile").string(), "-np", std::to_string(np)};
+  for (const auto& c : meta.at("smpirun_cfg")) cmd.push_back(c.get<std::string>());
+  cmd.push_back("--log=root.thresh:warning");  // SimGrid's configuration banner off; warnings stay
+  cmd.push_back(find_rooflab_smpi(argv0).string());
+  return cmd;
+}
+
 args::Spec spec() {
   return args::Spec("rooflab mpi", "runs `mpiexec -n P rooflab_mpi OPTIONS` with the rooflab_mpi built beside this rooflab")
       .integer("--np", "P", "MPI ranks", 1, 4096)
       .alias("-n")
       .required()
       .flag("--dry-run", "print the command instead of running it")
+      .path("--simulate", args::PathKind::input_dir, "DIR",
+            "run rooflab_smpi under SimGrid's smpirun on the platform in DIR (scripts/smpi_platform.py)")
       .rest("OPTIONS", "rooflab_mpi's options, passed on (`--out DIR` writes DIR/sinkhorn_mpi.json; "
                        "`rooflab mpi --np 1 -- --help` lists them)")
-      .epilog("ROOFLAB_MPI_BIN and ROOFLAB_MPIEXEC override the paths of rooflab_mpi and mpiexec.");
+      .epilog("ROOFLAB_MPI_BIN and ROOFLAB_MPIEXEC override the paths of rooflab_mpi and mpiexec "
+              "(ROOFLAB_SMPI_BIN and ROOFLAB_SMPIRUN those of rooflab_smpi and smpirun).");
 }
 
 int launch(const args::Values& v, const char* argv0) {
-  std::vector<std::string> cmd = {mpiexec(), "-n", std::to_string(v.integer("--np")), find_rooflab_mpi(argv0).string()};
+  std::vector<std::string> cmd =
+      v.has("--simulate") ? smpirun_command(v.str("--simulate"), int(v.integer("--np")), argv0)
+                          : std::vector<std::string>{mpiexec(), "-n", std::to_string(v.integer("--np")),
+                                                     find_rooflab_mpi(argv0).string()};
   cmd.insert(cmd.end(), v.passthrough().begin(), v.passthrough().end());
   if (v.flag("--dry-run")) {
     for (size_t i = 0; i < cmd.size(); ++i) std::printf("%s%s", i ? " " : "", cmd[i].c_str());
@@ -78,7 +122,8 @@ int launch(const args::Values& v, const char* argv0) {
   cargv.push_back(nullptr);
   std::fflush(nullptr);
   execvp(cargv[0], cargv.data());
-  throw Error("cannot run " + cmd[0] + " (is MPICH's mpiexec installed? set ROOFLAB_MPIEXEC)");
+  throw Error("cannot run " + cmd[0] + (v.has("--simulate") ? " (is SimGrid's smpirun installed? set ROOFLAB_SMPIRUN)"
+                                                             : " (is MPICH's mpiexec installed? set ROOFLAB_MPIEXEC)"));
 }
 }  // namespace
 

@@ -17,7 +17,7 @@ add_library(rooflab_deps INTERFACE)
 target_link_libraries(rooflab_deps INTERFACE OpenMP::OpenMP_CXX PkgConfig::HWLOC
                       nlohmann_json::nlohmann_json)
 
-set(ROOFLAB_OPTIONAL_DEPS PAPI LIKWID VALGRIND MPI OPENBLAS BLIS DNNL LIBXSMM CUDA)
+set(ROOFLAB_OPTIONAL_DEPS PAPI LIKWID VALGRIND MPI SIMGRID OPENBLAS BLIS DNNL LIBXSMM CUDA)
 set(ROOFLAB_DEP_SUMMARY "")
 foreach(_d ${ROOFLAB_OPTIONAL_DEPS})
   option(ROOFLAB_WITH_${_d} "Use ${_d} when found" ON)
@@ -55,6 +55,16 @@ function(rooflab_try_link result_var reason_var code)
   set(${reason_var} "${_why}" PARENT_SCOPE)
 endfunction()
 
+# rooflab_link_dep(NAME WHAT CODE LIBS...): NAME (found as WHAT) is on when CODE links against LIBS.
+macro(rooflab_link_dep name what code)
+  rooflab_try_link(_ok _why "${code}" ${ARGN})
+  if(_ok)
+    rooflab_dep_on(${name} "${what}")
+  else()
+    rooflab_dep_off(${name} "found ${what} but it does not link: ${_why}")
+  endif()
+endmacro()
+
 # rooflab_pkg_dep(NAME MODULE HINT CODE [LIBS...]): a pkg-config package, on when the module
 # is found and CODE links against PkgConfig::NAME (and LIBS).
 macro(rooflab_pkg_dep name module hint code)
@@ -65,12 +75,7 @@ macro(rooflab_pkg_dep name module hint code)
     if(NOT ${name}_FOUND)
       rooflab_dep_off(${name} "not found; Debian: ${hint}")
     else()
-      rooflab_try_link(_ok _why "${code}" PkgConfig::${name} ${ARGN})
-      if(_ok)
-        rooflab_dep_on(${name} "${${name}_VERSION}")
-      else()
-        rooflab_dep_off(${name} "found ${${name}_VERSION} but it does not link: ${_why}")
-      endif()
+      rooflab_link_dep(${name} "${${name}_VERSION}" "${code}" PkgConfig::${name} ${ARGN})
     endif()
   endif()
 endmacro()
@@ -168,6 +173,30 @@ else()
   endif()
 endif()
 
+# --- SimGrid SMPI: rooflab_smpi, the rooflab_mpi sources built against SMPI's mpi.h and
+# run by smpirun on a simulated platform (`rooflab mpi --simulate`). Independent of MPICH.
+if(NOT ROOFLAB_WITH_SIMGRID)
+  rooflab_dep_off(SIMGRID "disabled by -DROOFLAB_WITH_SIMGRID=OFF")
+elseif(ROOFLAB_SANITIZE)
+  # smpirun dlopens the program into SimGrid's own process, which has no sanitizer runtime.
+  rooflab_dep_off(SIMGRID "not with ROOFLAB_SANITIZE (smpirun loads the program into SimGrid's process)")
+else()
+  find_path(SIMGRID_SMPI_INCLUDE_DIR smpi/mpi.h)
+  find_library(SIMGRID_LIBRARY simgrid)
+  find_program(SMPIRUN_EXECUTABLE smpirun)
+  if(NOT (SIMGRID_SMPI_INCLUDE_DIR AND SIMGRID_LIBRARY AND SMPIRUN_EXECUTABLE))
+    rooflab_dep_off(SIMGRID "not found (smpi/mpi.h, libsimgrid, smpirun); Debian: libsimgrid-dev")
+  else()
+    add_library(rooflab_simgrid INTERFACE IMPORTED)
+    # SMPI's mpi.h must win over MPICH's: its directory comes first.
+    target_include_directories(rooflab_simgrid INTERFACE ${SIMGRID_SMPI_INCLUDE_DIR}/smpi ${SIMGRID_SMPI_INCLUDE_DIR})
+    target_link_libraries(rooflab_simgrid INTERFACE ${SIMGRID_LIBRARY})
+    rooflab_link_dep(SIMGRID "${SIMGRID_LIBRARY}"
+      "#include <mpi.h>\n#include <simgrid/host.h>\nint main(int c, char** v) { MPI_Init(&c, &v); smpi_execute(0); return sg_host_core_count(sg_host_self()) < 0; }\n"
+      rooflab_simgrid)
+  endif()
+endif()
+
 # --- OpenBLAS -----------------------------------------------------------------------------
 rooflab_pkg_dep(OPENBLAS openblas libopenblas-dev
   "#include <cblas.h>\nint main() { double a = 1, b = 1, c = 0; cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0, &a, 1, &b, 1, 0.0, &c, 1); return c != 1; }\n")
@@ -187,14 +216,9 @@ else()
     add_library(rooflab_blis_probe INTERFACE IMPORTED)
     target_include_directories(rooflab_blis_probe SYSTEM INTERFACE ${ROOFLAB_BLIS_INCLUDE_DIR})
     target_link_libraries(rooflab_blis_probe INTERFACE ${ROOFLAB_BLIS_LIBRARY})
-    rooflab_try_link(_ok _why
+    rooflab_link_dep(BLIS "${ROOFLAB_BLIS_LIBRARY}"
       "#include <blis.h>\nint main() { return bli_info_get_version_str() == nullptr; }\n"
       rooflab_blis_probe)
-    if(_ok)
-      rooflab_dep_on(BLIS "${ROOFLAB_BLIS_LIBRARY}")
-    else()
-      rooflab_dep_off(BLIS "found ${ROOFLAB_BLIS_LIBRARY} but it does not link: ${_why}")
-    endif()
   endif()
 endif()
 

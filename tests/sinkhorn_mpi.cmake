@@ -87,6 +87,12 @@ rooflab_mpi_test(coffee_reduce_mpi_yield 4 0 "${_ok}" --design coffee --size 37x
 rooflab_mpi_test(yield_name 2 0 "ring/f64/37x53/ranks:2/rpn:2/chunks:1/wait:yield/threads:1"
                  --design ring --size 37x53 --iters 1 --wait yield)
 
+# The leaders' allreduce blocking (MPI_Allreduce instead of MPI_Iallreduce): same results.
+foreach(design salar coffee)
+  rooflab_mpi_test(${design}_blocking_leaders 6 0 "${_ok}" --design ${design} --size 37x53 --ranks-per-node 2 --chunks 3
+                   --iters 1 --verify --leaders allreduce)
+endforeach()
+
 # Verification can fail: rank 0's local column sums corrupted before the allreduce.
 rooflab_mpi_test(fault_detected 4 3 "verification failed: worst relative error"
                  --design coffee --size 37x53 --ranks-per-node 2 --chunks 3 --iters 1 --verify --fault)
@@ -101,6 +107,8 @@ rooflab_mpi_test(bad_pingpong_one_rank 1 2 "--pingpong needs at least 2 ranks" -
 rooflab_mpi_test(bad_overlap_switch 2 2 "--no-overlap and --node-reduce apply to coffee, not salar" --design salar --size 30x8 --no-overlap)
 rooflab_mpi_test(bad_node_reduce 2 2 "--node-reduce must be balanced or mpi, got 'tree'" --design coffee --size 30x8 --node-reduce tree)
 rooflab_mpi_test(bad_wait 2 2 "--wait must be spin or yield, got 'sleep'" --design ring --size 30x8 --wait sleep)
+rooflab_mpi_test(bad_compute_injected 2 2 "--compute injected applies to rooflab_smpi" --design ring --size 30x8 --compute injected)
+rooflab_mpi_test(bad_leaders_ring 2 2 "--leaders applies to salar and coffee, not ring" --design ring --size 30x8 --leaders allreduce)
 rooflab_mpi_test(bad_timeslice_one_rank 1 2 "--timeslice needs more ranks than CPUs \\(1 ranks" --timeslice)
 rooflab_mpi_test(bad_timeslice_and_pingpong 2 2 "--pingpong and --timeslice are separate runs" --pingpong --timeslice)
 rooflab_mpi_test(bad_pingpong_machine 2 2 "cannot read .*no-such.json .*rooflab characterize" --pingpong --machine ${_mpi_tmp}/no-such.json)

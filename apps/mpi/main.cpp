@@ -1,6 +1,9 @@
 // rooflab_mpi: distributed Sinkhorn-Knopp over MPI ranks, one allreduce design per run.
 //   mpirun -np P rooflab_mpi --design mpich|ring|salar|coffee --size MxN [options]
 //   mpirun -np P rooflab_mpi --pingpong [--machine machine.json] [--out DIR]
+// Built against SimGrid SMPI (ROOFLAB_SMPI, target rooflab_smpi) the same program runs under
+// smpirun on a simulated platform: times are simulated, and --compute injected replaces the
+// matrix work by its calibrated duration (apps/smpi, docs/families/sinkhorn_mpi.md).
 // --out DIR gets one file named after its schema: sinkhorn_mpi.json (a run), mpi_pingpong.json
 // (--pingpong) or mpi_timeslice.json (--timeslice).
 // Every rank parses the same command line and checks it the same way, so bad input is
@@ -8,10 +11,15 @@
 // no rank left waiting in a collective).
 #include <mpi.h>
 #include <sched.h>
+#ifdef ROOFLAB_SMPI
+#include <simgrid/host.h>
+#include <simgrid/version.h>
+#endif
 #include <sys/resource.h>
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +35,7 @@
 #include "harness/args.hpp"
 #include "harness/buffer.hpp"
 #include "harness/error.hpp"
+#include "harness/host_caches.hpp"
 #include "harness/json_io.hpp"
 #include "harness/measure.hpp"
 #include "kernels/sinkhorn/mpi/allreduce.hpp"
@@ -56,6 +65,9 @@ struct Options {
   bool comm_only = false;  // time the design's allreduce alone (what the model predicts)
   bool overlap = true;     // coffee: modify chunk i-1 while chunk i is all-reduced
   bool balanced = true;    // coffee: balanced reduce-scatter (false: MPI_Reduce to the leader)
+  bool injected = false;   // rooflab_smpi: inject the kernels' calibrated time, no matrix
+  bool blocking_leaders = false;  // salar, coffee: MPI_Allreduce among leaders (not MPI_Iallreduce)
+  double inject_row_s = 0, inject_col_s = 0;  // --inject-s: given instead of calibrated
   WaitMode wait = WaitMode::spin;
   std::string out, model, machine;
 };
@@ -79,6 +91,17 @@ args::Spec spec() {
       .choice("--node-reduce", {"balanced", "mpi"}, "coffee: the node reduce (balanced reduce-scatter or MPI_Reduce)",
               "balanced")
       .flag("--comm-only", "time the design's allreduce alone (what the model predicts)")
+      .choice("--compute", {"real", "injected"},
+              "rooflab_smpi only: run the kernels (real; their host time is scaled to the simulated host) or "
+              "inject the time rank 0 measured on its slab (injected: no matrix, for sizes beyond memory)",
+              "real")
+      .choice("--leaders", {"iallreduce", "allreduce"},
+              "salar, coffee: the leaders' allreduce per chunk, non-blocking (overlapped) or blocking "
+              "(under SimGrid SMPI: MPICH's algorithms; SMPI's MPI_Iallreduce sends every vector to every rank)",
+              "iallreduce")
+      .string("--inject-s", "ROW,COL",
+              "--compute injected: this machine's seconds per row of the row phase and of the column modify "
+              "(default: rank 0 measures them on its slab)")
       .choice("--wait", {"spin", "yield"}, "how a rank waits for messages (yield: MPI_Test + sched_yield)", "spin")
       .path("--model", PathKind::input_file, "FILE", "a --pingpong file or machine.json with its \"mpi\" section")
       .hint("; run `mpiexec -n 2 rooflab_mpi --pingpong --out DIR` first (DIR/mpi_pingpong.json)")
@@ -118,6 +141,23 @@ Options parse(const args::Values& v, int P) {
   o.comm_only = v.flag("--comm-only");
   o.overlap = !v.flag("--no-overlap");
   o.balanced = v.str("--node-reduce") == "balanced";
+  o.injected = v.str("--compute") == "injected";
+  o.blocking_leaders = v.str("--leaders") == "allreduce";
+  if (v.has("--inject-s")) {
+    const std::string t = v.str("--inject-s");
+    const size_t c = t.find(',');
+    char* end = nullptr;
+    if (c != std::string::npos) {
+      o.inject_row_s = std::strtod(t.c_str(), &end);
+      if (end != t.c_str() + c) o.inject_row_s = -1;
+      o.inject_col_s = std::strtod(t.c_str() + c + 1, &end);
+      if (*end != 0) o.inject_col_s = -1;
+    }
+    if (c == std::string::npos || !(o.inject_row_s > 0 && o.inject_col_s > 0) || !std::isfinite(o.inject_row_s) ||
+        !std::isfinite(o.inject_col_s))
+      throw args::UsageError("--inject-s must be two positive seconds ROW,COL, got '" + t + "'");
+    if (!o.injected) throw Error("--inject-s applies to --compute injected");
+  }
   o.wait = parse_wait_mode(v.str("--wait"));
   o.machine = v.str("--machine");
   o.out = v.str("--out");
@@ -143,6 +183,8 @@ Options parse(const args::Values& v, int P) {
                 ": every chunk needs at least one column");
   if (o.chunks_given && o.chunks != 1 && (o.design == Design::mpich || o.design == Design::ring))
     throw Error(std::string("--chunks applies to salar and coffee, not ") + to_string(o.design));
+  if (o.blocking_leaders && o.design != Design::salar && o.design != Design::coffee)
+    throw Error(std::string("--leaders applies to salar and coffee, not ") + to_string(o.design));
   if ((!o.overlap || !o.balanced) && o.design != Design::coffee)
     throw Error(std::string("--no-overlap and --node-reduce apply to coffee, not ") + to_string(o.design));
   if (o.variant == "microkernel" && o.isa == Isa::none) o.isa = best_isa();
@@ -150,6 +192,10 @@ Options parse(const args::Values& v, int P) {
     throw Error("--isa applies to --variant microkernel only");
   if (o.isa != Isa::none && !isa_supported(o.isa))
     throw Error("this CPU cannot run ISA " + std::string(rooflab::to_string(o.isa)));
+#ifndef ROOFLAB_SMPI
+  if (o.injected) throw Error("--compute injected applies to rooflab_smpi (the SimGrid SMPI build)");
+#endif
+  if (o.injected && o.verify) throw Error("--verify needs the matrix: not with --compute injected");
   if (o.verify && o.M * o.N > INT_MAX)
     throw Error("--verify gathers the matrix on rank 0: M*N must be below 2^31");
   return o;
@@ -190,6 +236,9 @@ bool oversubscribed(int* cpus_out) {
   cpu_set_t set;
   CPU_ZERO(&set);
   int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+#ifdef ROOFLAB_SMPI
+  cpus = sg_host_core_count(sg_host_self());  // the simulated host's cores, not this machine's
+#endif
   // hydra binds nothing by default, so the affinity mask is the host's usable CPUs.
   int mine = on_host > cpus, any = 0;
   MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -207,6 +256,10 @@ struct Stamp {
 Stamp stamp() {
   Stamp s;
   s.wall = MPI_Wtime();
+#ifdef ROOFLAB_SMPI
+  s.cpu = s.wall;  // simulated ranks share one host thread: no CPU clock or switches of their own
+  return s;
+#endif
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   s.cpu = double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
@@ -221,6 +274,18 @@ Stamp& operator+=(Stamp& a, const Stamp& b) {
   return a;
 }
 
+// rooflab_smpi: `seconds` of this machine's time spent on the simulated host, scaled by
+// smpi/host-speed against the host's speed exactly as SMPI scales the compute it measures.
+void inject(double seconds) {
+#ifdef ROOFLAB_SMPI
+  smpi_bench_end();
+  smpi_execute(seconds);
+  smpi_bench_begin();
+#else
+  (void)seconds;  // unreachable: parse() refuses --compute injected without SMPI
+#endif
+}
+
 // ---- The distributed solver ------------------------------------------------------------
 template <class T>
 class Solver {
@@ -230,27 +295,36 @@ class Solver {
     i0_ = o.M * k / P;
     i1_ = o.M * (k + 1) / P;
     const int64_t rows = i1_ - i0_, N = o.N;
-    require_memory(size_t(2 * rows * N + 3 * N) * sizeof(T), "this rank's row slice");
-    A_ = AlignedBuffer<T>(size_t(rows * N));
-    A0_ = AlignedBuffer<T>(size_t(rows * N));
+    // --compute injected: only rank 0 holds its slab (to calibrate); the others hold no matrix.
+    const int64_t held = o.injected && (k != 0 || o.inject_row_s > 0) ? 0 : rows;
+    require_memory(size_t(2 * held * N + 3 * N) * sizeof(T), "this rank's row slice");
+    A_ = AlignedBuffer<T>(size_t(held * N));
+    A0_ = AlignedBuffer<T>(size_t(held * N));
     sums_ = AlignedBuffer<T>(size_t(N));
     work_ = AlignedBuffer<T>(size_t(N));
     tmp_ = AlignedBuffer<T>(size_t(N + 2));  // ring: N/P + 1; coffee: one chunk
-    r_.resize(size_t(o.M));
-    c_.resize(size_t(N));
-    fill_targets(r_, c_);
-    fill_rows(A0_.data(), i0_, i1_, N);
+    if (held > 0 || !o.injected) {  // the targets are the kernels' input: none to inject
+      r_.resize(size_t(o.M));
+      c_.resize(size_t(N));
+      fill_targets(r_, c_);
+    }
+    fill_rows(A0_.data(), i0_, i0_ + held, N);
     restore();
     k_ = sinkhorn::kernels_for<T>(o.variant, o.isa);
     const auto blk = o.variant == "microkernel" ? sinkhorn::microkernel_default_blocking(o.isa)
                                                 : sinkhorn::kBlockedDefault;
-    args_ = SkArgs<T>{A_.data(), rows, N, N, r_.data() + i0_, c_.data(), T(o.fi), sums_.data(), blk.mc, blk.nc};
+    args_ = SkArgs<T>{A_.data(), rows, N, N, r_.empty() ? nullptr : r_.data() + i0_, c_.data(), T(o.fi), sums_.data(), blk.mc, blk.nc};
   }
 
   void restore() { std::memcpy(A_.data(), A0_.data(), A0_.size() * sizeof(T)); }
 
   // One iteration; returns the communication part of it (see column_phase).
   Stamp iterate() {
+    if (o_.injected) {
+      inject(double(rows()) * row_s_);
+      std::fill_n(sums_.data(), o_.N, T(1));
+      return column_phase(true);
+    }
     k_.row_rescale(args_);
     std::fill_n(sums_.data(), o_.N, T(0));
     k_.col_sums(args_);  // args_.work == sums_
@@ -266,6 +340,41 @@ class Solver {
     return column_phase(false);
   }
 
+  // --compute injected: rank 0 times its own slab's two phases for real (host seconds; median
+  // of 3 after a warm-up), and every rank injects them per row from then on. Returns
+  // {row phase, column modify} seconds per row. The caches are swept before each repetition:
+  // on a cluster every core of a node streams its own slab, so a slab is not found in a
+  // shared cache as it would be when one rank loops alone.
+  std::pair<double, double> calibrate() {
+    if (o_.inject_row_s > 0) {  // --inject-s: given, nothing to measure
+      row_s_ = o_.inject_row_s, col_s_ = o_.inject_col_s;
+      return {row_s_, col_s_};
+    }
+    double per_row[2] = {0, 0};
+    if (topo_.rank == 0) {
+      std::vector<double> a, b;
+      std::vector<char> sweep(size_t(2 * std::max<int64_t>(host_cache_sizes().l3, 8 << 20)));
+      for (int k = 0; k < 4; ++k) {
+        std::memset(sweep.data(), k, sweep.size());
+        const auto t0 = std::chrono::steady_clock::now();
+        k_.row_rescale(args_);
+        std::fill_n(sums_.data(), o_.N, T(0));
+        k_.col_sums(args_);
+        std::memcpy(work_.data(), sums_.data(), size_t(o_.N) * sizeof(T));  // stands in for the allreduce
+        const auto t1 = std::chrono::steady_clock::now();
+        modify(0, o_.N, nullptr);
+        const auto t2 = std::chrono::steady_clock::now();
+        if (k > 0) a.push_back(std::chrono::duration<double>(t1 - t0).count()),
+                   b.push_back(std::chrono::duration<double>(t2 - t1).count());
+      }
+      restore();
+      per_row[0] = median(a) / double(rows()), per_row[1] = median(b) / double(rows());
+    }
+    MPI_Bcast(per_row, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    row_s_ = per_row[0], col_s_ = per_row[1];
+    return {row_s_, col_s_};
+  }
+
   const T* A() const { return A_.data(); }
   int64_t rows() const { return i1_ - i0_; }
   const std::vector<T>& r() const { return r_; }
@@ -274,6 +383,16 @@ class Solver {
  private:
   // Factors and scaling of columns [j0, j0 + len) of this rank's rows, from work_.
   void modify(int64_t j0, int64_t len, const std::function<void()>* poke) {
+    if (o_.injected && calibrated()) {
+      // The same row blocks and polls as below, each block's share of the calibrated time.
+      const double share = double(len) / double(o_.N) * col_s_;
+      const int64_t block = std::max<int64_t>(1, (int64_t(1) << 18) / int64_t(sizeof(T)) / std::max<int64_t>(len, 1));
+      for (int64_t i = 0; i < rows(); i += block) {
+        inject(double(std::min(block, rows() - i)) * share);
+        if (poke) (*poke)();
+      }
+      return;
+    }
     sinkhorn::col_factors(work_.data() + j0, c_.data() + j0, len, T(o_.fi));
     SkArgs<T> a = args_;
     a.A += j0;
@@ -331,9 +450,12 @@ class Solver {
     return comm;
   }
 
+  bool calibrated() const { return row_s_ > 0 || col_s_ > 0; }
+
   const Options& o_;
   const Topology& topo_;
   int64_t i0_ = 0, i1_ = 0;
+  double row_s_ = 0, col_s_ = 0;  // --compute injected: host seconds per row of each phase
   AlignedBuffer<T> A_, A0_, sums_, work_, tmp_;
   std::vector<T> r_, c_;
   SkKernels<T> k_;
@@ -407,6 +529,7 @@ std::string case_name(const Options& o, const Topology& topo, int rpn) {
   if (!o.overlap) n << "/overlap:off";
   if (o.comm_only) n << "/part:comm";
   if (o.wait == WaitMode::yield) n << "/wait:yield";
+  if (o.blocking_leaders) n << "/leaders:allreduce";
   n << "/threads:1";
   return n.str();
 }
@@ -474,6 +597,7 @@ int run(const Options& o, const Topology& topo) {
     return 2;
   }
   const int rpn = o.ranks_per_node > 0 ? o.ranks_per_node : topo.max_node_size;
+  [[maybe_unused]] const auto injected_row_s = o.injected ? s->calibrate() : std::pair<double, double>{0, 0};
   int cpus = 1;
   const bool over = oversubscribed(&cpus);
 
@@ -530,6 +654,8 @@ int run(const Options& o, const Topology& topo) {
               {"overlap", o.design == Design::coffee && o.overlap},
               {"node_reduce", o.design == Design::coffee ? (o.balanced ? "balanced" : "mpi")
                               : o.design == Design::salar ? "mpi" : "none"},
+              {"leaders_allreduce", o.design != Design::salar && o.design != Design::coffee ? json(nullptr)
+                                    : json(o.blocking_leaders ? "MPI_Allreduce" : "MPI_Iallreduce")},
               {"threads", 1},
               {"cpus", cpus},
               {"oversubscribed", over},
@@ -549,6 +675,18 @@ int run(const Options& o, const Topology& topo) {
                     "including waiting for slower ranks (coffee: phase wall time minus the overlapped "
                     "column modify)"},
               {"verification", verification}};
+#ifdef ROOFLAB_SMPI
+    j["simulated"] = {{"simulator", "SimGrid SMPI " + std::to_string(SIMGRID_VERSION_MAJOR) + "." +
+                                        std::to_string(SIMGRID_VERSION_MINOR)},
+                      {"host", sg_host_get_name(sg_host_self())},
+                      {"host_speed_flops", sg_host_get_speed(sg_host_self())},
+                      {"compute", o.injected ? "injected" : "real"},
+                      {"injected_s_per_row",
+                       o.injected ? json{{"row_phase", injected_row_s.first},
+                                         {"column_modify", injected_row_s.second},
+                                         {"source", o.inject_row_s > 0 ? "--inject-s" : "rank 0 calibrated its slab"}}
+                                  : json(nullptr)}};
+#endif
     if (model) {
       const double pred = predict_allreduce_s(o.design, *model, topo.size, rpn, o.N, int(sizeof(T)), o.chunks,
                                               o.balanced);
@@ -824,6 +962,7 @@ int main_mpi(int argc, char** argv) {
     return 2;
   }
   set_wait_mode(o.wait);
+  set_blocking_leaders(o.blocking_leaders);
   Topology topo(o.ranks_per_node);
   if (o.pingpong) return pingpong(o, topo);
   if (o.timeslice) return timeslice(o, topo);

@@ -37,7 +37,7 @@ configure() {
   echo "ok   [$name ${*}]: $line"
 }
 
-for d in PAPI LIKWID VALGRIND MPI OPENBLAS BLIS DNNL LIBXSMM; do
+for d in PAPI LIKWID VALGRIND MPI SIMGRID OPENBLAS BLIS DNNL LIBXSMM; do
   configure "$d" "^  $d: off \(disabled by -DROOFLAB_WITH_$d=OFF\)" "-DROOFLAB_WITH_$d=OFF"
 done
 

@@ -25,7 +25,15 @@ int ceil_log2(int p) {
 }
 
 WaitMode g_wait = WaitMode::spin;
+bool g_blocking_leaders = false;
 bool yielding() { return g_wait == WaitMode::yield; }
+// The leaders' allreduce of a chunk (salar, coffee): started non-blocking, or with
+// set_blocking_leaders complete on return (*r = MPI_REQUEST_NULL) through MPI_Allreduce.
+void leaders_allreduce(void* buf, int n, MPI_Datatype t, MPI_Comm leaders, MPI_Request* r) {
+  if (!g_blocking_leaders) return void(MPI_Iallreduce(MPI_IN_PLACE, buf, n, t, MPI_SUM, leaders, r));
+  allreduce_sum(MPI_IN_PLACE, buf, n, t, leaders);
+  *r = MPI_REQUEST_NULL;
+}
 void wait1(MPI_Request* r) { wait_all(1, r); }
 
 // Blocking point-to-point and collectives under the wait mode: the blocking call itself for
@@ -36,9 +44,16 @@ void sendrecv(const void* sb, int sc, MPI_Datatype t, int dst, int stag, void* r
     MPI_Sendrecv(sb, sc, t, dst, stag, rb, rc, t, src, rtag, comm, MPI_STATUS_IGNORE);
     return;
   }
+#if MPI_VERSION >= 4
   MPI_Request r;
   MPI_Isendrecv(sb, sc, t, dst, stag, rb, rc, t, src, rtag, comm, &r);
   wait1(&r);
+#else  // MPI 3 (SimGrid SMPI): the same exchange as a receive and a send
+  MPI_Request r[2];
+  MPI_Irecv(rb, rc, t, src, rtag, comm, &r[0]);
+  MPI_Isend(sb, sc, t, dst, stag, comm, &r[1]);
+  wait_all(2, r);
+#endif
 }
 void send(const void* b, int n, MPI_Datatype t, int dst, int tag, MPI_Comm comm) {
   if (!yielding()) return void(MPI_Send(b, n, t, dst, tag, comm));
@@ -73,6 +88,8 @@ WaitMode parse_wait_mode(const std::string& s) {
 }
 const char* to_string(WaitMode w) { return w == WaitMode::yield ? "yield" : "spin"; }
 void set_wait_mode(WaitMode w) { g_wait = w; }
+void set_blocking_leaders(bool b) { g_blocking_leaders = b; }
+bool blocking_leaders() { return g_blocking_leaders; }
 WaitMode wait_mode() { return g_wait; }
 
 void wait_all(int n, MPI_Request* reqs) {
@@ -182,7 +199,7 @@ void salar_allreduce(const T* local, T* out, int64_t n, int chunks, const Topolo
   if (topo.leader()) {
     for (int c = 0; c < C; ++c) {
       wait1(&red[size_t(c)]);
-      MPI_Iallreduce(MPI_IN_PLACE, out + j0(c), len(c), t, MPI_SUM, topo.leaders, &all[size_t(c)]);
+      leaders_allreduce(out + j0(c), len(c), t, topo.leaders, &all[size_t(c)]);
       if (c > 0) {
         wait1(&all[size_t(c - 1)]);
         MPI_Ibcast(out + j0(c - 1), len(c - 1), t, 0, topo.node, &bc[size_t(c - 1)]);
@@ -259,7 +276,7 @@ void coffee_allreduce(T* local, T* out, int64_t n, int chunks, const Topology& t
       if (!balanced) {  // the leader receives and adds every rank's chunk (binomial tree)
         reduce_sum(chunk, topo.leader() ? out + j0(c) : nullptr, count(L), t, 0, topo.node);
         if (topo.leader())
-          MPI_Iallreduce(MPI_IN_PLACE, out + j0(c), count(L), t, MPI_SUM, topo.leaders, &all[size_t(c)]);
+          leaders_allreduce(out + j0(c), count(L), t, topo.leaders, &all[size_t(c)]);
       } else if (const int q = node_reduce_scatter(chunk, L, topo.node, tmp); topo.leader()) {
         recvs.clear();
         for (int k = 1; k < q; ++k) {
@@ -270,7 +287,7 @@ void coffee_allreduce(T* local, T* out, int64_t n, int chunks, const Topology& t
         }
         std::memcpy(out + j0(c), chunk, size_t(part_begin(L, q, 1)) * sizeof(T));
         wait_all(int(recvs.size()), recvs.data());
-        MPI_Iallreduce(MPI_IN_PLACE, out + j0(c), count(L), t, MPI_SUM, topo.leaders, &all[size_t(c)]);
+        leaders_allreduce(out + j0(c), count(L), t, topo.leaders, &all[size_t(c)]);
       } else if (r < q) {
         const int64_t b = part_begin(L, q, r), e = part_begin(L, q, r + 1);
         if (e > b) MPI_Isend(chunk + b, count(e - b), t, 0, kTagPart, topo.node, &sends[size_t(c)]);

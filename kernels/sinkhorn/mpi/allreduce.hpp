@@ -57,6 +57,12 @@ WaitMode parse_wait_mode(const std::string& s);  // throws rooflab::Error for an
 const char* to_string(WaitMode);
 void set_wait_mode(WaitMode);  // process-wide; every rank must choose the same
 WaitMode wait_mode();
+// salar and coffee all-reduce each chunk among the node leaders with MPI_Iallreduce, so the
+// next chunk's node reduce (and coffee's column modify) overlaps it. Blocking: MPI_Allreduce
+// instead (no inter-node overlap). For SimGrid SMPI, whose MPI_Iallreduce sends every vector
+// to every rank (no algorithm selection), while its MPI_Allreduce follows MPICH's choice.
+void set_blocking_leaders(bool);  // process-wide; every rank must choose the same
+bool blocking_leaders();
 // Completes n requests under the wait mode (MPI_Waitall for spin).
 void wait_all(int n, MPI_Request* reqs);
 // The blocking calls the designs and the driver use, under the wait mode.
