@@ -3,6 +3,7 @@
 # divisible by P, N not divisible by the chunk count, f64 and f32; edge shapes; bad input.
 # Oversubscribed on small machines (MPICH's hydra allows it); sizes are tiny, so the whole
 # set takes well under two minutes on two cores. Every test has a TIMEOUT: a hang fails.
+include(${CMAKE_CURRENT_LIST_DIR}/hosts.cmake)  # emulated hosts: the round trip runs without MPI too
 if(NOT ROOFLAB_HAVE_MPI OR NOT TARGET rooflab_mpi)
   return()
 endif()
