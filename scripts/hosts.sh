@@ -81,9 +81,10 @@ shape() {
     parent="parent 1:1"
   fi
   if [ "$rate" != off ]; then
-    # burst: 1 ms at the rate, at least one 64 KiB GSO segment, so tbf does not cap the rate
-    # below RATE; latency bounds the queue.
-    local burst=$(( rate_Bps / 1000 > 65536 ? rate_Bps / 1000 : 65536 ))
+    # burst: 250 us at the rate (at least 16 KiB): messages below it pass a full bucket at
+    # veth speed (with 1 ms, 8-128 KiB ping-pongs ran at twice a 1gbit rate); tbf splits
+    # larger GSO segments. latency bounds the queue.
+    local burst=$(( rate_Bps / 4000 > 16384 ? rate_Bps / 4000 : 16384 ))
     # shellcheck disable=SC2086
     tc -n "$ns" qdisc add dev "$dev" $parent handle 10: tbf rate "$rate" burst "$burst" latency 50ms
   fi
@@ -156,7 +157,7 @@ status() {
 hydra_cmd=()
 hydra() {
   local ppn=$1 np=$2 list=$3; shift 3
-  hydra_cmd=(ip netns exec "$HUB" env "ROOFLAB_HOSTS_PREFIX=$P" "$mpiexec" -launcher ssh
+  hydra_cmd=(ip netns exec "$HUB" env "ROOFLAB_HOSTS_PREFIX=$P" "UCX_NET_DEVICES=${UCX_NET_DEVICES:-rl0}" "$mpiexec" -launcher ssh
              -launcher-exec "$here/scripts/hosts_launch.sh" -localhost "$NET.254" -hosts "$list"
              -ppn "$ppn" -n "$np" "$@")
 }
@@ -226,19 +227,21 @@ for pair in pairs:
     pp = json.load(open(os.path.join(d, "pingpong", pair, "mpi_pingpong.json")))
     links.append({"from": f"{prefix}-{a}", "to": f"{prefix}-{b}", "path": "intra-node" if a == b else "inter-node",
                   "alpha_s": pp["alpha_s"], "beta_bytes_per_s": pp["beta_bytes_per_s"],
+                  "beta_64KiB_up_bytes_per_s": pp["fit"]["beta_64KiB_up_bytes_per_s"],
                   "pingpong": os.path.join("pingpong", pair, "mpi_pingpong.json")})
 out = {"schema": "rooflab.hosts_links/1",
        "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
        "hosts": int(cfg["N"]), "rate": cfg["RATE"], "delay": cfg["DELAY"], "net": cfg["NET"] + ".0/24",
        "method": "rooflab_mpi --pingpong, one rank on host 0 and one on host K (inter-node), "
-                 "two ranks on host 0 (intra-node); alpha, beta: its relative least-squares fit",
+                 "two ranks on host 0 (intra-node); alpha, beta: its relative least-squares fit; "
+                 "beta_64KiB_up: its fit over 64 KiB .. 2 MiB (the sustained rate)",
        "links": links}
 tmp = os.path.join(d, ".hosts_links.json.tmp")
 json.dump(out, open(tmp, "w"), indent=2)
 os.replace(tmp, os.path.join(d, "hosts_links.json"))
 for l in links:
     print(f"{l['from']} -> {l['to']} ({l['path']}): alpha {l['alpha_s']*1e6:.1f} us, "
-          f"beta {l['beta_bytes_per_s']/1e6:.1f} MB/s")
+          f"beta {l['beta_bytes_per_s']/1e6:.1f} MB/s (64 KiB up: {l['beta_64KiB_up_bytes_per_s']/1e6:.1f} MB/s)")
 EOF
 }
 

@@ -5,3 +5,9 @@
 # trip needs no MPI.
 add_test(NAME sinkhorn_mpi_hosts_roundtrip COMMAND ${CMAKE_CURRENT_LIST_DIR}/hosts/roundtrip.sh)
 set_tests_properties(sinkhorn_mpi_hosts_roundtrip PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 60)
+if(ROOFLAB_HAVE_MPI AND TARGET rooflab_mpi AND TARGET rooflab)
+  add_test(NAME sinkhorn_mpi_hosts_run
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/hosts/mpi.sh $<TARGET_FILE:rooflab> $<TARGET_FILE:rooflab_mpi>
+                   ${CMAKE_CURRENT_BINARY_DIR}/hosts_mpi_tmp)
+  set_tests_properties(sinkhorn_mpi_hosts_run PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 180)
+endif()
