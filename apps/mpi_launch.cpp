@@ -92,25 +92,49 @@ std::vector<std::string> smpirun_command(const fs::path& dir, int np, const char
   return cmd;
 }
 
+// scripts/hosts.sh of the source tree this rooflab was built from (--hosts).
+std::string hosts_sh() {
+  if (const char* env = std::getenv("ROOFLAB_HOSTS_SH")) return env;
+#ifdef ROOFLAB_HOSTS_SH
+  return ROOFLAB_HOSTS_SH;
+#else
+  return "scripts/hosts.sh";
+#endif
+}
+
 args::Spec spec() {
   return args::Spec("rooflab mpi", "runs `mpiexec -n P rooflab_mpi OPTIONS` with the rooflab_mpi built beside this rooflab")
-      .integer("--np", "P", "MPI ranks", 1, 4096)
+      .integer("--np", "P", "MPI ranks (required without --hosts)", 1, 4096)
       .alias("-n")
-      .required()
+      .integer("--hosts", "N", "run on the first N emulated hosts of `scripts/hosts.sh up` (needs root)", 1, 64)
+      .integer("--ranks-per-host", "R", "--hosts: ranks per host (default 1)", 1, 4096)
       .flag("--dry-run", "print the command instead of running it")
       .path("--simulate", args::PathKind::input_dir, "DIR",
             "run rooflab_smpi under SimGrid's smpirun on the platform in DIR (scripts/smpi_platform.py)")
       .rest("OPTIONS", "rooflab_mpi's options, passed on (`--out DIR` writes DIR/sinkhorn_mpi.json; "
                        "`rooflab mpi --np 1 -- --help` lists them)")
-      .epilog("ROOFLAB_MPI_BIN and ROOFLAB_MPIEXEC override the paths of rooflab_mpi and mpiexec "
-              "(ROOFLAB_SMPI_BIN and ROOFLAB_SMPIRUN those of rooflab_smpi and smpirun).");
+      .epilog("ROOFLAB_MPI_BIN, ROOFLAB_MPIEXEC and ROOFLAB_HOSTS_SH override the paths of rooflab_mpi, mpiexec "
+              "and scripts/hosts.sh (ROOFLAB_SMPI_BIN and ROOFLAB_SMPIRUN those of rooflab_smpi and smpirun).");
 }
 
 int launch(const args::Values& v, const char* argv0) {
-  std::vector<std::string> cmd =
-      v.has("--simulate") ? smpirun_command(v.str("--simulate"), int(v.integer("--np")), argv0)
-                          : std::vector<std::string>{mpiexec(), "-n", std::to_string(v.integer("--np")),
-                                                     find_rooflab_mpi(argv0).string()};
+  std::vector<std::string> cmd;
+  if (v.has("--hosts") && v.has("--simulate"))
+    throw args::UsageError("--hosts runs real ranks, --simulate simulated ones: one of them");
+  if (v.has("--hosts")) {  // hydra starts the ranks inside the hosts' namespaces (scripts/hosts.sh)
+    const int64_t n = v.integer("--hosts"), r = v.has("--ranks-per-host") ? v.integer("--ranks-per-host") : 1;
+    if (v.has("--np") && v.integer("--np") != n * r)
+      throw args::UsageError("--np " + std::to_string(v.integer("--np")) + " is not --hosts x --ranks-per-host = " +
+                             std::to_string(n * r) + " (leave --np out with --hosts)");
+    cmd = {hosts_sh(), "mpiexec", "--mpiexec", mpiexec(), "--hosts", std::to_string(n), "--ranks-per-host",
+           std::to_string(r), "--", find_rooflab_mpi(argv0).string()};
+  } else {
+    if (!v.has("--np")) throw args::UsageError("needs --np P (or --hosts N)");
+    if (v.has("--ranks-per-host")) throw args::UsageError("--ranks-per-host applies to --hosts");
+    cmd = v.has("--simulate") ? smpirun_command(v.str("--simulate"), int(v.integer("--np")), argv0)
+                              : std::vector<std::string>{mpiexec(), "-n", std::to_string(v.integer("--np")),
+                                                         find_rooflab_mpi(argv0).string()};
+  }
   cmd.insert(cmd.end(), v.passthrough().begin(), v.passthrough().end());
   if (v.flag("--dry-run")) {
     for (size_t i = 0; i < cmd.size(); ++i) std::printf("%s%s", i ? " " : "", cmd[i].c_str());
@@ -122,8 +146,10 @@ int launch(const args::Values& v, const char* argv0) {
   cargv.push_back(nullptr);
   std::fflush(nullptr);
   execvp(cargv[0], cargv.data());
-  throw Error("cannot run " + cmd[0] + (v.has("--simulate") ? " (is SimGrid's smpirun installed? set ROOFLAB_SMPIRUN)"
-                                                             : " (is MPICH's mpiexec installed? set ROOFLAB_MPIEXEC)"));
+  throw Error("cannot run " + cmd[0] +
+              (v.has("--simulate") ? " (is SimGrid's smpirun installed? set ROOFLAB_SMPIRUN)"
+               : v.has("--hosts")  ? " (set ROOFLAB_HOSTS_SH)"
+                                   : " (is MPICH's mpiexec installed? set ROOFLAB_MPIEXEC)"));
 }
 }  // namespace
 

@@ -26,8 +26,9 @@ required=(build-essential cmake pkg-config libbenchmark-dev libgtest-dev nlohman
 # libdnnl-dev only recommends ocl-icd-opencl-dev, but its CMake config needs OpenCL's headers.
 # python3-psycopg2: `rooflab history --db postgresql://...` (a team's store; SQLite needs nothing).
 # libsimgrid-dev: SimGrid SMPI (smpicxx/smpirun) for `rooflab mpi --simulate` (simulated clusters).
+# iproute2: scripts/hosts.sh's emulated hosts (ip netns, veth, tc).
 optional=(libpapi-dev likwid python3-pot libopenblas-dev libblis-dev libdnnl-dev ocl-icd-opencl-dev libxsmm-dev mpich libmpich-dev
-          python3-psycopg2 libsimgrid-dev)
+          python3-psycopg2 libsimgrid-dev iproute2)
 [ "$required_only" = 1 ] && optional=()
 # postgresql: the server the history store's test starts and stops (users bring their own).
 test_tools=(chromium python3-pot postgresql python3-psycopg2)

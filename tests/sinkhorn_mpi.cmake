@@ -3,6 +3,7 @@
 # divisible by P, N not divisible by the chunk count, f64 and f32; edge shapes; bad input.
 # Oversubscribed on small machines (MPICH's hydra allows it); sizes are tiny, so the whole
 # set takes well under two minutes on two cores. Every test has a TIMEOUT: a hang fails.
+include(${CMAKE_CURRENT_LIST_DIR}/hosts.cmake)  # emulated hosts: the round trip runs without MPI too
 if(NOT ROOFLAB_HAVE_MPI OR NOT TARGET rooflab_mpi)
   return()
 endif()
@@ -185,4 +186,15 @@ if(TARGET rooflab)
            -- ${_rl} mpi --np 1 -- --help)
   set_tests_properties(sinkhorn_mpi_cli_help sinkhorn_mpi_cli_np_overflow sinkhorn_mpi_cli_passes_help
                        PROPERTIES LABELS integration TIMEOUT 60)
+  # --hosts: the scripts/hosts.sh command it runs (the run itself: sinkhorn_mpi_hosts_run), and
+  # the combinations it refuses.
+  add_test(NAME sinkhorn_mpi_cli_hosts_dry_run COMMAND ${_mpi_expect} 0
+           "scripts/hosts.sh mpiexec --mpiexec .*mpiexec --hosts 3 --ranks-per-host 2 -- .*/rooflab_mpi --design ring$"
+           -- ${_rl} mpi --hosts 3 --ranks-per-host 2 --dry-run --design ring)
+  add_test(NAME sinkhorn_mpi_cli_hosts_np_mismatch COMMAND ${_mpi_expect} 2
+           "--np 3 is not --hosts x --ranks-per-host = 4" -- ${_rl} mpi --np 3 --hosts 2 --ranks-per-host 2 --design ring)
+  add_test(NAME sinkhorn_mpi_cli_rph_without_hosts COMMAND ${_mpi_expect} 2
+           "--ranks-per-host applies to --hosts" -- ${_rl} mpi --np 2 --ranks-per-host 2 --design ring)
+  set_tests_properties(sinkhorn_mpi_cli_hosts_dry_run sinkhorn_mpi_cli_hosts_np_mismatch
+                       sinkhorn_mpi_cli_rph_without_hosts PROPERTIES LABELS integration TIMEOUT 60)
 endif()

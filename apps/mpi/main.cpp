@@ -17,6 +17,8 @@
 #endif
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
+
 
 #include <algorithm>
 #include <chrono>
@@ -375,6 +377,8 @@ class Solver {
     return {row_s_, col_s_};
   }
 
+  // The last column phase's communication split (allreduce.hpp: intra / inter node).
+  const CommSplit& split() const { return split_; }
   const T* A() const { return A_.data(); }
   int64_t rows() const { return i1_ - i0_; }
   const std::vector<T>& r() const { return r_; }
@@ -417,6 +421,7 @@ class Solver {
   // the phase minus the time spent modifying (the exposed comm).
   Stamp column_phase(bool modify_cols) {
     const int64_t N = o_.N;
+    reset_comm_split();
     const Stamp t0 = stamp();
     switch (o_.design) {
       case Design::mpich:
@@ -442,10 +447,12 @@ class Solver {
                            if (modify_cols) modify(j0, len, &poke);
                            busy += stamp() - m0;
                          }, o_.balanced);
+        split_ = comm_split();
         return stamp() - t0 - busy;
       }
     }
     const Stamp comm = stamp() - t0;
+    split_ = comm_split();
     if (modify_cols) modify(0, N, nullptr);
     return comm;
   }
@@ -460,6 +467,7 @@ class Solver {
   std::vector<T> r_, c_;
   SkKernels<T> k_;
   SkArgs<T> args_;
+  CommSplit split_;
 };
 
 // Gathers the matrix on rank 0 after two iterations from the initial data and compares it
@@ -508,7 +516,7 @@ json verify(Solver<T>& s, const Options& o, const Topology& topo) {
 json per_rank_json(const std::vector<double>& per, int stats) {
   static const char* const keys[] = {"time_s", "comm_s", "noise_rel_iqr", "compute_s", "cpu_s", "comm_cpu_s",
                                      "compute_cpu_s", "voluntary_switches_per_iter",
-                                     "involuntary_switches_per_iter"};
+                                     "involuntary_switches_per_iter", "comm_intra_node_s", "comm_inter_node_s"};
   json j = json::object();
   const size_t P = per.size() / size_t(stats);
   for (size_t q = 0; q < size_t(stats); ++q) {
@@ -613,7 +621,7 @@ int run(const Options& o, const Topology& topo) {
   // Timing: one untimed iteration, then `iters` iterations each started together (barrier).
   // Per iteration: wall and CPU time of the whole and of its communication part.
   const size_t K = size_t(o.iters);
-  std::vector<double> t(K), c(K), tc(K), cc(K), comp(K), comp_cpu(K);
+  std::vector<double> t(K), c(K), tc(K), cc(K), comp(K), comp_cpu(K), intra(K), inter(K);
   Stamp switches;
   s->iterate();
   for (size_t k = 0; k < K; ++k) {
@@ -623,18 +631,19 @@ int run(const Options& o, const Topology& topo) {
     const Stamp all = o.comm_only ? comm : stamp() - t0;
     t[k] = all.wall, c[k] = comm.wall, tc[k] = all.cpu, cc[k] = comm.cpu;
     comp[k] = all.wall - comm.wall, comp_cpu[k] = all.cpu - comm.cpu;
+    intra[k] = s->split().intra, inter[k] = s->split().inter;
     switches.vcsw += all.vcsw, switches.ivcsw += all.ivcsw;
   }
   // Per rank medians (rank 0 gathers them all); the run's figures are the max over ranks.
-  constexpr int kStats = 9;
+  constexpr int kStats = 11;
   const double mine[kStats] = {median(t),   median(c),  rel_iqr(t),           median(comp),
                                median(tc),  median(cc), median(comp_cpu),     switches.vcsw / double(K),
-                               switches.ivcsw / double(K)};
+                               switches.ivcsw / double(K), median(intra), median(inter)};
   std::vector<double> per(topo.rank == 0 ? size_t(topo.size) * kStats : 0);
   MPI_Gather(mine, kStats, MPI_DOUBLE, per.data(), kStats, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  double worst[4] = {0, 0, 0, 0};
+  double worst[kStats] = {};
   for (size_t r = 0; r < size_t(topo.rank == 0 ? topo.size : 0); ++r)
-    for (size_t q = 0; q < 4; ++q) worst[q] = std::max(worst[q], per[r * kStats + q]);
+    for (size_t q = 0; q < size_t(kStats); ++q) worst[q] = std::max(worst[q], per[r * kStats + q]);
 
   if (topo.rank == 0) {
     json j = {{"schema", "rooflab.sinkhorn_mpi/1"},
@@ -666,6 +675,8 @@ int run(const Options& o, const Topology& topo) {
               {"time_per_iter_s", worst[0]},
               {"comm_time_per_iter_s", worst[1]},
               {"compute_time_per_iter_s", worst[3]},
+              {"comm_intra_node_time_per_iter_s", worst[9]},
+              {"comm_inter_node_time_per_iter_s", worst[10]},
               {"noise_rel_iqr", worst[2]},
               {"per_rank", per_rank_json(per, kStats)},
               {"timing", o.comm_only
@@ -673,7 +684,8 @@ int run(const Options& o, const Topology& topo) {
                     "median over repetitions; reported: max over ranks"
                   : "per rank: median over iterations; reported: max over ranks. comm: the allreduce, "
                     "including waiting for slower ranks (coffee: phase wall time minus the overlapped "
-                    "column modify)"},
+                    "column modify); comm_intra_node / comm_inter_node: the part of it spent in calls on "
+                    "the node communicator / on communicators spanning nodes (mpich, ring: the world)"},
               {"verification", verification}};
 #ifdef ROOFLAB_SMPI
     j["simulated"] = {{"simulator", "SimGrid SMPI " + std::to_string(SIMGRID_VERSION_MAJOR) + "." +
@@ -968,6 +980,18 @@ int main_mpi(int argc, char** argv) {
   if (o.timeslice) return timeslice(o, topo);
   return o.dtype == DType::f64 ? run<double>(o, topo) : run<float>(o, topo);
 }
+
+// Whether the ranks span several hosts (shared-memory domains as MPI reports them: the
+// emulated hosts of scripts/hosts.sh, or real ones). The same verdict on every rank.
+bool spans_hosts() {
+  MPI_Comm host;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+  int on_host = 1, P = 1;
+  MPI_Comm_size(host, &on_host);
+  MPI_Comm_free(&host);
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  return on_host < P;
+}
 }  // namespace
 }  // namespace rooflab::sinkhorn_mpi
 
@@ -981,6 +1005,18 @@ int main(int argc, char** argv) {
     // the other ranks have finished their collectives by then.
     std::cerr << "rooflab_mpi: error: " << e.what() << '\n';
     rc = 2;
+  }
+  // Across hosts, no MPI_Finalize: MPICH 4.0's ch4:ucx finalize disconnects every UCX
+  // endpoint before its PMI barrier, and with UCX 1.13's TCP transport a disconnect (seen: a
+  // rank's endpoint to itself) can wait on a peer that already sits in that barrier
+  // (openucx/ucx#8738); with more than 2 ranks over TCP between emulated hosts, 40-90% of the
+  // runs hung there after writing their results. After a barrier nothing is in flight, and
+  // hydra takes a clean exit without it (exit status as usual).
+  if (rooflab::sinkhorn_mpi::spans_hosts()) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    std::cout.flush();
+    std::fflush(nullptr);
+    _exit(rc);
   }
   MPI_Finalize();
   return rc;

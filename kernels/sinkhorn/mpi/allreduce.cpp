@@ -27,59 +27,79 @@ int ceil_log2(int p) {
 WaitMode g_wait = WaitMode::spin;
 bool g_blocking_leaders = false;
 bool yielding() { return g_wait == WaitMode::yield; }
+
+// The comm split (allreduce.hpp): the node communicator of the Topology in use, and whether
+// the world spans nodes.
+MPI_Comm g_node = MPI_COMM_NULL;
+bool g_world_spans = false;
+CommSplit g_split;
+// Runs f, adding its wall time to the intra or inter share by communicator.
+template <class F>
+void timed(MPI_Comm comm, F&& f) {
+  const double t0 = MPI_Wtime();
+  f();
+  const double dt = MPI_Wtime() - t0;
+  const bool intra = comm == g_node || (comm == MPI_COMM_WORLD && !g_world_spans);
+  (intra ? g_split.intra : g_split.inter) += dt;
+}
+// wait_all of requests posted on comm, timed.
+void wait_on(MPI_Comm comm, int n, MPI_Request* reqs) { timed(comm, [&] { wait_all(n, reqs); }); }
+void wait1(MPI_Comm comm, MPI_Request* r) { wait_on(comm, 1, r); }
+
 // The leaders' allreduce of a chunk (salar, coffee): started non-blocking, or with
 // set_blocking_leaders complete on return (*r = MPI_REQUEST_NULL) through MPI_Allreduce.
 void leaders_allreduce(void* buf, int n, MPI_Datatype t, MPI_Comm leaders, MPI_Request* r) {
   if (!g_blocking_leaders) return void(MPI_Iallreduce(MPI_IN_PLACE, buf, n, t, MPI_SUM, leaders, r));
-  allreduce_sum(MPI_IN_PLACE, buf, n, t, leaders);
+  allreduce_sum(MPI_IN_PLACE, buf, n, t, leaders);  // timed into the comm split itself
   *r = MPI_REQUEST_NULL;
 }
-void wait1(MPI_Request* r) { wait_all(1, r); }
 
 // Blocking point-to-point and collectives under the wait mode: the blocking call itself for
 // spin, its non-blocking form + wait_all for yield.
+// (Timed into the comm split.)
 void sendrecv(const void* sb, int sc, MPI_Datatype t, int dst, int stag, void* rb, int rc, int src, int rtag,
               MPI_Comm comm) {
-  if (!yielding()) {
-    MPI_Sendrecv(sb, sc, t, dst, stag, rb, rc, t, src, rtag, comm, MPI_STATUS_IGNORE);
-    return;
-  }
+  if (!yielding())
+    return timed(comm, [&] { MPI_Sendrecv(sb, sc, t, dst, stag, rb, rc, t, src, rtag, comm, MPI_STATUS_IGNORE); });
 #if MPI_VERSION >= 4
   MPI_Request r;
   MPI_Isendrecv(sb, sc, t, dst, stag, rb, rc, t, src, rtag, comm, &r);
-  wait1(&r);
+  wait1(comm, &r);
 #else  // MPI 3 (SimGrid SMPI): the same exchange as a receive and a send
   MPI_Request r[2];
   MPI_Irecv(rb, rc, t, src, rtag, comm, &r[0]);
   MPI_Isend(sb, sc, t, dst, stag, comm, &r[1]);
-  wait_all(2, r);
+  wait_on(comm, 2, r);
 #endif
 }
 void send(const void* b, int n, MPI_Datatype t, int dst, int tag, MPI_Comm comm) {
-  if (!yielding()) return void(MPI_Send(b, n, t, dst, tag, comm));
+  if (!yielding()) return timed(comm, [&] { MPI_Send(b, n, t, dst, tag, comm); });
   MPI_Request r;
   MPI_Isend(b, n, t, dst, tag, comm, &r);
-  wait1(&r);
+  wait1(comm, &r);
 }
 void recv(void* b, int n, MPI_Datatype t, int src, int tag, MPI_Comm comm) {
-  if (!yielding()) return void(MPI_Recv(b, n, t, src, tag, comm, MPI_STATUS_IGNORE));
+  if (!yielding()) return timed(comm, [&] { MPI_Recv(b, n, t, src, tag, comm, MPI_STATUS_IGNORE); });
   MPI_Request r;
   MPI_Irecv(b, n, t, src, tag, comm, &r);
-  wait1(&r);
+  wait1(comm, &r);
 }
 void bcast(void* b, int n, MPI_Datatype t, int root, MPI_Comm comm) {
-  if (!yielding()) return void(MPI_Bcast(b, n, t, root, comm));
+  if (!yielding()) return timed(comm, [&] { MPI_Bcast(b, n, t, root, comm); });
   MPI_Request r;
   MPI_Ibcast(b, n, t, root, comm, &r);
-  wait1(&r);
+  wait1(comm, &r);
 }
 void reduce_sum(const void* in, void* out, int n, MPI_Datatype t, int root, MPI_Comm comm) {
-  if (!yielding()) return void(MPI_Reduce(in, out, n, t, MPI_SUM, root, comm));
+  if (!yielding()) return timed(comm, [&] { MPI_Reduce(in, out, n, t, MPI_SUM, root, comm); });
   MPI_Request r;
   MPI_Ireduce(in, out, n, t, MPI_SUM, root, comm, &r);
-  wait1(&r);
+  wait1(comm, &r);
 }
 }  // namespace
+
+void reset_comm_split() { g_split = {}; }
+CommSplit comm_split() { return g_split; }
 
 WaitMode parse_wait_mode(const std::string& s) {
   if (s == "spin") return WaitMode::spin;
@@ -105,14 +125,14 @@ void barrier(MPI_Comm comm) {
   if (!yielding()) return void(MPI_Barrier(comm));
   MPI_Request r;
   MPI_Ibarrier(comm, &r);
-  wait1(&r);
+  wait_all(1, &r);
 }
 
 void allreduce_sum(const void* in, void* out, int n, MPI_Datatype t, MPI_Comm comm) {
-  if (!yielding()) return void(MPI_Allreduce(in, out, n, t, MPI_SUM, comm));
+  if (!yielding()) return timed(comm, [&] { MPI_Allreduce(in, out, n, t, MPI_SUM, comm); });
   MPI_Request r;
   MPI_Iallreduce(in, out, n, t, MPI_SUM, comm, &r);
-  wait1(&r);
+  wait1(comm, &r);
 }
 
 // ---- Topology --------------------------------------------------------------------------
@@ -129,9 +149,11 @@ Topology::Topology(int ranks_per_node) {
   int is_leader = node_rank == 0;
   MPI_Allreduce(&is_leader, &nodes, 1, MPI_INT, MPI_SUM, world);
   MPI_Allreduce(&node_size, &max_node_size, 1, MPI_INT, MPI_MAX, world);
+  g_node = node, g_world_spans = nodes > 1;
 }
 
 Topology::~Topology() {
+  if (g_node == node) g_node = MPI_COMM_NULL;
   if (leaders != MPI_COMM_NULL) MPI_Comm_free(&leaders);
   if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
 }
@@ -198,20 +220,20 @@ void salar_allreduce(const T* local, T* out, int64_t n, int chunks, const Topolo
     MPI_Ireduce(local + j0(c), out + j0(c), len(c), t, MPI_SUM, 0, topo.node, &red[size_t(c)]);
   if (topo.leader()) {
     for (int c = 0; c < C; ++c) {
-      wait1(&red[size_t(c)]);
+      wait1(topo.node, &red[size_t(c)]);
       leaders_allreduce(out + j0(c), len(c), t, topo.leaders, &all[size_t(c)]);
       if (c > 0) {
-        wait1(&all[size_t(c - 1)]);
+        wait1(topo.leaders, &all[size_t(c - 1)]);
         MPI_Ibcast(out + j0(c - 1), len(c - 1), t, 0, topo.node, &bc[size_t(c - 1)]);
       }
     }
-    wait1(&all[size_t(C - 1)]);
+    wait1(topo.leaders, &all[size_t(C - 1)]);
     MPI_Ibcast(out + j0(C - 1), len(C - 1), t, 0, topo.node, &bc[size_t(C - 1)]);
   } else {
     for (int c = 0; c < C; ++c) MPI_Ibcast(out + j0(c), len(c), t, 0, topo.node, &bc[size_t(c)]);
   }
-  wait_all(C, red.data());
-  wait_all(C, bc.data());
+  wait_on(topo.node, C, red.data());
+  wait_on(topo.node, C, bc.data());
 }
 
 // ---- COFFEE ----------------------------------------------------------------------------
@@ -286,7 +308,7 @@ void coffee_allreduce(T* local, T* out, int64_t n, int chunks, const Topology& t
           MPI_Irecv(out + j0(c) + b, count(e - b), t, k, kTagPart, topo.node, &recvs.back());
         }
         std::memcpy(out + j0(c), chunk, size_t(part_begin(L, q, 1)) * sizeof(T));
-        wait_all(int(recvs.size()), recvs.data());
+        wait_on(topo.node, int(recvs.size()), recvs.data());
         leaders_allreduce(out + j0(c), count(L), t, topo.leaders, &all[size_t(c)]);
       } else if (r < q) {
         const int64_t b = part_begin(L, q, r), e = part_begin(L, q, r + 1);
@@ -295,7 +317,7 @@ void coffee_allreduce(T* local, T* out, int64_t n, int chunks, const Topology& t
     }
     if (c > 0) {
       const int prev = c - 1;
-      if (topo.leader()) wait1(&all[size_t(prev)]);
+      if (topo.leader()) wait1(topo.leaders, &all[size_t(prev)]);
       bcast(out + j0(prev), count(len(prev)), t, 0, topo.node);
       pending[0] = c < C ? all[size_t(c)] : MPI_REQUEST_NULL;
       pending[1] = c < C ? sends[size_t(c)] : MPI_REQUEST_NULL;
@@ -304,7 +326,7 @@ void coffee_allreduce(T* local, T* out, int64_t n, int chunks, const Topology& t
       if (c < C) all[size_t(c)] = pending[0], sends[size_t(c)] = pending[1];
     }
   }
-  wait_all(C, sends.data());
+  wait_on(topo.node, C, sends.data());
 }
 
 // ---- Model -----------------------------------------------------------------------------

@@ -69,6 +69,18 @@ void wait_all(int n, MPI_Request* reqs);
 void barrier(MPI_Comm comm);
 void allreduce_sum(const void* in, void* out, int count, MPI_Datatype t, MPI_Comm comm);
 
+// Where a rank's communication time goes: wall seconds spent in the designs' calls on the node
+// communicator (intra) and on communicators that span nodes (inter: the leaders, and the
+// world when there is more than one node, so every call of mpich and ring), summed since
+// reset_comm_split(). The rest of the allreduce (adding received parts, posting non-blocking
+// calls) is neither. A non-blocking collective progresses inside whatever call the rank is
+// blocked in, so the split says where each rank waited, not where each byte travelled.
+struct CommSplit {
+  double intra = 0, inter = 0;
+};
+void reset_comm_split();
+CommSplit comm_split();
+
 enum class Design { mpich, ring, salar, coffee };
 Design parse_design(const std::string& s);  // throws rooflab::Error for an unknown name
 const char* to_string(Design);
