@@ -194,7 +194,8 @@ def main():
     # SMPI's default network model scales bandwidth and latency by factors fitted to one
     # Ethernet cluster; 1 keeps the measured (or stated) alpha and beta as they are. The
     # collectives (MPI_Allreduce, MPI_Reduce, MPI_Bcast) pick their algorithms as MPICH does,
-    # like the real runs and the paper's MPICH 3.4 (SMPI's default is 7x slower at 72 ranks).
+    # like the real runs and the paper's MPICH 3.4 (with SMPI's default the mpich design's allreduce took
+    # 20x as long at 72 ranks).
     # An MPI_Test costs 100 us of simulated time by default (and grows while it fails), a
     # guard against busy-wait loops; COFFEE polls between row blocks of its overlapped modify,
     # so that would charge its leaders for polls a real MPI_Test does in ~0.1 us.

@@ -110,6 +110,7 @@ rooflab_mpi_test(bad_node_reduce 2 2 "--node-reduce must be balanced or mpi, got
 rooflab_mpi_test(bad_wait 2 2 "--wait must be spin or yield, got 'sleep'" --design ring --size 30x8 --wait sleep)
 rooflab_mpi_test(bad_compute_injected 2 2 "--compute injected applies to rooflab_smpi" --design ring --size 30x8 --compute injected)
 rooflab_mpi_test(bad_leaders_ring 2 2 "--leaders applies to salar and coffee, not ring" --design ring --size 30x8 --leaders allreduce)
+rooflab_mpi_test(bad_inject_s 2 2 "--inject-s must be two positive seconds ROW,COL, got '1e-6,x'" --design ring --size 30x8 --inject-s 1e-6,x)
 rooflab_mpi_test(bad_timeslice_one_rank 1 2 "--timeslice needs more ranks than CPUs \\(1 ranks" --timeslice)
 rooflab_mpi_test(bad_timeslice_and_pingpong 2 2 "--pingpong and --timeslice are separate runs" --pingpong --timeslice)
 rooflab_mpi_test(bad_pingpong_machine 2 2 "cannot read .*no-such.json .*rooflab characterize" --pingpong --machine ${_mpi_tmp}/no-such.json)

@@ -162,7 +162,17 @@ elif mode == "runs":
                          "--verify", "--fault")
     check(rc == 3 and "verification failed" in se, f"a corrupted sum fails verification (rc {rc})")
     rc, j, se = simulate(out, 4, "--design", "ring", "--size", "37x53", "--compute", "injected", "--verify")
-    check(rc == 2 and "not with --compute injected" in se, "--verify with --compute injected refused")
+    check(rc != 0 and "not with --compute injected" in se, f"--verify with --compute injected refused (rc {rc})")
+    rc, j, se = simulate(out, 4, "--design", "ring", "--size", "37x53", "--inject-s", "1e-6,1e-6")
+    check(rc != 0 and "--inject-s applies to --compute injected" in se, "--inject-s without --compute injected refused")
+    rc, j, se = simulate(out, 4, "--design", "ring", "--size", "37x53", "--compute", "injected", "--inject-s", "0,1e-6")
+    check(rc != 0 and "--inject-s must be two positive seconds" in se, "--inject-s 0,... refused")
+    # Given per-row seconds: compute = rows x their sum (ranks as fast as this machine).
+    rc, j, se = simulate(out, 4, "--design", "ring", "--size", "400x53", "--compute", "injected",
+                         "--inject-s", "2e-6,1e-6", "--cfg=smpi/simulate-computation:no")
+    check(rc == 0 and j and abs(j["compute_time_per_iter_s"] / (100 * 3e-6) - 1) < 0.01
+          and j["simulated"]["injected_s_per_row"]["source"] == "--inject-s",
+          f"--inject-s: 100 rows x 3 us = 0.3 ms of compute ({j and j['compute_time_per_iter_s']})")
 
 elif mode == "pingpong":
     need_simgrid()
