@@ -429,17 +429,16 @@ json characterize(const CharacterizeOptions& opt) {
         // 2x and 1x from one run to the next).
         const ScalingCheck sc = remeasure_if_shared(measure, measure(), one, t, kComputeScalingFloor, kComputeRetries);
         const Stat s = sc.stat;
-        if (sc.still_low)
-          compute_warnings.push_back(std::string(to_string(ci)) + " " + ck.name + " at " + std::to_string(t) +
-                                     " threads: " + fmt(s.best) + " GFLOP/s, " + fmt(s.best / one) +
-                                     "x the 1-thread " + fmt(one) + " after " + std::to_string(sc.retries) +
-                                     " re-measurements (threads on separate cores give ~" + std::to_string(t) +
-                                     "x): the host shares a core between them; kept as measured");
-        else if (sc.retries > 0)
-          compute_warnings.push_back(std::string(to_string(ci)) + " " + ck.name + " at " + std::to_string(t) +
-                                     " threads: measured again " + std::to_string(sc.retries) +
-                                     " time(s) (below " + fmt(kComputeScalingFloor * t) +
-                                     "x the 1-thread rate at first: a core shared for a while)");
+        if (sc.still_low || sc.retries > 0) {
+          const std::string what = std::string(to_string(ci)) + " " + ck.name + " at " + std::to_string(t) + " threads: ";
+          compute_warnings.push_back(
+              what + (sc.still_low
+                          ? fmt(s.best) + " GFLOP/s, " + fmt(s.best / one) + "x the 1-thread " + fmt(one) + " after " +
+                                std::to_string(sc.retries) + " re-measurements (threads on separate cores give ~" +
+                                std::to_string(t) + "x): the host shares a core between them; kept as measured"
+                          : "measured again " + std::to_string(sc.retries) + " time(s) (below " +
+                                fmt(kComputeScalingFloor * t) + "x the 1-thread rate at first: a core shared for a while)"));
+        }
         if (t == 1) one = s.best;
         ceil[ck.name][std::to_string(t)] = s.best;
         med[ck.name][std::to_string(t)] = s.median;

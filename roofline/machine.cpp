@@ -96,6 +96,20 @@ StreamKernel split_streams(const std::string& kernel) {
   return {kernel.substr(0, pos), s};
 }
 
+std::vector<CacheLevel> cache_levels(const nlohmann::json& j) {
+  std::vector<CacheLevel> out;
+  if (!j.contains("caches") || !j["caches"].is_object()) return out;
+  const auto& caches = j["caches"];
+  for (const char* lvl : {"L1", "L2", "L3"})
+    for (const char* src : {"measured", "reported"})
+      if (caches.contains(src) && caches[src].is_object() && caches[src].contains(lvl) &&
+          caches[src][lvl].is_number() && caches[src][lvl].get<double>() > 0) {
+        out.push_back({lvl, caches[src][lvl].get<double>(), src});
+        break;
+      }
+  return out;
+}
+
 Machine machine_from_json(const nlohmann::json& j, const std::filesystem::path& path) {
   require_schema(j, "rooflab.machine", 1, path.empty() ? "machine.json" : path);
   const ShapeCheck sc{path.empty() ? std::string("machine.json") : path.string()};
@@ -149,16 +163,7 @@ Machine machine_from_json(const nlohmann::json& j, const std::filesystem::path& 
   Machine m;
   m.raw = j;
   m.path = path;
-  const auto& caches = j.value("caches", nlohmann::json::object());
-  for (const char* lvl : {"L1", "L2", "L3"}) {
-    for (const char* src : {"measured", "reported"}) {
-      if (caches.contains(src) && caches[src].contains(lvl) && caches[src][lvl].is_number() &&
-          caches[src][lvl].get<double>() > 0) {
-        m.caches.push_back({lvl, caches[src][lvl].get<double>(), src});
-        break;
-      }
-    }
-  }
+  m.caches = cache_levels(j);
   if (!j.contains("bandwidth") || !j["bandwidth"].contains("levels"))
     throw Error((path.empty() ? std::string("machine.json") : path.string()) +
                 ": no bandwidth.levels; re-run `rooflab characterize`");

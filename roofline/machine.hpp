@@ -14,12 +14,20 @@
 
 namespace rooflab::roofline {
 
+// One cache level as the model places working sets: its capacity and where it came from.
+struct CacheLevel { std::string name; double bytes; std::string source; };
+// machine.json's caches, in order L1, L2, L3 (those present): per level the measured capacity,
+// else the reported one (a VM's read-bandwidth curve may show no step for a level as fast as
+// the next, e.g. a Zen 4's L2 for one core). `source` is "measured" or "reported". The one rule
+// for every consumer (the roofline/ECM model, RTAMM's blocking pool).
+std::vector<CacheLevel> cache_levels(const nlohmann::json& machine);
+
 struct Machine {
   nlohmann::json raw;
   std::filesystem::path path;
   // Capacities used to place a working set: measured where detected, else reported.
   // In order L1, L2, L3 (those present). `source` says which.
-  struct Level { std::string name; double bytes; std::string source; };
+  using Level = CacheLevel;
   std::vector<Level> caches;
 
   // GFLOP/s of a compute ceiling ("fma_f64", "add_f32", "addmin_f32", ...) at `threads`

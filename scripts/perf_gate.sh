@@ -57,20 +57,25 @@ for c in "${cases[@]}"; do args+=(--case "$c"); done
 echo "[gate] characterize -> $out/machine.json"
 "$rl" characterize --profile quick --threads 1 --no-likwid --out "$out" >/dev/null || { echo "[gate] characterize failed" >&2; exit 1; }
 py="$ROOT/.venv/bin/python"; [ -x "$py" ] || py=python3
-# The CPU a baseline belongs to: under a hypervisor the model name can be generic ("AMD EPYC"
-# for a Zen 3 and a Zen 5), so it is the name, the ISAs and the private cache sizes. The default
-# baseline is the one made on this CPU; against a baseline from another CPU the comparison is
-# printed but a regression does not fail the gate (see the end).
-cpu_of() {
+# The CPU a baseline belongs to: host.cpu_signature (CPUID's vendor, family, model, stepping)
+# where both files record it; for a file older than that, the name, the ISAs and the private
+# cache sizes (under a hypervisor the model name can be generic: "AMD EPYC" for a Zen 3 and a
+# Zen 5). The default baseline is the one made on this CPU; against a baseline from another CPU
+# the comparison is printed but a regression does not fail the gate (see the end).
+cpu_of() {  # FILE [OTHER]: what identifies FILE's CPU when compared with OTHER's
   "$py" -c 'import json,sys
-m = json.load(open(sys.argv[1])); h = m["host"]; c = m.get("caches", {}).get("reported", {})
-print("%s, %s, L1 %s, L2 %s" % (h.get("cpu", "?"), "+".join(h.get("isa", [])), c.get("L1", "?"), c.get("L2", "?")))' \
-    "$1" 2>/dev/null || echo "?"
+def ident(path, other_sig):
+    m = json.load(open(path)); h = m["host"]; c = m.get("caches", {}).get("reported", {})
+    if h.get("cpu_signature") and other_sig:
+        return h["cpu_signature"]
+    return "%s, %s, L1 %s, L2 %s" % (h.get("cpu", "?"), "+".join(h.get("isa", [])), c.get("L1", "?"), c.get("L2", "?"))
+other = json.load(open(sys.argv[2]))["host"].get("cpu_signature") if len(sys.argv) > 2 else None
+print(ident(sys.argv[1], other))' "$@" 2>/dev/null || echo "?"
 }
 this_cpu=$(cpu_of "$out/machine.json")
 if [ -z "$base" ]; then
   for d in "$ROOT"/results/baselines/gate*/; do
-    [ -f "$d/machine.json" ] && [ "$(cpu_of "$d/machine.json")" = "$this_cpu" ] && { base=${d%/}; break; }
+    [ -f "$d/machine.json" ] && [ "$(cpu_of "$d/machine.json" "$out/machine.json")" = "$(cpu_of "$out/machine.json" "$d/machine.json")" ] && { base=${d%/}; break; }
   done
   if [ -z "$base" ]; then
     [ "$update" = 1 ] && { echo "perf_gate.sh: no baseline for this CPU ($this_cpu) under results/baselines/gate*/: name the new one with --baseline results/baselines/gate-<cpu class>" >&2; exit 2; }
@@ -118,7 +123,7 @@ if [ "$update" = 1 ]; then
 fi
 [ -f "$base/bench.json" ] || { echo "[gate] no baseline $base/bench.json (scripts/perf_gate.sh --update-baseline)" >&2; exit 1; }
 [ -f "$base/model.json" ] || { echo "[gate] no $base/model.json beside the baseline (rooflab model --run $base)" >&2; exit 1; }
-base_cpu=$(cpu_of "$base/machine.json")
+base_cpu=$(cpu_of "$base/machine.json" "$out/machine.json"); this_cpu=$(cpu_of "$out/machine.json" "$base/machine.json")
 echo "[gate] compare (efficiency, threshold $threshold, alpha 0.01) against $base"
 "$rl" compare "$base/bench.json" "$out/bench.json" --metric efficiency --threshold "$threshold" \
   --json-out "$out/compare.json"

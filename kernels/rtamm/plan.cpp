@@ -8,6 +8,7 @@
 #include "harness/isa_choice.hpp"
 #include "harness/host_caches.hpp"
 #include "kernels/rtamm/exec.hpp"
+#include "roofline/machine.hpp"
 
 namespace rooflab::rtamm {
 
@@ -180,21 +181,14 @@ Caches default_caches() {
 }
 
 Caches caches_from_machine(const json& m, const std::filesystem::path& path) {
-  // Per level the measured capacity, else the reported one, as the roofline model places
-  // working sets (roofline/machine.cpp): a VM's read-bandwidth curve may show no step for a
-  // level as fast as the next (a Zen 4's L2 for one core).
-  const json caches = m.contains("caches") && m["caches"].is_object() ? m["caches"] : json::object();
+  // The model's rule (roofline::cache_levels): per level measured, else reported.
   int64_t v[3] = {0, 0, 0};
   std::string from_reported;
-  const char* names[3] = {"L1", "L2", "L3"};
-  for (int i = 0; i < 3; ++i)
-    for (const char* src : {"measured", "reported"})
-      if (caches.contains(src) && caches[src].is_object() && caches[src].contains(names[i]) &&
-          caches[src][names[i]].is_number() && caches[src][names[i]].get<double>() > 0) {
-        v[i] = int64_t(caches[src][names[i]].get<double>());
-        if (std::string(src) == "reported") from_reported += std::string(from_reported.empty() ? "" : ", ") + names[i];
-        break;
-      }
+  for (const auto& l : roofline::cache_levels(m)) {
+    const int i = l.name[1] - '1';
+    v[i] = int64_t(l.bytes);
+    if (l.source == "reported") from_reported += std::string(from_reported.empty() ? "" : ", ") + l.name;
+  }
   if (!v[0] || !v[1] || !v[2])
     throw Error(path.string() + " has no caches.measured (or caches.reported) L1 / L2 / L3 (run `rooflab characterize` to measure them)");
   Caches k;
