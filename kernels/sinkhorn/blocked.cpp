@@ -25,6 +25,10 @@ template <class T, class Op>
 void for_blocks(const SkArgs<T>& a, Op op) {
   const int64_t nc = clamp_block(a.nc, a.N), mc = clamp_block(a.mc, a.M);
   constexpr int64_t line = 64 / sizeof(T), step = 4 * line;
+  if (a.N <= step) {  // one short segment per row: nothing to block or prefetch, C2R's plain walk
+    for (int64_t i = 0; i < a.M; ++i) op(a.A + i * a.lda, a.work, a.N);
+    return;
+  }
   for (int64_t i0 = 0; i0 < a.M; i0 += mc) {
     const int64_t i1 = std::min(i0 + mc, a.M);
     for (int64_t j0 = 0; j0 < a.N; j0 += nc) {
