@@ -4,22 +4,24 @@ real MPICH on the emulated hosts, simulated by SimGrid SMPI on a platform made f
 hosts' measured links, and predicted by the alpha-beta-gamma model; the error of each pair.
 
   scripts/witness.py --run DIR [--hosts "2 3 4"] [--rph "1 2"] [--size 512x4096] [--iters 10]
-                     [--reps 3] [--chunks 4] [--rate 1gbit] [--build DIR] [--table-only]
+                     [--reps 3] [--chunks 4] [--rate 1gbit] [--build DIR] [--reuse-real | --table-only]
 
 1. real: scripts/hosts_sweep.sh --run DIR ... --reps K under scripts/cpu_lock.sh time (needs
    root): the links' ping-pong alpha/beta per host count (stored in DIR/hosts/N<n>/), every
    design K times, verified; the witness is the median of the K repetitions.
 2. SMPI: per host count, scripts/smpi_platform.py with the same ping-pong files as link (the
    inter-node pair h0-h1, also the real runs' --model) and intra-node path (h0-h0), one core
-   per rank; computation injected from this machine's measured seconds per row (rooflab_smpi
-   --compute injected calibrates each slab size once under the timing lock), so the
-   simulation times nothing of the host and runs under the build lock, deterministic.
+   per rank; computation injected: the real mpich runs' compute per row of the same cell,
+   split between the row phase and the column modify as rooflab_smpi --compute injected's
+   calibration (under the timing lock) splits them. So the simulation times nothing of the
+   host (build lock, deterministic) and differs from the real runs in communication only.
 3. model: `rooflab model --mpi-sweep` (roofline/mpi_model.cpp, the core-sharing model) on the
    real runs, with the one-rank compute and --timeslice constants hosts_sweep.sh measured.
 Output: DIR/witness.json (schema rooflab.witness/1, docs/json.md) and DIR/witness.md. With
 more ranks than CPUs a cell is oversubscribed: the real ranks share cores (and wait with --wait
 yield), SMPI gives each its own, the model charges the sharing; such cells are flagged and left
-out of the accuracy summary. --table-only rebuilds the table from what DIR holds.
+out of the accuracy summary. --reuse-real simulates and tabulates the real runs DIR holds;
+--table-only rebuilds the table from what DIR holds.
 """
 import argparse
 import datetime
@@ -172,7 +174,14 @@ def run_smpi(a, hosts_doc, real):
         rows = -(-M // P)
         if rows not in per_row:  # one calibration per slab size, like the real ranks' slabs
             per_row[rows] = smpi_sweep.calibrate(rooflab, cal_dir, rows, Ncol)
-        row_s, col_s = per_row[rows]
+        # The kernels' time per row as the real ranks measured it: the mpich cell of the same
+        # hosts x ranks (no chunks, no overlap), split between the row phase and the column
+        # modify as the calibration splits them. The calibration alone (caches swept, once)
+        # gave 1.5-2.5x the real ranks' time: their slabs stay in the L3 across iterations.
+        cal_row, cal_col = per_row[rows]
+        ref = real.get(cell_key(N, R, "mpich"), c)
+        per = ref["compute_s"] / rows
+        row_s, col_s = per * cal_row / (cal_row + cal_col), per * cal_col / (cal_row + cal_col)
         pp = os.path.join(a.run, "hosts", f"N{N}", "pingpong")
         plat = os.path.join(out, f"platform-N{N}-R{R}")
         subprocess.run([sys.executable, os.path.join(here, "scripts", "smpi_platform.py"), "--out", plat,
@@ -185,7 +194,8 @@ def run_smpi(a, hosts_doc, real):
             base += ["--chunks", str(run["chunks"])]
         variants = [("", [])] + ([("blocking_leaders_", ["--leaders", "allreduce"])]
                                  if run["design"] in ("salar", "coffee") else [])
-        cell = {"platform": os.path.relpath(plat, a.run), "injected_s_per_row": [row_s, col_s]}
+        cell = {"platform": os.path.relpath(plat, a.run), "injected_s_per_row": [row_s, col_s],
+                "calibrated_s_per_row": [cal_row, cal_col], "compute_from": cell_key(N, R, "mpich") + " (real)"}
         for prefix, extra in variants:
             name = key.replace("/", "-") + ("-" + prefix.rstrip("_") if prefix else "")
             j, wall, errtxt = smpi_sweep.simulate_one(rooflab, plat, P, base + extra, os.path.join(out, name + ".wall"))
@@ -226,6 +236,7 @@ def main():
     ap.add_argument("--chunks", type=int, default=4, help="salar / coffee chunks (default 4)")
     ap.add_argument("--rate", default="1gbit", help="emulated link rate (default 1gbit)")
     ap.add_argument("--build", default=os.path.join(here, "build", "release"))
+    ap.add_argument("--reuse-real", action="store_true", help="no real runs: simulate and tabulate DIR's")
     ap.add_argument("--table-only", action="store_true", help="no runs: the table from what DIR holds")
     a = ap.parse_args()
     if a.reps < 1 or a.iters < 1 or a.sim_iters < 1:
@@ -234,7 +245,8 @@ def main():
     if not a.table_only:
         if not os.path.isfile(os.path.join(a.build, "rooflab_smpi")):
             die(f"no rooflab_smpi in {a.build}: build with SimGrid (libsimgrid-dev) first")
-        run_real(a)
+        if not a.reuse_real:
+            run_real(a)
     if not os.path.isfile(hs):
         die(f"{hs} not found: run without --table-only (needs root for the emulated hosts)")
     with open(hs) as f:
@@ -265,8 +277,9 @@ def main():
                        "time_per_iter_s (max over ranks of each rank's median iteration); more ranks than CPUs: "
                        "--wait yield",
                "smpi": "rooflab_smpi on scripts/smpi_platform.py's cluster from the same hosts' ping-pong files "
-                       "(inter-node h0-h1, intra-node h0-h0), one core per rank; compute injected from this machine's "
-                       "calibrated seconds per row of each slab size (deterministic, times nothing of the host); "
+                       "(inter-node h0-h1, intra-node h0-h0), one core per rank; compute injected: the real mpich "
+                       "run's compute per row of the same cell, split row phase / column modify as rooflab_smpi's "
+                       "calibration splits them (deterministic, times nothing of the host); "
                        "collectives as MPICH selects them (smpi/coll-selector:mpich), non-blocking ones SMPI's own",
                "model": "rooflab model --mpi-sweep (roofline/mpi_model.cpp): alpha-beta-gamma of the 2-host "
                         "inter-node link + the core-sharing terms; compute from the one-rank run",
