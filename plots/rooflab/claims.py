@@ -569,7 +569,7 @@ CLAIMS: list[Claim] = [
     Claim("coffee.mpi_node", "COFFEE", "Sec. VI-A.2 / Fig. 10", "COFFEE-CPU over MPICH-Ring on one node (MPI "
           "ranks on a single node)", "1.14-7.5x (avg 2.0x)", coffee_mpi_one_node, "mpi_scaling.png"),
     Claim("coffee.mpi", "COFFEE", "Fig. 13/14", "COFFEE-MPI over Ring / SALaR on 64 nodes", "up to 2.9x (avg 1.6x)",
-          coffee_mpi_nodes, "mpi_scaling.png"),
+          coffee_mpi_nodes, "mpi_witness.png"),
     Claim("sfc.whm", "SFC-CA GEMM", "Fig. 9", "flop-weighted harmonic mean over oneDNN (f32)", "1.8x WHM (up to 5.5x)",
           sfc_whm_vs_onednn, "gemm_whm.png"),
     Claim("sfc.l2", "SFC-CA GEMM", "Fig. 7", "fewer L2 misses than the vendor library", "fewer", sfc_l2_vs_vendor,
