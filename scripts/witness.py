@@ -176,8 +176,9 @@ def run_smpi(a, hosts_doc, real):
             per_row[rows] = smpi_sweep.calibrate(rooflab, cal_dir, rows, Ncol)
         # The kernels' time per row as the real ranks measured it: the mpich cell of the same
         # hosts x ranks (no chunks, no overlap), split between the row phase and the column
-        # modify as the calibration splits them. The calibration alone (caches swept, once)
-        # gave 1.5-2.5x the real ranks' time: their slabs stay in the L3 across iterations.
+        # modify as the calibration splits them. The calibration alone (caches swept, timed
+        # once) gave 0.8-3x the real ranks' time: their slabs stay in the L3 across iterations,
+        # and one timing on a shared VM is noisy (docs/families/sinkhorn_mpi.md).
         cal_row, cal_col = per_row[rows]
         ref = real.get(cell_key(N, R, "mpich"), c)
         per = ref["compute_s"] / rows
