@@ -155,7 +155,8 @@ def run_real(a):
            "--run", a.run, "--hosts", a.hosts, "--rph", a.rph, "--size", a.size, "--iters", str(a.iters),
            "--chunks", str(a.chunks), "--rate", a.rate, "--reps", str(a.reps), "--build", a.build]
     print("witness.py: " + " ".join(cmd), flush=True)
-    subprocess.run(cmd, check=True)
+    if subprocess.run(cmd).returncode != 0:
+        die("the real runs failed (scripts/hosts_sweep.sh above); the hosts are down again")
 
 
 def run_smpi(a, hosts_doc, real):
@@ -247,6 +248,8 @@ def main():
         if not os.path.isfile(os.path.join(a.build, "rooflab_smpi")):
             die(f"no rooflab_smpi in {a.build}: build with SimGrid (libsimgrid-dev) first")
         if not a.reuse_real:
+            if os.geteuid() != 0:
+                die("the emulated hosts need root (network namespaces); --reuse-real or --table-only use DIR's runs")
             run_real(a)
     if not os.path.isfile(hs):
         die(f"{hs} not found: run without --table-only (needs root for the emulated hosts)")
