@@ -37,6 +37,50 @@ def parse_json_out(text):
     return json.loads(text[i:]) if i >= 0 else None
 
 
+def calibration_platform(out):
+    """A one-host platform for the calibration (its rates do not matter: only rank 0's host
+    seconds per row are read back). Returns its directory."""
+    cal_dir = os.path.join(out, "calibration-host")
+    link = os.path.join(out, "calibration-link.json")
+    with open(link, "w") as f:
+        json.dump({"alpha_s": 1e-6, "beta_bytes_per_s": 1e9}, f)
+    subprocess.run([sys.executable, os.path.join(here, "scripts", "smpi_platform.py"), "--out", cal_dir, "--link",
+                    link, "--nodes", "1", "--ranks-per-node", "1"], check=True, stdout=subprocess.DEVNULL)
+    return cal_dir
+
+
+def calibrate(rooflab, cal_dir, rows, N):
+    """This machine's seconds per row of the row phase and of the column modify, on a slab of
+    rows x N (rooflab_smpi --compute injected: rank 0 times it for real, so under the timing lock)."""
+    cmd = [os.path.join(here, "scripts", "cpu_lock.sh"), "time", rooflab, "mpi", "--simulate", cal_dir, "--np", "1",
+           "--", "--design", "ring", "--size", f"{rows}x{N}", "--iters", "1", "--compute", "injected"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    j = parse_json_out(p.stdout)
+    if p.returncode != 0 or not j:
+        die(f"calibration of {rows}x{N} failed: {p.stderr.strip()[-400:]}")
+    per_row = j["simulated"]["injected_s_per_row"]
+    return per_row["row_phase"], per_row["column_modify"]
+
+
+def simulate_one(rooflab, plat, P, args, wall_file):
+    """One simulation (`rooflab mpi --simulate`) under the build lock: it times nothing of this
+    machine when the compute is injected. Returns (run JSON or None, its wall seconds inside the
+    lock, the error's tail)."""
+    p = subprocess.run([os.path.join(here, "scripts", "cpu_lock.sh"), "build", "/usr/bin/time", "-f", "%e", "-o",
+                        wall_file, rooflab, "mpi", "--simulate", plat, "--np", str(P), "--"] + args,
+                       capture_output=True, text=True)
+    try:
+        with open(wall_file) as f:
+            wall = float(f.read().split()[-1])
+        os.remove(wall_file)
+    except (OSError, ValueError, IndexError):
+        wall = None
+    j = parse_json_out(p.stdout)
+    if p.returncode != 0 or not j:
+        return None, wall, f"rc {p.returncode}: {p.stderr.strip()[-300:]}"
+    return j, wall, ""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", required=True)
@@ -68,26 +112,12 @@ def main():
     os.makedirs(out, exist_ok=True)
     gen = [sys.executable, os.path.join(here, "scripts", "smpi_platform.py")]
 
-    # A one-host platform for the calibration (its rates do not matter: only rank 0's host
-    # seconds per row are read back).
-    cal_dir = os.path.join(out, "calibration-host")
-    link = os.path.join(out, "calibration-link.json")
-    with open(link, "w") as f:
-        json.dump({"alpha_s": 1e-6, "beta_bytes_per_s": 1e9}, f)
-    subprocess.run(gen + ["--out", cal_dir, "--link", link, "--nodes", "1", "--ranks-per-node", "1"], check=True,
-                   stdout=subprocess.DEVNULL)
+    cal_dir = calibration_platform(out)
 
     runs, sims = [], []
     for (M, N) in sizes:
         rows = max(1, M // nps[0])
-        cmd = [os.path.join(here, "scripts", "cpu_lock.sh"), "time", rooflab, "mpi", "--simulate", cal_dir, "--np", "1",
-               "--", "--design", "ring", "--size", f"{rows}x{N}", "--iters", "1", "--compute", "injected"]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        j = parse_json_out(p.stdout)
-        if p.returncode != 0 or not j:
-            die(f"calibration of {rows}x{N} failed: {p.stderr.strip()[-400:]}")
-        per_row = j["simulated"]["injected_s_per_row"]
-        row_s, col_s = per_row["row_phase"], per_row["column_modify"]
+        row_s, col_s = calibrate(rooflab, cal_dir, rows, N)
         host_flops = 4 * N / (row_s + col_s)
         plat = os.path.join(out, f"platform-{M}x{N}")
         subprocess.run(gen + ["--out", plat, "--preset", a.preset, "--host-flops", repr(host_flops)]
@@ -106,20 +136,9 @@ def main():
                 "--inject-s", f"{row_s!r},{col_s!r}", "--cfg=smpi/simulate-computation:no"]
         if d in ("salar", "coffee"):
             args += ["--chunks", str(a.chunks), "--leaders", a.leaders]
-        # The simulation's own wall time (/usr/bin/time inside the lock: not the wait for it).
-        wall_file = os.path.join(out, name + ".wall")
-        p = subprocess.run([os.path.join(here, "scripts", "cpu_lock.sh"), "build", "/usr/bin/time", "-f", "%e", "-o",
-                            wall_file, rooflab, "mpi", "--simulate", plat, "--np", str(P), "--"] + args,
-                           capture_output=True, text=True)
-        try:
-            with open(wall_file) as f:
-                wall = float(f.read().split()[-1])
-            os.remove(wall_file)
-        except (OSError, ValueError, IndexError):
-            wall = None
-        j = parse_json_out(p.stdout)
-        if p.returncode != 0 or not j:
-            print(f"[smpi] {name}: FAILED (rc {p.returncode}): {p.stderr.strip()[-300:]}", flush=True)
+        j, wall, err = simulate_one(rooflab, plat, P, args, os.path.join(out, name + ".wall"))
+        if j is None:
+            print(f"[smpi] {name}: FAILED: {err}", flush=True)
             return None
         j["simulation"] = {"wall_s": wall, "platform": os.path.relpath(plat, a.run),
                            "calibration": {"rows": cal_rows, "N": N, "host_flops": host_flops}}

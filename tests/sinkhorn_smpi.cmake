@@ -18,3 +18,13 @@ if(TARGET rooflab_smpi)
   set_tests_properties(sinkhorn_smpi_build sinkhorn_smpi_runs sinkhorn_smpi_pingpong sinkhorn_smpi_injected
                        PROPERTIES REQUIRED_FILES "$<TARGET_FILE:rooflab_smpi>")
 endif()
+# scripts/witness.py (real MPICH on emulated hosts vs SMPI vs the model): its table on the
+# committed fixture, and with the rooflab binary its model input through `rooflab model`.
+set(_witness_rooflab none)
+if(TARGET rooflab)
+  set(_witness_rooflab $<TARGET_FILE:rooflab>)
+endif()
+add_test(NAME sinkhorn_mpi_witness_table
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/witness/test_witness.py ${PROJECT_SOURCE_DIR}
+                 ${_witness_rooflab} ${CMAKE_CURRENT_BINARY_DIR}/witness_tmp)
+set_tests_properties(sinkhorn_mpi_witness_table PROPERTIES LABELS unit SKIP_RETURN_CODE 77 TIMEOUT 60)

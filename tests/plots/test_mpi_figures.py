@@ -158,3 +158,45 @@ def test_without_a_stored_model_table_nothing_is_recomputed(tmp_path):
     html = mpi_report.mpi_section(run, tmp_path)
     assert "--collect-only" in html and 'src="mpi_scaling.png"' in html  # the other figures still drawn
     assert "Predicted vs measured" not in html
+
+
+# ----------------------------------------------------------------- emulated hosts and SMPI
+
+def witness_run(tmp_path):
+    """tests/fixtures/witness/witness.json (a real scripts/witness.py run, links dropped) and the
+    hand-written 64-node simulation fixture, as a run directory."""
+    import shutil
+    fx = REPO / "tests" / "fixtures" / "witness"
+    shutil.copy(fx / "witness.json", tmp_path)
+    sim = tmp_path / mpi_data.SMPI_SWEEP_FILE
+    sim.parent.mkdir(parents=True)
+    shutil.copy(fx / "smpi_sweep-leaders-allreduce.json", sim)
+    return json.loads((fx / "witness.json").read_text()), json.loads(sim.read_text())
+
+
+def test_witness_figure_puts_real_and_simulated_side_by_side(tmp_path):
+    from rooflab.figures import mpi_witness
+    doc, sim = witness_run(tmp_path)
+    res = mpi_witness.plot(tmp_path, tmp_path / "w.png")
+    assert_png(tmp_path / "w.png")
+    panels = {k[0] for k in res.series}
+    assert panels == {"emulated hosts, 1 rank(s) per host", "emulated hosts, 2 rank(s) per host",
+                      "simulated tianhe1a-distributed, 23040x23040"}
+    r = next(x for x in doc["rows"] if x["cell"] == "3x1/coffee")
+    assert (3, r["real"]["time_s"]) in res.series[("emulated hosts, 1 rank(s) per host", "coffee", "real")]
+    assert (3, r["smpi"]["time_s"]) in res.series[("emulated hosts, 1 rank(s) per host", "coffee", "SMPI")]
+    ring = res.series[("simulated tianhe1a-distributed, 23040x23040", "ring", "SMPI")]
+    assert [p for p, _ in ring] == [288, 576]
+    assert mpi_witness.efficiency([(2, 1.0), (4, 1.0), (8, 0.25)]) == [(2, 1.0), (4, 0.5), (8, 1.0)]
+
+
+def test_report_shows_the_witness_summary_and_says_what_is_missing(tmp_path):
+    doc, _ = witness_run(tmp_path)
+    html = mpi_report.mpi_section(tmp_path, tmp_path)
+    s = doc["summary"]["smpi_vs_real"]
+    assert f"<td>smpi vs real</td><td class=\"num\">{s['cells']}</td><td class=\"num\">{s['median_abs'] * 100:.0f}%" \
+        in html
+    assert "not in the errors above" in html and (tmp_path / "mpi_witness.png").is_file()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "scripts/witness.py" in mpi_report.mpi_section(empty, empty)

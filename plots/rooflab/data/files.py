@@ -11,6 +11,8 @@ from rooflab.data.run import counters_frames, model_frame, read_json
 LOADERS = {
     "steps.json": steps.load,
     "mpi_sweep.json": mpi.load,
+    "witness.json": mpi.load_witness,
+    mpi.SMPI_SWEEP_FILE: mpi.load_smpi_sweep,
     "pot_compare.json": pot.load_doc,
     "gemm_knobs.json": knobs.load,
     "rtamm.json": rtamm.load,

@@ -150,3 +150,48 @@ def variant_label(r) -> str:
         return r.design
     return ("coffee" + ("" if r.node_reduce == "balanced" else " −balanced reduce")
             + ("" if r.overlap else " −overlap"))
+
+
+# ----------------------------------------------------------------------------- beyond one machine
+
+WITNESS_SCHEMA = "rooflab.witness/1"
+WITNESS_CMD = "scripts/witness.py --run DIR (as root: real MPICH on emulated hosts, SMPI, the model)"
+SMPI_SWEEP_SCHEMA = "rooflab.smpi_sweep/1"
+SMPI_SWEEP_FILE = "smpi/tianhe1a-distributed/smpi_sweep-leaders-allreduce.json"
+SMPI_SWEEP_CMD = "scripts/smpi_sweep.py --run DIR --np 576,288,144 --jobs 2 (needs SimGrid)"
+
+
+def load_witness(run_dir) -> dict:
+    """RUN/witness.json (scripts/witness.py): the rows the claims read, checked."""
+    path = Path(run_dir) / "witness.json"
+    doc = read_family_json(run_dir, path.name, WITNESS_SCHEMA, WITNESS_CMD)
+    ck = Checker(path)
+    for i, r in enumerate(ck.items(doc, "rows", "$")):
+        w = f"$.rows[{i}]"
+        for k, t in (("cell", (str,)), ("design", (str,)), ("hosts", (int,)), ("ranks_per_host", (int,)),
+                     ("ranks", (int,)), ("oversubscribed", (bool,)), ("real", (dict,))):
+            ck.get(r, k, w, t)
+        ck.get(r["real"], "time_s", w + ".real", (float,))
+        ck.get(r["real"], "verified", w + ".real", (bool,))
+        for k in ("smpi", "model"):
+            v = ck.get(r, k, w, (dict,), nullable=True)
+            if v is not None:
+                ck.get(v, "time_s", f"{w}.{k}", (float,), nullable=True)
+    return doc
+
+
+def load_smpi_sweep(run_dir) -> dict:
+    """RUN/smpi/tianhe1a-distributed/smpi_sweep-leaders-allreduce.json (scripts/smpi_sweep.py's
+    defaults): the runs (nodes, ranks) and COFFEE's speed-ups, checked."""
+    path = Path(run_dir) / SMPI_SWEEP_FILE
+    doc = read_family_json(run_dir, SMPI_SWEEP_FILE, SMPI_SWEEP_SCHEMA, SMPI_SWEEP_CMD)
+    ck = Checker(path)
+    ck.get(doc, "preset", "$", (str,))
+    for i, r in enumerate(ck.items(doc, "runs", "$")):
+        for k, t in (("design", (str,)), ("ranks", (int,)), ("nodes", (int,)), ("time_per_iter_s", (float,))):
+            ck.get(r, k, f"$.runs[{i}]", t)
+    for i, r in enumerate(ck.items(doc, "coffee_speedups", "$")):
+        ck.get(r, "ranks", f"$.coffee_speedups[{i}]", (int,))
+        for k in ("coffee_over_ring", "coffee_over_salar"):
+            ck.get(r, k, f"$.coffee_speedups[{i}]", (float,), nullable=True)
+    return doc

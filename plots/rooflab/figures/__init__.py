@@ -12,7 +12,7 @@ from types import ModuleType
 NAMES = ("roofline", "attained_vs_predicted", "prediction_error", "bandwidth", "cache_misses",
          "sinkhorn_breakdown", "sinkhorn_iteration", "pot_compare", "fw_performance",
          "gemm_performance", "gemm_whm", "gemm_l2_misses", "gemm_knobs", "rtamm",
-         "gpu_roofline", "gpu_sweep", "mpi_scaling", "mpi_breakdown", "mpi_model")
+         "gpu_roofline", "gpu_sweep", "mpi_scaling", "mpi_breakdown", "mpi_model", "mpi_witness")
 
 
 def module(name: str) -> ModuleType:

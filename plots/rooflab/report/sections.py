@@ -13,7 +13,7 @@ import numpy as np
 from rooflab.data import gemm as gemm_data, mpi as mpi_data
 from rooflab.data.jsonfile import RooflabDataError
 from rooflab.data.run import read_json
-from rooflab.figures import gemm_knobs, mpi_breakdown, mpi_model, mpi_scaling, rtamm
+from rooflab.figures import gemm_knobs, mpi_breakdown, mpi_model, mpi_scaling, mpi_witness, rtamm
 from rooflab.report.html import esc, fmt_num, fmt_time, not_drawn, note, table
 
 FIGURES = [
@@ -32,6 +32,38 @@ def _drawn(figure, run_dir, out_dir):
 
 
 def mpi_section(run_dir, out_dir) -> str:
+    return _mpi_sweep_part(run_dir, out_dir) + "\n" + _mpi_witness_part(run_dir, out_dir)
+
+
+def _mpi_witness_part(run_dir, out_dir) -> str:
+    """Beyond one machine: real MPICH on emulated hosts vs SMPI vs the model (witness.json), and
+    the simulated cluster (smpi_sweep.py), side by side."""
+    head = "<h3>Emulated hosts and simulated nodes: real vs SMPI vs model</h3>"
+    run = Path(run_dir)
+    if not (run / "witness.json").exists() and not (run / mpi_data.SMPI_SWEEP_FILE).exists():
+        return head + note(f"not drawn: no witness.json ({mpi_data.WITNESS_CMD}) and no {mpi_data.SMPI_SWEEP_FILE} "
+                           f"({mpi_data.SMPI_SWEEP_CMD})")
+    parts = [head]
+    try:
+        mpi_witness.plot(run_dir, Path(out_dir) / "mpi_witness.png")
+        parts.append('<figure><figcaption>Time and parallel efficiency vs processes, real and simulated'
+                     '</figcaption><img src="mpi_witness.png" alt="real vs simulated scaling"></figure>')
+        if (run / "witness.json").exists():
+            doc = mpi_data.load_witness(run_dir)
+            s = doc.get("summary", {})
+            rows = [[esc(name.replace("_", " ")), esc(s[name]["cells"]), esc(f"{s[name]['median_abs'] * 100:.0f}%"),
+                     esc(f"{s[name]['max_abs'] * 100:.0f}%")]
+                    for name in ("smpi_vs_real", "model_vs_real", "model_vs_smpi") if s.get(name, {}).get("cells")]
+            parts.append(table(["pair", "cells with a core per rank", "median |error|", "max |error|"], rows,
+                               num_cols={1, 2, 3}))
+            parts.append(note(f"{s.get('oversubscribed_cells', 0)} cells have more ranks than the "
+                              f"{s.get('cpus')} CPUs: flagged in witness.json, not in the errors above"))
+    except RooflabDataError as e:
+        parts.append(not_drawn(e))
+    return "\n".join(parts)
+
+
+def _mpi_sweep_part(run_dir, out_dir) -> str:
     parts = ["<h2>Sinkhorn on MPI</h2>"]
     if not (Path(run_dir) / "mpi_sweep.json").exists():
         return "\n".join(parts + [note(f"not drawn: no mpi_sweep.json: run scripts/mpi_sweep.sh --run {run_dir}")])
