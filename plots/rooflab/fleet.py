@@ -533,22 +533,9 @@ def parser_for(name: str) -> cli.Parser:
     return p
 
 
-def usage() -> str:
-    rows = "\n".join(f"  {n:8} {what}" for n, what in COMMANDS.items())
-    return (f"usage: {PROG} COMMAND [options]   ({PROG} COMMAND --help for its options)\n\n"
-            f"rooflab on a Slurm cluster: characterize + bench + model on each node into RUN/<node>/ "
-            f"(docs/fleet.md).\n\ncommands:\n{rows}\n")
-
-
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in ("-h", "--help", "help"):
-        print(usage(), end="")
-        return 0
-    name, rest = (argv[0], argv[1:]) if argv else ("", [])
     bodies = {"submit": cmd_submit, "status": cmd_status, "collect": cmd_collect, "node": cmd_node}
-    if name not in bodies:
-        what = f"unknown command {name!r}" if name else "the command is missing"
-        cli.say(PROG, "error", f"{what} (usage: {PROG} {'|'.join(COMMANDS)} ...; see --help)")
-        return 2
-    return cli.run(parser_for(name), bodies[name], rest)
+    return cli.command_group(
+        PROG, "rooflab on a Slurm cluster: characterize + bench + model on each node into RUN/<node>/ (docs/fleet.md).",
+        COMMANDS, lambda name, rest: cli.run(parser_for(name), bodies[name], rest),
+        sys.argv[1:] if argv is None else argv, hidden=("node",))
