@@ -222,7 +222,7 @@ std::string python_interpreter() {
 [[noreturn]] void exec_python(const char* script_name, const std::vector<std::string>& args) {
   const fs::path script = fs::path(ROOFLAB_SOURCE_DIR) / "plots" / script_name;
   const std::string py = python_interpreter();
-  // The scripts that run rooflab again (fleet's batch script, history) run this very binary.
+  // fleet runs rooflab again (the nodes' batch script, collect's history add): this very binary.
   std::error_code ec;
   if (const fs::path self = fs::read_symlink("/proc/self/exe", ec); !ec) setenv("ROOFLAB_EXE", self.c_str(), 1);
   std::vector<std::string> argv = {py, script.string()};
