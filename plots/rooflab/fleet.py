@@ -16,10 +16,8 @@ present but some case failed verification.
 """
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import fcntl
-import json
 import os
 import re
 import shlex
