@@ -222,6 +222,9 @@ std::string python_interpreter() {
 [[noreturn]] void exec_python(const char* script_name, const std::vector<std::string>& args) {
   const fs::path script = fs::path(ROOFLAB_SOURCE_DIR) / "plots" / script_name;
   const std::string py = python_interpreter();
+  // fleet runs rooflab again (the nodes' batch script, collect's history add): this very binary.
+  std::error_code ec;
+  if (const fs::path self = fs::read_symlink("/proc/self/exe", ec); !ec) setenv("ROOFLAB_EXE", self.c_str(), 1);
   std::vector<std::string> argv = {py, script.string()};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> cargv;
@@ -276,6 +279,8 @@ std::vector<args::Command> command_table() {
       raw("compare", "regression gate: BASE vs NEW bench.json (exit 4 when significantly slower)", python("compare.py")),
       raw("history", "results history: add/import runs to SQLite or PostgreSQL, list, check for change points",
           python("history.py")),
+      raw("fleet", "Slurm: characterize + bench + model on N nodes (submit), follow (status), gather (collect)",
+          python("fleet.py")),
       {"sinkhorn", "solve (unbalanced) OT to a tolerance -> JSON", sinkhorn::solve_spec, sinkhorn::solve_run, nullptr,
        false},
       raw("rtamm", "RTAMM pool / unit costs / calibration / adaptive-vs-oracle evaluation", rtamm::rtamm_main, false, true),

@@ -31,7 +31,8 @@ optional=(libpapi-dev likwid python3-pot libopenblas-dev libblis-dev libdnnl-dev
           python3-psycopg2 libsimgrid-dev iproute2)
 [ "$required_only" = 1 ] && optional=()
 # postgresql: the server the history store's test starts and stops (users bring their own).
-test_tools=(chromium python3-pot postgresql python3-psycopg2)
+# slurm-wlm, munge: the one-host Slurm the fleet test starts and stops (tests/fleet/).
+test_tools=(chromium python3-pot postgresql python3-psycopg2 slurm-wlm munge)
 
 missing=()
 for p in "${required[@]}" "${optional[@]}"; do

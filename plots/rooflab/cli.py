@@ -115,3 +115,21 @@ def start(prog: str, module: str) -> int:
         say(prog, "error", f"internal error, please report it: {type(e).__name__}: {e}")
         return 1
     return main()
+
+
+def command_group(prog: str, about: str, commands: dict[str, str], run_command: Callable[[str, list[str]], int],
+                  argv: list[str], hidden: tuple[str, ...] = ()) -> int:
+    """A command of subcommands (`rooflab history|fleet COMMAND ...`): --help lists `commands`
+    (name: summary) under `about`; a missing or unknown one is a usage error (exit 2); else
+    run_command(name, the rest of argv). `hidden` names run without being listed."""
+    if argv and argv[0] in ("-h", "--help", "help"):
+        rows = "\n".join(f"  {n:8} {what}" for n, what in commands.items())
+        print(f"usage: {prog} COMMAND [options]   ({prog} COMMAND --help for its options)\n\n{about}\n\n"
+              f"commands:\n{rows}")
+        return 0
+    name, rest = (argv[0], argv[1:]) if argv else ("", [])
+    if name not in commands and name not in hidden:
+        what = f"unknown command {name!r}" if name else "the command is missing"
+        say(prog, "error", f"{what} (usage: {prog} {'|'.join(commands)} ...; see --help)")
+        return 2
+    return run_command(name, rest)

@@ -95,23 +95,7 @@ def cmd_check(check):
     return body
 
 
-def usage() -> str:
-    rows = "\n".join(f"  {n:8} {what}" for n, what in COMMANDS.items())
-    return (f"usage: {PROG} COMMAND [options]   ({PROG} COMMAND --help for its options)\n\n"
-            f"The results history: runs stored in SQLite or PostgreSQL, their per-benchmark series, change "
-            f"points.\n\ncommands:\n{rows}\n")
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in ("-h", "--help", "help"):
-        print(usage(), end="")
-        return 0
-    name, rest = (argv[0], argv[1:]) if argv else ("", [])
-    if name not in COMMANDS:
-        what = f"unknown command {name!r}" if name else "the command is missing"
-        cli.say(PROG, "error", f"{what} (usage: {PROG} {'|'.join(COMMANDS)} ...; see --help)")
-        return 2
+def run_command(name: str, rest: list[str]) -> int:
     if name == "check":
         try:
             check = importlib.import_module("rooflab.history.check")
@@ -122,3 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return cli.run(parser_for(name, check), cmd_check(check), rest)
     return cli.run(parser_for(name), {"add": cmd_add, "import": cmd_import, "list": cmd_list}[name], rest)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return cli.command_group(PROG, "The results history: runs stored in SQLite or PostgreSQL, their per-benchmark "
+                             "series, change points.", COMMANDS, run_command, sys.argv[1:] if argv is None else argv)
