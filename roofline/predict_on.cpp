@@ -194,7 +194,7 @@ json predict_on(const PredictOnInput& in, const ExtraPredictions& extra) {
       lacks.push_back("the case runs " + std::to_string(threads) + " threads, B has " + std::to_string(b_hw_threads));
     if (b_ceiling_threads > 0 && threads > b_ceiling_threads)
       lacks.push_back("B's ceilings were measured at up to " + std::to_string(b_ceiling_threads) +
-                      " threads: priced with those for " + std::to_string(threads));
+                      " thread(s): priced with those for the case's " + std::to_string(threads));
     r["b_lacks"] = lacks;
     if (b["predicted_s"].is_number()) {
       if (b["ceiling_gflops"].is_number() && b["ceiling_gflops"].get<double>() > 0 && !ceiling_key[name].empty())
