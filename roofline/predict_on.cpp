@@ -34,7 +34,10 @@ std::string without_isa(const std::string& name, const json& isa) {
   if (parts.size() < 3 || parts[2] != isa.get<std::string>()) return name;
   parts.erase(parts.begin() + 2);
   std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "/" : "") + parts[i];
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += '/';
+    out += parts[i];
+  }
   return out;
 }
 
@@ -106,7 +109,7 @@ const json* match(const Measured& m, const std::string& name, const json& isa, s
   return best;
 }
 
-json accuracy(const json& rows) {
+json error_accuracy(const json& rows) {
   std::map<std::string, std::map<std::string, std::vector<double>>> errs;  // family -> kind -> |err|
   for (const auto& r : rows) {
     if (!r["error"].is_object()) continue;
@@ -249,14 +252,22 @@ json predict_on(const PredictOnInput& in, const ExtraPredictions& extra) {
           {"measured_b", have_measured ? json(in.bench_b.string()) : json(nullptr)},
           {"b_ceilings_used", std::vector<std::string>(used.begin(), used.end())},
           {"rows", rows},
-          {"accuracy", have_measured ? accuracy(rows) : json(nullptr)}};
+          {"accuracy", have_measured ? error_accuracy(rows) : json(nullptr)}};
 }
 
 int predict_on_main(const PredictOnInput& in, const std::filesystem::path& out, const ExtraPredictions& extra) {
   const json d = predict_on(in, extra);
   write_json_atomic(out, d);
-  auto host = [](const json& h) { return h["hostname"].get<std::string>() + " (" + h["cpu"].get<std::string>() + ", " +
-                                         h["cpu_signature"].get<std::string>() + ")"; };
+  auto host = [](const json& h) {
+    std::string isa;
+    for (const auto& i : h["isa"]) {
+      if (!isa.empty()) isa += '+';
+      isa += i.get<std::string>();
+    }
+    const std::string sig = h["cpu_signature"].get<std::string>();
+    return h["machine"].get<std::string>() + ": " + h["hostname"].get<std::string>() + ", " + h["cpu"].get<std::string>() +
+           ", " + (sig.empty() ? "no cpu_signature" : sig) + ", " + isa;
+  };
   std::printf("A: %s\nB: %s\n\n", host(d["a"]).c_str(), host(d["b"]).c_str());
   std::printf("%-60s %10s %10s %10s %10s %10s %10s %10s\n", "benchmark (ms)", "A meas", "A roof", "B roof", "B ecm",
               "carr roof", "carr ecm", "B meas");
