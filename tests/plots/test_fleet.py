@@ -122,3 +122,24 @@ def test_options_of_one_run_are_refused(fleet_dir):
     for extra in (["--baseline", str(fleet_dir / "zen3-a")], ["--keep-going"], ["--history", "x.sqlite"]):
         p = run_script("report.py", "--fleet", str(fleet_dir), *extra)
         assert p.returncode == 2 and "not --fleet" in p.stderr, (extra, p.stderr)
+
+
+def test_siblings_compared_at_their_most_threads_too(fleet_dir):
+    """A 2-thread DRAM ceiling 15% low on one node only: flagged at 2 threads, not at 1; the
+    tables show both thread counts."""
+    for node, scale in (("zen3-a", 1.0), ("zen3-near", 0.85), ("zen3-slow", 1.0)):
+        def two_threads(m, scale=scale):
+            for lv in m["bandwidth"]["levels"].values():
+                for per_t in lv.values():
+                    per_t["2"] = 2 * per_t["1"] * (scale if lv is m["bandwidth"]["levels"]["DRAM"] else 1)
+        edit(fleet_dir / node / "machine.json", two_threads)
+    f = fleet.load_fleet(fleet_dir)
+    flagged, _ = fleet.outliers(f)
+    # zen3-slow's 2-thread value keeps its 20% cut: low at both counts
+    assert sorted((o.node, o.metric) for o in flagged) == [
+        ("zen3-near", "DRAM read bandwidth (GB/s) at 2 threads"),
+        ("zen3-slow", "DRAM read bandwidth (GB/s) at 1 thread"),
+        ("zen3-slow", "DRAM read bandwidth (GB/s) at 2 threads")]
+    head, rows = fleet.dram_table(f)
+    near = next(r for r in rows if r[0] == "zen3-near")
+    assert near[1] == "2" and " / " in near[2]
