@@ -175,7 +175,9 @@ Spec model_spec() {
       .hint("; run `rooflab bench --out DIR` first")
       .path("--machine", PathKind::input_file, "FILE", "machine.json (default: DIR/machine.json)")
       .hint("; run `rooflab characterize` first (--out DIR)")
-      .path("--out", PathKind::output_dir, "DIR", "where model.json goes (default: --run DIR, else the directory of --bench)")
+      .path("--out", PathKind::output_dir, "DIR",
+            "where model.json (with --predict-on: predict_on.json) goes (default: --run DIR or RUN_A, else the "
+            "directory of --bench)")
       .path("--mpi-sweep", PathKind::input_dir, "DIR",
             "instead: the MPI core-sharing model of DIR/mpi_sweep.json, stored into it (no other option)")
       .hint("; make it with `scripts/mpi_sweep.sh --run DIR`")
