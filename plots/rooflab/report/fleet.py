@@ -160,8 +160,7 @@ def outliers(fleet: Fleet) -> tuple[list[Outlier], list[tuple[str, str, float, f
                 label = f"{metric} at {t} thread{'s' if t > 1 else ''}"
                 if low:
                     flagged.append(Outlier(n.name, label, v, med, [s.name for s in sibs]))
-                checks.append((n.name, label, v, med, f"OUTLIER: {1 - v / med:.0%} below" if low else
-                               f"{v / med - 1:+.0%}"))
+                checks.append((n.name, label, v, med, f"OUTLIER: {1 - v / med:.0%} below" if low else _rel(v / med)))
     return flagged, checks
 
 
@@ -192,6 +191,11 @@ def best_variants(n: Node) -> dict[str, tuple[str, float, float | None, str]]:
 
 
 # ----------------------------------------------------------------------------- tables
+
+def _rel(x: float) -> str:
+    """x - 1 as a signed percentage ("+3%", "-12%"; "±0%" when it rounds to nothing)."""
+    return "±0%" if abs(x - 1) < 0.005 else f"{x - 1:+.0%}"
+
 
 def _pair(v1, vt, t: int) -> str:
     """A ceiling at 1 thread and at the node's most threads t ("x / y"; one value when t is 1)."""
@@ -281,7 +285,7 @@ def efficiency_table(fleet: Fleet) -> tuple[list[str], list[list[str]], list[str
             med = statistics.median(sibs)
             low = e["all"] < (1 - OUTLIER) * med
             verdict, cls = (f"SLOW: {1 - e['all'] / med:.0%} below its siblings" if low else
-                            f"{e['all'] / med - 1:+.0%} vs its siblings"), ("slower" if low else "")
+                            f"{_rel(e['all'] / med)} vs its siblings"), ("slower" if low else "")
         rows.append([n.name] + [fmt_num(e.get(f), 3) for f in fams] + [verdict])
         classes.append(cls)
     return ["node"] + [f"{f} (median)" for f in fams] + ["vs siblings"], rows, classes
