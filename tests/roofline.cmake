@@ -26,3 +26,11 @@ add_test(NAME cli_predict_on_with_bench COMMAND ${_po_expect} 2 "not --bench / -
             --bench ${_po_base}/gate/bench.json)
 set_tests_properties(cli_predict_on_zen3_on_zen5 cli_predict_on_needs_run cli_predict_on_measured_alone
                      cli_predict_on_missing_b cli_predict_on_not_a_run cli_predict_on_with_bench PROPERTIES LABELS integration)
+# scripts/predict_on_pairs.py (docs/predict-on.md's table) on the two stored runs, both ways.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME cli_predict_on_pairs COMMAND ${_po_expect} 0 "zen5 -> zen3 \\| all \\| 5 \\|"
+           -- ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/predict_on_pairs.py --rooflab $<TARGET_FILE:rooflab>
+              --out ${_po_out}/pairs zen3=${_po_base}/gate zen5=${_po_base}/gate-zen5)
+  set_tests_properties(cli_predict_on_pairs PROPERTIES LABELS integration)
+endif()
