@@ -201,11 +201,13 @@ json predict_on(const PredictOnInput& in, const ExtraPredictions& extra) {
     r["b_lacks"] = lacks;
     if (b["predicted_s"].is_number()) {
       if (b["ceiling_gflops"].is_number() && b["ceiling_gflops"].get<double>() > 0 && !ceiling_key[name].empty())
-        used.insert("compute " + ceiling_key[name] + " " + b["compute_isa"].get<std::string>() + " " +
-                    std::to_string(threads) + "T");
+        used.insert("compute " + ceiling_key[name] + " " +
+                    (b["compute_isa"].is_string() ? b["compute_isa"].get<std::string>() : std::string("(no ISA)")) +
+                    " " + std::to_string(threads) + "T");
       if (b["bandwidth_kernels"].is_array())
         for (const auto& k : b["bandwidth_kernels"])
-          used.insert("bandwidth " + b["level"].get<std::string>() + " " + k.get<std::string>() + " " +
+          used.insert("bandwidth " + (b["level"].is_string() ? b["level"].get<std::string>() : std::string("?")) + " " +
+                      k.get<std::string>() + " " +
                       (b["bandwidth_isa"].is_string() ? b["bandwidth_isa"].get<std::string>() : std::string("?")) +
                       " " + std::to_string(threads) + "T");
     }
