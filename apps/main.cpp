@@ -21,6 +21,7 @@
 #include "microbench/characterize.hpp"
 #include "roofline/evaluate.hpp"
 #include "roofline/mpi_model.hpp"
+#include "roofline/predict_on.hpp"
 
 namespace fs = std::filesystem;
 using namespace rooflab;
@@ -174,10 +175,21 @@ Spec model_spec() {
       .hint("; run `rooflab bench --out DIR` first")
       .path("--machine", PathKind::input_file, "FILE", "machine.json (default: DIR/machine.json)")
       .hint("; run `rooflab characterize` first (--out DIR)")
-      .path("--out", PathKind::output_dir, "DIR", "where model.json goes (default: --run DIR, else the directory of --bench)")
+      .path("--out", PathKind::output_dir, "DIR",
+            "where model.json (with --predict-on: predict_on.json) goes (default: --run DIR or RUN_A, else the "
+            "directory of --bench)")
       .path("--mpi-sweep", PathKind::input_dir, "DIR",
             "instead: the MPI core-sharing model of DIR/mpi_sweep.json, stored into it (no other option)")
-      .hint("; make it with `scripts/mpi_sweep.sh --run DIR`");
+      .hint("; make it with `scripts/mpi_sweep.sh --run DIR`")
+      .path("--predict-on", PathKind::input_file, "B.json",
+            "instead: every case of RUN_A (--run or the positional) predicted on machine B from B's machine.json: the "
+            "model's time from B's ceilings and A's measured time carried by the model's B / A ratio -> "
+            "predict_on.json in --out DIR (default RUN_A) and a table")
+      .hint("; make it with `rooflab characterize --out DIR` on machine B")
+      .path("--measured", PathKind::input_file, "FILE",
+            "with --predict-on: B's bench.json, to report each prediction's error per family (default: the "
+            "bench.json beside B.json, when there is one)")
+      .positional("RUN_A", "with --predict-on: A's run directory (bench.json, machine.json), as --run", false);
 }
 
 // The registry's per-variant models (Variant::predictions) for roofline::evaluate, which does not
@@ -190,13 +202,45 @@ json variant_predictions(const std::string& name, const roofline::Machine& machi
   return var->predictions(c, machine);
 }
 
+// `model --predict-on B.json RUN_A` (roofline/predict_on.hpp).
+int cmd_predict_on(const Values& v) {
+  if (v.has("--bench") || v.has("--machine"))
+    throw args::UsageError("--predict-on reads RUN_A/bench.json and RUN_A/machine.json: give RUN_A, not --bench / --machine");
+  std::string run = v.str("--run");
+  if (!v.positionals().empty()) {
+    if (!run.empty() && run != v.positional(0))
+      throw args::UsageError("two run directories given: " + v.positional(0) + " and --run " + run);
+    run = v.positional(0);
+  }
+  if (v.positionals().size() > 1) throw args::UsageError("one RUN_A only, got " + std::to_string(v.positionals().size()));
+  if (run.empty()) throw args::UsageError("--predict-on B.json needs A's run directory (RUN_A, or --run DIR)");
+  if (!fs::is_directory(run)) throw Error("run directory " + run + " not found (make it with ./run_all.sh --out DIR)");
+  roofline::PredictOnInput in;
+  in.bench_a = fs::path(run) / "bench.json";
+  in.machine_a = fs::path(run) / "machine.json";
+  in.machine_b = v.str("--predict-on");
+  if (v.has("--measured")) {
+    in.bench_b = v.str("--measured");
+  } else if (const fs::path beside = in.machine_b.parent_path() / "bench.json"; fs::is_regular_file(beside)) {
+    in.bench_b = beside;
+  }
+  const std::string out = v.has("--out") ? v.str("--out") : run;
+  ensure_writable_dir(out);
+  return roofline::predict_on_main(in, fs::path(out) / "predict_on.json", variant_predictions);
+}
+
 int cmd_model(const Values& v) {
   std::string run = v.str("--run"), bench = v.str("--bench"), machine = v.str("--machine"), out = v.str("--out");
   if (v.has("--mpi-sweep")) {
-    if (!run.empty() || !bench.empty() || !machine.empty() || !out.empty())
+    if (!run.empty() || !bench.empty() || !machine.empty() || !out.empty() || v.has("--predict-on") ||
+        v.has("--measured") || !v.positionals().empty())
       throw args::UsageError("--mpi-sweep DIR takes no other option (it reads and rewrites DIR/mpi_sweep.json)");
     return roofline::mpi::mpi_sweep_main(v.str("--mpi-sweep"));
   }
+  if (v.has("--predict-on")) return cmd_predict_on(v);
+  if (v.has("--measured") || !v.positionals().empty())
+    throw args::UsageError(v.has("--measured") ? "--measured goes with --predict-on B.json"
+                                               : "a run directory is given with --run DIR (RUN_A: with --predict-on)");
   if (!run.empty()) {
     if (bench.empty()) bench = (fs::path(run) / "bench.json").string();
     if (machine.empty()) machine = (fs::path(run) / "machine.json").string();

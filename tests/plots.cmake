@@ -22,7 +22,7 @@ message(STATUS "plots tests: using ${ROOFLAB_PYTHON}")
 
 set(_plots_env MPLBACKEND=Agg PYTHONDONTWRITEBYTECODE=1)
 foreach(_suite rooflab_data figures report family_figures pot_figure gemm_knobs gemm_figures gemm_baselines compare claims gpu_figures mpi_figures rtamm_figures failed_rows run_all
-                bad_json layout pot_script registry disturbed_rows peers history_check report_trends)
+                bad_json layout pot_script registry disturbed_rows peers history_check report_trends fleet)
   add_test(NAME plots.${_suite}
            COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/run_pytest.py
                    ${CMAKE_CURRENT_SOURCE_DIR}/plots/test_${_suite}.py -q -p no:cacheprovider
@@ -53,6 +53,12 @@ add_test(NAME plots.history_postgres
 set_tests_properties(plots.history_store plots.history_postgres PROPERTIES LABELS integration SKIP_RETURN_CODE 77
                      TIMEOUT 300 ENVIRONMENT "${_plots_env}")
 
+# The fleet report (`rooflab report --fleet`) in headless Chromium, on tests/plots/fleet_fixture.py.
+add_test(NAME plots.render_fleet
+         COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/render_fleet_check.py
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(plots.render_fleet PROPERTIES LABELS integration SKIP_RETURN_CODE 77
+                     TIMEOUT 300 ENVIRONMENT "${_plots_env}")
 add_test(NAME plots.render_report
          COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/render_check.py
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

@@ -62,6 +62,17 @@ def sideways(pages: list[Path]) -> list[str] | None:
     return wide
 
 
+def fits_laptop(pages: list[Path]) -> int:
+    """0 when no page scrolls sideways in a laptop window, else 1 (said on stdout)."""
+    wide = sideways(pages)
+    if wide is None:
+        return 1
+    if wide:
+        print(f"these pages scroll sideways on a {LAPTOP}-pixel-wide screen: {', '.join(wide)}")
+        return 1
+    return 0
+
+
 def trends_report(tmp: Path) -> Path:
     """run_small's report with --history: a store of its benchmarks on two machines."""
     from trend_store import RUN, fill
@@ -96,13 +107,7 @@ def main() -> int:
         if "trends.html" not in [p.name for p in tpages]:
             print(f"no trends.html with --history: {[p.name for p in tpages]}")
             return 1
-        wide = sideways(pages + tpages)
-        if wide is None:
-            return 1
-        if wide:
-            print(f"these pages scroll sideways on a {LAPTOP}-pixel-wide screen: {', '.join(wide)}")
-            return 1
-    return 0
+        return fits_laptop(pages + tpages)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from rooflab.data.jsonfile import RooflabDataError
 from rooflab.data.run import FILES, Run, load_run
 from rooflab.figures import attained_vs_predicted, bandwidth, cache_misses, prediction_error, roofline
 from rooflab.history.store import redact
-from rooflab.report import markdown as report_markdown, pages as report_pages, tables as rd, trends
+from rooflab.report import fleet, markdown as report_markdown, pages as report_pages, tables as rd, trends
 from rooflab.report.html import draw, esc, fmt_num, fmt_time, missing, note, page, table, text_table, write_atomic
 
 DETAILS_FIGURES = [  # (file, title, module, files it needs)
@@ -389,7 +389,7 @@ def markdown(run_dir, baseline: str | None = None, compare: gate.Options | None 
 
 
 SYNOPSIS = ("RUN [--out DIR] [--baseline BASE [--metric time|efficiency] [--threshold X]] [--history DB] "
-            "[--markdown] [--keep-going]")
+            "[--markdown] [--keep-going] | --fleet RUN [--out DIR] [--markdown]")
 
 
 def main(argv=None) -> int:
@@ -407,6 +407,10 @@ def main(argv=None) -> int:
                     "points of `rooflab history check`, linked from each benchmark's row")
     ap.add_argument("--markdown", action="store_true", help="print the Markdown summary on stdout and write nothing "
                     "(the HTML build also writes it as OUT/report.md)")
+    ap.add_argument("--fleet", action="store_true", help="RUN is a fleet: one run directory per machine, "
+                    "RUN/<hostname>/ (machine.json; bench.json, model.json); writes the cross-machine report (machines "
+                    "side by side: ceilings per level and ISA, best variant per family, efficiency, outliers among "
+                    "nodes of the same CPU) as OUT/index.html and OUT/report.md (docs/report.md#fleet)")
     ap.add_argument("--keep-going", action="store_true", help="write the report even when an input file is "
                     "malformed or a part fails: that part becomes a warning at the top (exit 1 when there was one); "
                     "./run_all.sh uses it")
@@ -419,6 +423,19 @@ def main(argv=None) -> int:
                                  "report.md)")
         if a.markdown and (a.keep_going or a.history):
             raise cli.UsageError(f"{'--keep-going' if a.keep_going else '--history'} is for the HTML report")
+        if a.fleet:
+            extra = [o for o, given in (("--baseline", a.baseline), ("--history", a.history),
+                                        ("--keep-going", a.keep_going), ("--metric", a.metric),
+                                        ("--threshold", a.threshold is not None)) if given]
+            if extra:
+                raise cli.UsageError(f"{extra[0]} is for the report of one run, not --fleet")
+            if a.markdown:
+                sys.stdout.write(fleet.markdown(fleet.load_fleet(a.run)))
+                return 0
+            index = fleet.build(a.run, a.out)
+            print(f"markdown summary: {index.parent / 'report.md'}")
+            print(index)
+            return 0
         opts = gate.Options(metric=a.metric or "time", threshold=0.10 if a.threshold is None else a.threshold)
         if (why := opts.problem()):
             raise cli.UsageError(why)
