@@ -62,9 +62,11 @@ class RooflabBase(rfm.RunOnlyRegressionTest):
     def _check_options(self):
         if self.profile not in ("smoke", "quick", "paper"):
             raise ValueError(f"profile {self.profile!r}: expected smoke, quick or paper")
-        # Relative to where reframe was started, not to the stage directory.
+        # Relative to where reframe was started, not to the stage directory the job runs in.
         if self.references:
             self.references = os.path.abspath(self.references)
+        if "/" in self.rooflab:
+            self.rooflab = os.path.abspath(self.rooflab)
 
     def _references(self):
         """This system's entry of the references file: {} when no file is given."""

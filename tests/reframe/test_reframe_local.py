@@ -22,7 +22,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 RF = REPO / "integrations" / "reframe"
 REFRAME = Path(sys.executable).parent / "reframe"
-ROOFLAB = os.environ.get("ROOFLAB_BIN", str(REPO / "build" / "release" / "rooflab"))
+ROOFLAB = str(Path(os.environ.get("ROOFLAB_BIN", REPO / "build" / "release" / "rooflab")).resolve())
 # Tiny smoke-profile kernels every x86-64 build registers (each ISA the CPU has).
 FILTER = "^(gemm/blocked|sinkhorn/fused_uv)/[^/]+/f64/"
 SYSTEM = "local:default"
