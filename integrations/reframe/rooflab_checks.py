@@ -156,7 +156,8 @@ class rooflab_bench(RooflabBase):
     file for this system; else `default_filter`."""
     bench_filter = variable(str, value="")
     cases = variable(typ.List[str], value=[])
-    default_filter = variable(str, value=r"^(gemm/blocked|floyd_warshall/simd|sinkhorn/fused_uv)/")
+    # A small compute-bound + DRAM-bound pair, every ISA, one thread (18 cases in quick).
+    default_filter = variable(str, value=r"^(gemm/blocked|sinkhorn/fused_uv)/[^/]+/f64/[^/]+/threads:1$")
     # The ceilings the model prices the kernels against: a machine.json of this node, else
     # (empty) measured in the same job by `rooflab characterize --profile machine_profile`.
     machine = variable(str, value="")
