@@ -45,9 +45,7 @@ site_configuration = {
         #     ],
         # },
     ],
-    "environments": [
-        {"name": "builtin", "cc": "cc", "cxx": "c++", "ftn": ""},
-    ],
+    # No environments: rooflab is built already; ReFrame's own `builtin` environment serves.
     "logging": [
         {
             "level": "debug",
