@@ -5,7 +5,8 @@ scheduler and launcher on this machine (smoke profile, a few tiny kernels):
   - with references.py's file from that run (tolerance 0.9: only a collapse fails): PASSED, each
     variable compared with a non-zero reference;
   - with that file made impossible (+1000%, tolerance 1%): FAILED in the performance stage, every
-    variable 'fail' — so the references are really compared.
+    variable 'fail' — so the references are really compared;
+  - with a reference to a ceiling the run did not measure: FAILED in the sanity stage.
 Skipped (77, by run_pytest.py) when reframe is not importable from this Python."""
 from __future__ import annotations
 
@@ -151,3 +152,20 @@ def test_impossible_references_fail_in_performance(first_run):
         pv = perfvalues(case)
         assert pv and all(v[5] == "fail" for v in pv.values())
     assert "failed to meet reference" in r.stdout
+
+
+def test_reference_to_an_unmeasured_ceiling_fails_sanity(first_run):
+    # A ceiling the references name but the run did not measure (an ISA gone, a thread count
+    # not reached) is a failure, not a variable silently left out.
+    work, _, _ = first_run
+    refs = work.parent / "unmeasured.json"
+    doc = _reference_file(work, refs, "0.9")
+    doc["systems"]["local"]["rooflab_characterize"]["references"]["fma_f64_avx1024_t1"] = \
+        [1.0, -0.1, None, "GFLOP/s"]
+    refs.write_text(json.dumps(doc))
+    r, cases = reframe(work.parent / "unmeasured", "-S", f"references={refs}",
+                       "-n", "^rooflab_characterize$")
+    assert r.returncode != 0 and set(cases) == {"rooflab_characterize"}
+    case = cases["rooflab_characterize"]
+    assert case["result"] == "fail" and case["fail_phase"] == "sanity"
+    assert "fma_f64_avx1024_t1" in case["fail_reason"], case["fail_reason"]
