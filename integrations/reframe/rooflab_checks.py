@@ -55,8 +55,6 @@ class RooflabBase(rfm.RunOnlyRegressionTest):
     maintainers = ["rooflab"]
     tags = {"rooflab", "performance"}
 
-    # The test name in the references file (the class's own name for the two tests here).
-    references_test = None
 
     @run_after("init")
     def _check_options(self):
@@ -73,8 +71,7 @@ class RooflabBase(rfm.RunOnlyRegressionTest):
         if not self.references:
             return {}
         refs = rp.load(self.references, rp.REFERENCES_SCHEMA)
-        return rp.references_for(refs, self.references_test or type(self).__name__,
-                                 self.current_partition.fullname)
+        return rp.references_for(refs, self.references_test, self.current_partition.fullname)
 
     def _stage_path(self, name):
         return os.path.join(self.stagedir, name)
@@ -109,6 +106,8 @@ class rooflab_characterize(RooflabBase):
     # 0: every CPU of the node (so the ceilings come at 1 and at all threads).
     threads = variable(int, value=0)
     descr = "rooflab characterize: bandwidth and compute ceilings"
+    # Its entry in the references file (a centre's subclass keeps it).
+    references_test = "rooflab_characterize"
     keep_files = ["machine.json"]
 
     @run_before("run")
@@ -167,6 +166,7 @@ class rooflab_bench(RooflabBase):
     # More options for `rooflab bench`, e.g. ['--benchmark_repetitions=9'].
     bench_opts = variable(typ.List[str], value=[])
     descr = "rooflab bench + model: per-kernel efficiency against the roofline"
+    references_test = "rooflab_bench"
     keep_files = ["bench.json", "machine.json", "model.json"]
 
     @run_after("init")

@@ -2,8 +2,8 @@
 scheduler and launcher on this machine (smoke profile, a few tiny kernels):
   - without references: PASSED, every performance variable in ReFrame's report and perflog with
     the value of the test's own machine.json / model.json;
-  - with references.py's file from that run (tolerance 0.9: only a collapse fails): PASSED, each
-    variable compared with a non-zero reference;
+  - with references.py's file from that run (rates may fall to 1/10, times grow 10x: only a
+    collapse fails): PASSED, each variable compared with a non-zero reference;
   - with that file made impossible (+1000%, tolerance 1%): FAILED in the performance stage, every
     variable 'fail' — so the references are really compared;
   - with a reference to a ceiling the run did not measure: FAILED in the sanity stage.
@@ -24,8 +24,9 @@ REPO = Path(__file__).resolve().parents[2]
 RF = REPO / "integrations" / "reframe"
 REFRAME = Path(sys.executable).parent / "reframe"
 ROOFLAB = str(Path(os.environ.get("ROOFLAB_BIN", REPO / "build" / "release" / "rooflab")).resolve())
-# Tiny smoke-profile kernels every x86-64 build registers (each ISA the CPU has).
-FILTER = "^(gemm/blocked|sinkhorn/fused_uv)/[^/]+/f64/"
+# Tiny smoke-profile kernels every x86-64 build registers (each ISA the CPU has), one thread:
+# a 2-thread case of microseconds runs several times slower whenever anything else holds a core.
+FILTER = "^(gemm/blocked|sinkhorn/fused_uv)/[^/]+/f64/.*threads:1$"
 SYSTEM = "local:default"
 
 
@@ -121,7 +122,13 @@ def _reference_file(work: Path, out: Path, tolerance: str) -> dict:
 def test_met_references_pass(first_run):
     work, _, _ = first_run
     refs = work.parent / "refs.json"
-    _reference_file(work, refs, "0.9")
+    doc = _reference_file(work, refs, "0.9")
+    # Only a collapse fails: rates down to 1/10 (tolerance 0.9), times up to 10x, as a test
+    # beside other jobs on a small machine must allow.
+    for name, ref in doc["systems"]["local"]["rooflab_bench"]["references"].items():
+        if name.endswith("/time"):
+            ref[2] = 9.0
+    refs.write_text(json.dumps(doc))
     r, cases = reframe(work.parent / "met", "-S", f"references={refs}")
     assert r.returncode == 0, r.stdout[-3000:]
     for name in ("rooflab_characterize", "rooflab_bench"):
