@@ -72,7 +72,10 @@ if [ "$venv" = 1 ]; then
   # pip contacts the index only for requirements Debian's packages do not already satisfy.
   .venv/bin/python -m pip install -q --disable-pip-version-check -r plots/requirements.txt
   # From PyPI (Debian has no package): a machine without PyPI runs everything but what needs it.
-  .venv/bin/python -m pip install -q --disable-pip-version-check -r plots/requirements-optional.txt \
-    || echo "[deps] optional Python packages off (PyPI unreachable?): $(grep -v '^#' plots/requirements-optional.txt | tr '\n' ' ')" >&2
+  # One requirement at a time, so one that fails leaves the others installed.
+  grep -v -e '^#' -e '^[[:space:]]*$' plots/requirements-optional.txt | while IFS= read -r req; do
+    .venv/bin/python -m pip install -q --disable-pip-version-check "$req" </dev/null \
+      || echo "[deps] optional Python package off (PyPI unreachable?): $req" >&2
+  done
   echo "[deps] python: $(.venv/bin/python --version) in .venv"
 fi

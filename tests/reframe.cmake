@@ -1,0 +1,21 @@
+# ReFrame integration (integrations/reframe/): references.py on the stored gate runs, and ReFrame
+# itself (reframe-hpc from plots/requirements-optional.txt, in the project's .venv) running the
+# two tests with the local launcher; that one is skipped (77) with the reason without reframe.
+# ROOFLAB_PYTHON comes from plots.cmake.
+if(NOT ROOFLAB_PYTHON)
+  return()
+endif()
+add_test(NAME reframe.references
+         COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/run_pytest.py
+                 ${CMAKE_CURRENT_SOURCE_DIR}/reframe/test_references.py -q -p no:cacheprovider
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(reframe.references PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 120)
+if(TARGET rooflab)
+  add_test(NAME reframe.local
+           COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/run_pytest.py --skip-if-none-ran
+                   ${CMAKE_CURRENT_SOURCE_DIR}/reframe/test_reframe_local.py -q -p no:cacheprovider
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  # Three ReFrame sessions of ~30 s each (two smoke characterizes and a tiny bench apiece).
+  set_tests_properties(reframe.local PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 900
+                       ENVIRONMENT "ROOFLAB_BIN=$<TARGET_FILE:rooflab>;ROOFLAB_PYTEST_NEEDS=reframe;PYTHONDONTWRITEBYTECODE=1")
+endif()
