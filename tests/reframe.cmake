@@ -1,6 +1,7 @@
 # ReFrame integration (integrations/reframe/): references.py on the stored gate runs, and ReFrame
 # itself (reframe-hpc from plots/requirements-optional.txt, in the project's .venv) running the
-# two tests with the local launcher; that one is skipped (77) with the reason without reframe.
+# two tests with the local launcher, and rooflab_bench through a local Slurm; those are skipped
+# (77) with the reason without reframe (and, for Slurm, without root or slurm-wlm / munge).
 # ROOFLAB_PYTHON comes from plots.cmake.
 if(NOT ROOFLAB_PYTHON)
   return()
@@ -18,4 +19,9 @@ if(TARGET rooflab)
   # Three ReFrame sessions of ~30 s each (two smoke characterizes and a tiny bench apiece).
   set_tests_properties(reframe.local PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 900
                        ENVIRONMENT "ROOFLAB_BIN=$<TARGET_FILE:rooflab>;ROOFLAB_PYTEST_NEEDS=reframe;PYTHONDONTWRITEBYTECODE=1")
+  # rooflab_bench through a real one-host Slurm (tests/fleet/local_slurm.sh; settings.py's
+  # cluster:compute partition, srun): ~30 s. Skipped (77) without root, slurm-wlm/munge or reframe.
+  add_test(NAME reframe.slurm_local
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/reframe/slurm_local.sh $<TARGET_FILE:rooflab> ${ROOFLAB_PYTHON})
+  set_tests_properties(reframe.slurm_local PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()

@@ -2,11 +2,12 @@
 
 `local`: this machine, ReFrame's local scheduler and launcher (what tests/reframe/ runs). A
 centre keeps its own configuration and adds nothing for rooflab: the tests are valid on every
-system and programming environment ('*'). The commented `cluster` system below shows a Slurm
-partition (scheduler slurm, launcher srun) for one that starts from this file.
+system and programming environment ('*'). `cluster`: a Slurm partition (scheduler slurm,
+launcher srun), there when ROOFLAB_SLURM_PARTITION names it (see below).
 
     reframe -C integrations/reframe/settings.py -c integrations/reframe/rooflab_checks.py -r
 """
+import os
 
 site_configuration = {
     "systems": [
@@ -25,25 +26,28 @@ site_configuration = {
                 },
             ],
         },
-        # A Slurm cluster: select it with `reframe --system cluster:compute ...` (or give it
-        # hostnames of the login nodes, listed before `local`, whose '.*' matches every host).
-        # rooflab_checks.py asks for one task on one exclusive node; each node that runs the tests
-        # needs the rooflab binary (-S rooflab=PATH, e.g. on a shared file system).
-        # {
-        #     "name": "cluster",
-        #     "descr": "a Slurm cluster",
-        #     "hostnames": [r"login\d+"],
-        #     "partitions": [
-        #         {
-        #             "name": "compute",
-        #             "scheduler": "slurm",
-        #             "launcher": "srun",
-        #             "access": ["--partition=compute"],
-        #             "environs": ["builtin"],
-        #             "max_jobs": 16,
-        #         },
-        #     ],
-        # },
+        # A Slurm cluster, defined when ROOFLAB_SLURM_PARTITION names its partition: select it with
+        # `reframe --system cluster:compute ...` (or give it hostnames of the login nodes, listed
+        # before `local`, whose '.*' matches every host). rooflab_checks.py asks for one task on
+        # one exclusive node; each node that runs the tests needs the rooflab binary
+        # (-S rooflab=PATH, e.g. on a shared file system). ROOFLAB_SLURM_SCHEDULER: `slurm`
+        # (default; polls with sacct) or `squeue` (a Slurm without accounting, as the local one
+        # of tests/reframe/slurm_local.sh).
+        *([{
+            "name": "cluster",
+            "descr": "a Slurm cluster",
+            "hostnames": [r"login\d+"],
+            "partitions": [
+                {
+                    "name": "compute",
+                    "scheduler": os.environ.get("ROOFLAB_SLURM_SCHEDULER", "slurm"),
+                    "launcher": "srun",
+                    "access": [f"--partition={os.environ['ROOFLAB_SLURM_PARTITION']}"],
+                    "environs": ["builtin"],
+                    "max_jobs": 16,
+                },
+            ],
+        }] if os.environ.get("ROOFLAB_SLURM_PARTITION") else []),
     ],
     # No environments: rooflab is built already; ReFrame's own `builtin` environment serves.
     "logging": [

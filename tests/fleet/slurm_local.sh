@@ -8,28 +8,9 @@
 set -uo pipefail
 RL=${1:?usage: slurm_local.sh ROOFLAB}
 HERE=$(cd "$(dirname "$0")" && pwd)
-# Short paths: munge's and Slurm's unix sockets live here (sun_path holds 108 bytes).
-T=$(mktemp -d /tmp/rooflab-fleet-test.XXXXXX)
-cleanup() {
-  local rc=$?
-  "$HERE/local_slurm.sh" stop "$T/slurm"
-  if [ $rc != 0 ] && [ $rc != 77 ]; then  # what the daemons and the nodes said, for the failure
-    for f in "$T"/slurm/log/*.log "$T"/run/slurm-*.out "$T"/run/*/logs/*.log; do
-      [ -s "$f" ] && { echo "--- $f"; tail -n 15 "$f"; }
-    done
-  fi
-  rm -rf "$T"
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-"$HERE/local_slurm.sh" start "$T/slurm" 2 >"$T/conf"; rc=$?
-[ $rc = 77 ] && { cat "$T/conf"; exit 77; }
-[ $rc = 0 ] || fail "the local Slurm did not start (exit $rc)"
-export SLURM_CONF=$(tail -n 1 "$T/conf")
-sinfo -N
+. "$HERE/slurm_test_lib.sh"
+SLURM_TEST_LOGS="$T/run/slurm-*.out $T/run/*/logs/*.log"
+slurm_test_start 2
 
 # A node Slurm does not know: sbatch refuses it, and the run directory is left as it was.
 "$RL" fleet submit --partition rltest --nodelist rl9 --out "$T/bad" --profile smoke >"$T/bad.txt" 2>&1 \
