@@ -117,7 +117,9 @@ std::map<std::string, size_t> overlap_working_sets(const std::map<std::string, s
   for (const char* lvl : {"L1", "L2", "L3"}) {
     auto it = capacities.find(lvl);
     if (it == capacities.end() || it->second == 0) break;
-    const size_t w = it->second / 4 / 4096 * 4096;  // whole pages: whole vectors and lines
+    // Whole pages (whole vectors and lines); whole lines for a level under 16 KiB (a small L1
+    // measured on a loaded machine must not leave the rule unmeasured).
+    const size_t q = it->second / 4, w = q >= 4096 ? q / 4096 * 4096 : q / 64 * 64;
     if (w == 0 || (above && w < 2 * above)) break;
     ws[lvl] = w;
     above = it->second;

@@ -327,7 +327,7 @@ TEST(Characterize, SmokeProfileFillsWhatReadersNeed) {
   EXPECT_EQ(m.at("profile"), "smoke");
   // The ECM overlap rule's measurement, with its points (microbench/overlap.hpp).
   ASSERT_TRUE(m.contains("ecm"));
-  EXPECT_FALSE(m.at("ecm").at("evidence").at("points").empty());
+  EXPECT_FALSE(m.at("ecm").at("evidence").at("points").empty()) << m.at("caches").dump();
   // Thread counts 1, 2, 4, .. and all cores.
   const int cores = m.at("host").at("cores");
   std::vector<int> expect_threads;

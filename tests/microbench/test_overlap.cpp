@@ -99,6 +99,10 @@ TEST(EcmOverlap, WorkingSetsAQuarterOfEachLevelThatLiesBeyondTheOneAbove) {
   const auto small = overlap_working_sets({{"L1", 48 << 10}, {"L2", 256 << 10}, {"L3", 32 << 20}});
   EXPECT_EQ(small.size(), 1u);
   EXPECT_TRUE(overlap_working_sets({}).empty());
+  // A small L1 (measured under load) still gets a working set: a quarter, in whole lines.
+  const auto tiny = overlap_working_sets({{"L1", 11 << 10}, {"L2", 1 << 20}});
+  ASSERT_EQ(tiny.count("L1"), 1u);
+  EXPECT_EQ(tiny.at("L1"), (11u << 10) / 4 / 64 * 64);
 }
 
 // Every reload kernel returns the plain read's sum (the extra loads change no result), with a
