@@ -41,9 +41,9 @@ std::string without_isa(const std::string& name, const json& isa) {
   return out;
 }
 
+// Wider ISAs rank higher: harness/isa.hpp's enum is in that order.
 int isa_rank(const json& isa) {
-  const std::string s = isa.is_string() ? isa.get<std::string>() : "";
-  return s == "avx512" ? 3 : s == "avx2" ? 2 : s == "scalar" ? 1 : 0;
+  return int(isa.is_string() ? parse_isa(isa.get<std::string>()).value_or(Isa::none) : Isa::none);
 }
 
 json host_facts(const json& m, const std::filesystem::path& path) {
