@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "harness/args.hpp"
+#include "harness/buffer.hpp"
 #include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
@@ -537,7 +538,10 @@ int run_bench(const BenchOptions& opt) {
                           {"max_retries", kRetries}, {"retry_budget_s", retry_budget_s},
                           {"retry_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - retry_t0).count()},
                           {"retried", retried}, {"disturbed", disturbed}};
-    if (out.contains("context") && out["context"].is_object()) out["context"]["omp_wait_policy"] = diag::omp_wait_policy();
+    if (out.contains("context") && out["context"].is_object()) {
+      out["context"]["omp_wait_policy"] = diag::omp_wait_policy();
+      out["context"]["pages"] = page_policy();  // compare with machine.json's host.pages
+    }
     out["schema"] = "rooflab.bench/1";
     out["profile"] = opt.profile;
     out["filter"] = opt.filter;

@@ -1,7 +1,13 @@
 #include "harness/buffer.hpp"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <new>
+
+#include <algorithm>
+#include <cstddef>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -29,5 +35,38 @@ void require_memory(size_t bytes, const char* what) {
        << " MiB of memory is available (limit 90%); choose smaller sizes";
     throw Error(os.str());
   }
+}
+
+size_t huge_page_bytes() {
+  static const size_t bytes = [] {
+    std::ifstream in("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
+    size_t b = 0;
+    return (in >> b) && b >= 4096 && (b & (b - 1)) == 0 ? b : size_t(2) << 20;
+  }();
+  return bytes;
+}
+
+void* allocate_pages(size_t bytes, size_t align) {
+  const size_t huge = huge_page_bytes();
+  if (bytes >= huge) align = std::max(align, huge);
+  if (align < alignof(std::max_align_t)) align = alignof(std::max_align_t);
+  const size_t rounded = (std::max<size_t>(bytes, 1) + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, rounded);
+  if (!p) throw std::bad_alloc();
+  // A hint: where THP is "never" or the kernel lacks it, the call fails and 4 KiB pages remain.
+  if (bytes >= huge) madvise(p, rounded, MADV_HUGEPAGE);
+  return p;
+}
+
+std::string page_policy() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line, mode = "unknown";
+  if (std::getline(in, line)) {
+    const auto a = line.find('['), b = line.find(']');
+    if (a != std::string::npos && b != std::string::npos && b > a) mode = line.substr(a + 1, b - a - 1);
+  }
+  std::ostringstream os;
+  os << "THP " << mode << "; buffers >= " << huge_page_bytes() / 1024 << " KiB huge-page aligned, MADV_HUGEPAGE";
+  return os.str();
 }
 }  // namespace rooflab

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "harness/buffer.hpp"
 #include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
 #include "harness/isa.hpp"
@@ -785,6 +786,7 @@ json characterize(const CharacterizeOptions& opt) {
   if (!clock.estimate_ghz) host_json["clock_ghz_dropped_reason"] = clock.dropped_reason;
   if (host.cpu_mhz_reported) host_json["cpu_mhz_reported"] = *host.cpu_mhz_reported;
   host_json["omp_wait_policy"] = diag::omp_wait_policy();  // the OpenMP policy the ceilings were measured under
+  host_json["pages"] = page_policy();  // the pages the ceilings were measured on (the kernels' too)
 
   if (const auto load_after = diag::load_average(); load_after && *load_after > ncores + 0.5)
     diagnostics.push_back("load average " + fmt(*load_after) + " after the run exceeds the " +

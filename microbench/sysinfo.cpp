@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/buffer.hpp"
 #include "harness/error.hpp"
 
 namespace rooflab::microbench {
@@ -122,12 +123,12 @@ ScopedPin::~ScopedPin() {
 }
 
 PageBuffer::PageBuffer(size_t bytes) {
-  constexpr size_t kHuge = size_t(2) << 20;
-  const size_t align = bytes >= kHuge ? kHuge : 64;
-  bytes_ = (bytes + align - 1) / align * align;
-  p_ = std::aligned_alloc(align, bytes_);
-  if (!p_) throw Error("microbench: cannot allocate " + format_bytes(double(bytes_)));
-  if (align == kHuge) madvise(p_, bytes_, MADV_HUGEPAGE);  // a hint; failure is harmless
+  bytes_ = bytes;
+  try {
+    p_ = allocate_pages(bytes);  // the kernels' policy (harness/buffer.hpp): ceilings on their pages
+  } catch (const std::bad_alloc&) {
+    throw Error("microbench: cannot allocate " + format_bytes(double(bytes_)));
+  }
 }
 PageBuffer::PageBuffer(PageBuffer&& o) noexcept : p_(o.p_), bytes_(o.bytes_) {
   o.p_ = nullptr;

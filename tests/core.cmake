@@ -9,6 +9,8 @@ rooflab_unit_test(test_bad_json SOURCES core/test_bad_json.cpp LIBS rooflab_core
 # The one argument parser (harness/args): every option kind and every error class.
 rooflab_unit_test(test_args SOURCES core/test_args.cpp LIBS rooflab_util)
 rooflab_unit_test(test_measure SOURCES core/test_measure.cpp LIBS rooflab_core)
+# The allocation policy of kernel and microbenchmark buffers (huge pages from 2 MiB).
+rooflab_unit_test(test_buffer SOURCES core/test_buffer.cpp LIBS rooflab_util)
 # Every family / variant / ISA / dtype of the registry verified at tiny odd sizes; links the
 # family list only (no benchmark driver).
 rooflab_unit_test(test_conformance SOURCES core/test_conformance.cpp LIBS rooflab_families)
