@@ -12,8 +12,8 @@
 #      efficiency dropped by more than the threshold.
 # usage: scripts/perf_gate.sh [--rooflab BIN] [--out DIR] [--baseline DIR] [--threshold T]
 #                             [--update-baseline]
-#   --baseline DIR     default: the results/baselines/gate*/ made on this CPU (name, ISAs, L1 and
-#                      L2 sizes), else results/baselines/gate/; another CPU's baseline only reports
+#   --baseline DIR     default: the results/baselines/gate*/ made on this CPU (plots/cpu_identity.py),
+#                      else results/baselines/gate/; another CPU's baseline only reports
 #   --update-baseline  writes the run into the baseline directory instead of comparing (without
 #                      --baseline: the one made on this CPU, which must exist)
 # Exit: 0 pass, 4 a significant regression (only against a baseline from this CPU), 3 a kernel
@@ -57,20 +57,14 @@ for c in "${cases[@]}"; do args+=(--case "$c"); done
 echo "[gate] characterize -> $out/machine.json"
 "$rl" characterize --profile quick --threads 1 --no-likwid --out "$out" >/dev/null || { echo "[gate] characterize failed" >&2; exit 1; }
 py="$ROOT/.venv/bin/python"; [ -x "$py" ] || py=python3
-# The CPU a baseline belongs to: host.cpu_signature (CPUID's vendor, family, model, stepping)
-# where both files record it; for a file older than that, the name, the ISAs and the private
-# cache sizes (under a hypervisor the model name can be generic: "AMD EPYC" for a Zen 3 and a
-# Zen 5). The default baseline is the one made on this CPU; against a baseline from another CPU
-# the comparison is printed but a regression does not fail the gate (see the end).
-cpu_of() {  # FILE [OTHER]: what identifies FILE's CPU when compared with OTHER's
-  "$py" -c 'import json,sys
-def ident(path, other_sig):
-    m = json.load(open(path)); h = m["host"]; c = m.get("caches", {}).get("reported", {})
-    if h.get("cpu_signature") and other_sig:
-        return h["cpu_signature"]
-    return "%s, %s, L1 %s, L2 %s" % (h.get("cpu", "?"), "+".join(h.get("isa", [])), c.get("L1", "?"), c.get("L2", "?"))
-other = json.load(open(sys.argv[2]))["host"].get("cpu_signature") if len(sys.argv) > 2 else None
-print(ident(sys.argv[1], other))' "$@" 2>/dev/null || echo "?"
+# The CPU a baseline belongs to (plots/rooflab/data/cpu_identity.py, the rule the fleet report
+# and the history share): the model name and host.cpu_signature (CPUID's vendor, family, model,
+# stepping) where both files record it; for a file older than that, the name, the ISAs and the
+# private cache sizes (under a hypervisor the model name can be generic: "AMD EPYC" for a Zen 3
+# and a Zen 5). The default baseline is the one made on this CPU; against a baseline from another
+# CPU the comparison is printed but a regression does not fail the gate (see the end).
+cpu_of() {  # FILE [OTHER]: what identifies FILE's CPU when compared with OTHER's ("?": unreadable)
+  "$py" "$ROOT/plots/cpu_identity.py" "$@" 2>/dev/null || echo "?"
 }
 this_cpu=$(cpu_of "$out/machine.json")
 if [ -z "$base" ]; then

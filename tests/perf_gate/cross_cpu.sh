@@ -1,24 +1,37 @@
 #!/usr/bin/env bash
 # scripts/perf_gate.sh against a baseline from another CPU: a regression (compare's exit 4) is
 # printed but does not fail the gate, while the same regression against this CPU's baseline does,
-# and a failed verification (exit 3) fails on any CPU. "Another CPU" is cpu_of's: here the same
-# generic model name with other ISAs, as under a hypervisor. rooflab is tests/perf_gate/fake_rooflab.sh.
+# and a failed verification (exit 3) fails on any CPU. "Another CPU" is cpu_of's
+# (plots/cpu_identity.py): without CPUID signatures, the same generic model name with other ISAs,
+# as under a hypervisor; with a signature on both sides, another signature (other ISAs do not
+# count then); with one on one side only, the name, ISAs and caches again.
+# rooflab is tests/perf_gate/fake_rooflab.sh.
 set -u
 here=$(cd "$(dirname "$0")" && pwd); gate="$here/../../scripts/perf_gate.sh"; fake="$here/fake_rooflab.sh"
 tmp=$(mktemp -d /tmp/rooflab-gate-test.XXXXXX); trap 'rm -rf "$tmp"' EXIT
 fail=0
+sig=""  # this CPU's host.cpu_signature, as the fake writes it
 expect() {  # expect CODE REGEX ISA COMPARE_RC [perf_gate args...]
   local code=$1 regex=$2 isa=$3 crc=$4; shift 4
   local out rc
-  out=$(FAKE_CPU_ISA=$isa FAKE_COMPARE_RC=$crc "$gate" --rooflab "$fake" --out "$tmp/run.$RANDOM" "$@" 2>&1); rc=$?
+  out=$(FAKE_CPU_ISA=$isa FAKE_CPU_SIG=$sig FAKE_COMPARE_RC=$crc "$gate" --rooflab "$fake" --out "$tmp/run.$RANDOM" "$@" 2>&1); rc=$?
   if [ "$rc" != "$code" ] || ! grep -qE -- "$regex" <<<"$out"; then
-    echo "FAIL: this CPU $isa, compare exit $crc: expected exit $code and /$regex/, got exit $rc:"; echo "$out"; fail=1
+    echo "FAIL: this CPU $isa ${sig:-no signature}, compare exit $crc: expected exit $code and /$regex/, got exit $rc:"; echo "$out"; fail=1
   else
-    echo "ok: this CPU $isa, compare exit $crc -> exit $rc"
+    echo "ok: this CPU $isa ${sig:-no signature}, compare exit $crc -> exit $rc"
   fi
 }
 expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/base" --update-baseline
 expect 0 "baseline CPU 'AMD EPYC, scalar\+avx2, .*' differs .*not gating" scalar,avx2,avx512 4 --baseline "$tmp/base"
 expect 4 "fake compare: exit 4" scalar,avx2 4 --baseline "$tmp/base"
 expect 3 "fake compare: exit 3" scalar,avx2,avx512 3 --baseline "$tmp/base"
+# this CPU records a signature, the baseline does not: compared by name, ISAs and caches
+sig="AuthenticAMD family 25 model 1 stepping 1"
+expect 4 "fake compare: exit 4" scalar,avx2 4 --baseline "$tmp/base"
+expect 0 "baseline CPU 'AMD EPYC, scalar\+avx2, .*' differs .*not gating" scalar,avx2,avx512 4 --baseline "$tmp/base"
+# both record one: the signature decides, ISAs masked by a hypervisor or not
+expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/base-sig" --update-baseline
+expect 4 "fake compare: exit 4" scalar,avx2,avx512 4 --baseline "$tmp/base-sig"
+sig="AuthenticAMD family 26 model 2 stepping 0"
+expect 0 "baseline CPU 'AMD EPYC \[AuthenticAMD family 25 model 1 stepping 1\]' differs from this CPU 'AMD EPYC \[AuthenticAMD family 26 model 2 stepping 0\]'.*not gating" scalar,avx2 4 --baseline "$tmp/base-sig"
 exit $fail

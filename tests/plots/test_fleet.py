@@ -60,6 +60,20 @@ def test_fma_outlier_and_signature_siblings(fleet_dir):
     assert any(s.startswith("zen3-slow has no sibling") for s in fleet.outlier_lines(f, flagged))
 
 
+def test_a_node_characterized_again_keeps_its_older_siblings(fleet_dir):
+    """One node's machine.json has a signature, its siblings' predate it: they are still one CPU
+    by name, ISAs and L1 / L2 (same_cpu, as scripts/perf_gate.sh), so the slow node is still
+    flagged; the page says which nodes were grouped without a signature."""
+    edit(fleet_dir / "zen3-a" / "machine.json",
+         lambda m: m["host"].update(cpu_signature="AuthenticAMD family 25 model 1 stepping 1"))
+    f = fleet.load_fleet(fleet_dir)
+    assert f.groups["AMD EPYC [AuthenticAMD family 25 model 1 stepping 1]"] == ["zen3-a", "zen3-near", "zen3-slow"]
+    assert len(f.groups) == 2  # zen5-a alone: other ISAs and caches
+    flagged, _ = fleet.outliers(f)
+    assert [(o.node, sorted(o.siblings)) for o in flagged] == [("zen3-slow", ["zen3-a", "zen3-near"])]
+    assert "No host.cpu_signature (older machine.json) on zen3-near, zen3-slow, zen5-a" in fleet._intro(f)
+
+
 def test_slow_node_stands_out_in_efficiency(fleet_dir):
     def slower(m):
         for r in m["rows"]:

@@ -93,6 +93,7 @@ ENTRIES = {  # entry file -> (prog, a usage error, a data error: args and what t
     "compare.py": ("rooflab compare", ["only-one"], ["/nonexistent/a.json", "/nonexistent/b.json"]),
     "figure.py": ("plots/figure.py", ["no_such_figure", str(RUN_SMALL)], ["roofline", "/nonexistent/run"]),
     "gemm_summary.py": ("plots/gemm_summary.py", [], ["/nonexistent/run"]),
+    "cpu_identity.py": ("plots/cpu_identity.py", [], ["/nonexistent/machine.json"]),
 }
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from rooflab.data.cpu_identity import cpu_identity
 from rooflab.data.jsonfile import Checker, MalformedInput, RooflabDataError, canonical_text, check_schema, \
     read_document, read_schema_file
 from rooflab.data.run import gbench_seconds
@@ -86,23 +87,27 @@ def fingerprint(facts: dict) -> Machine:
 
 def machine_of(path: Path, doc: dict) -> tuple[Machine, dict, dict]:
     """(machine, ceilings, build facts) of a machine.json. The fingerprint covers what makes two
-    machines run a kernel alike: the CPU (model name; host.cpu_signature's vendor, family, model,
-    stepping where the file has it), its ISAs, its hardware threads and the reported cache sizes; not the host
-    name (a CI pool of identical runners is one machine) nor the measured values."""
+    machines run a kernel alike: the CPU (data/cpu_identity.py's facts: model name, ISAs, the
+    reported L1 / L2 sizes, host.cpu_signature where the file has it), and beyond the CPU its
+    vendor, hardware threads and reported L3 size; not the host name (a CI pool of identical
+    runners is one machine) nor the measured values. A hash cannot match a file without a
+    signature to one with it, as same_cpu does: a machine characterized again after rooflab
+    began recording signatures starts new series."""
     ck = Checker(path)
     host = ck.get(doc, "host", "$", (dict,))
-    cpu = ck.get(host, "cpu", "$.host", (str,))
-    facts = {"cpu": cpu, "isa": sorted(ck.items(host, "isa", "$.host", of=(str,))),
+    # required here (cpu_identity takes a file without them): a series needs a named machine
+    ck.get(host, "cpu", "$.host", (str,))
+    ck.items(host, "isa", "$.host", of=(str,))
+    cpu = cpu_identity(doc, path)
+    facts = {"cpu": cpu.name, "isa": sorted(cpu.isa),
              "threads": ck.opt(host, "threads", "$.host", (int,)),
              "vendor": ck.opt(host, "vendor", "$.host", (str,))
-             or next((v for k, v in (("AMD", "AMD"), ("Intel", "Intel")) if k in cpu), "")}
-    # CPUID's vendor, family, model and stepping, where characterize recorded them: under a
-    # hypervisor the model name can be generic ("AMD EPYC" for a Zen 3 and a Zen 5).
-    sig = ck.opt(host, "cpu_signature", "$.host", (str,))
-    if sig:
-        facts["signature"] = sig
+             or next((v for k, v in (("AMD", "AMD"), ("Intel", "Intel")) if k in cpu.name), "")}
+    if cpu.signature:
+        facts["signature"] = cpu.signature
     reported = ck.get(ck.get(doc, "caches", "$", (dict,)), "reported", "$.caches", (dict,))
-    facts["caches"] = {lv: reported[lv] for lv in ("L1", "L2", "L3") if isinstance(reported.get(lv), int)}
+    facts["caches"] = {lv: v for lv, v in (("L1", cpu.l1), ("L2", cpu.l2), ("L3", reported.get("L3")))
+                       if isinstance(v, int)}
     bw = ck.opt(doc, "bandwidth", "$", (dict,), {})
     ceilings = {"compute": ck.opt(doc, "compute", "$", (dict,), {}),
                 "bandwidth": {k: bw[k] for k in ("levels", "by_isa") if k in bw}}

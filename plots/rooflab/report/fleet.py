@@ -12,9 +12,10 @@ machinery (report/html.py):
   efficiency    per node and family, the median roofline efficiency (predicted / measured time)
   outliers      a node whose DRAM read bandwidth or FMA peak (f64, widest ISA), at 1 thread or at
                 its most threads, is more than OUTLIER below the median of its siblings: the
-                other nodes with the same CPU (host.cpu_signature; for a machine.json without it
-                host.cpu, ISAs and L1 / L2 sizes, as scripts/perf_gate.sh). A node without a
-                sibling is not compared, and the page says so.
+                other nodes with the same CPU (data/cpu_identity.py's rule, as scripts/perf_gate.sh:
+                host.cpu and host.cpu_signature; for a machine.json without a signature host.cpu,
+                ISAs and L1 / L2 sizes). A node without a sibling is not compared, and the page
+                says so.
 A RUN without node directories, a node directory without machine.json or with an unusable file
 is an error (exit 1) naming it.
 """
@@ -25,6 +26,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rooflab.data.cpu_identity import SIGNATURE, cpu_identity, group_by_cpu
 from rooflab.data.jsonfile import RooflabDataError
 from rooflab.data.run import LEVELS, Run, load_run
 from rooflab.report import tables as rd
@@ -41,7 +43,7 @@ SKIP_DIRS = {"report", "logs"}  # the default output and ./run_all.sh-style logs
 class Node:
     name: str           # the directory name: the node's hostname in the fleet layout
     run: Run
-    group: str = ""     # the sibling key
+    group: str = ""     # its CPU group's label (group_by_cpu)
     group_source: str = ""
 
     @property
@@ -66,20 +68,10 @@ class Outlier:
 class Fleet:
     root: Path
     nodes: list[Node]
-    groups: dict[str, list[str]] = field(default_factory=dict)  # sibling key -> node names
+    groups: dict[str, list[str]] = field(default_factory=dict)  # CPU group label -> node names
 
 
 # ----------------------------------------------------------------------------- loading
-
-def sibling_key(machine: dict) -> tuple[str, str]:
-    """(key, source): machines with equal keys are siblings."""
-    host = machine.get("host", {})
-    if isinstance(host.get("cpu_signature"), str) and host["cpu_signature"]:
-        return f"{host.get('cpu', '?')} [{host['cpu_signature']}]", "host.cpu_signature"
-    rep = machine.get("caches", {}).get("reported", {})
-    return (f"{host.get('cpu', '?')}, {'+'.join(host.get('isa', []))}, L1 {rep.get('L1', '?')}, L2 {rep.get('L2', '?')}",
-            "no host.cpu_signature (older machine.json): CPU name, ISAs, L1 / L2 sizes")
-
 
 def load_fleet(root, out: Path | None = None) -> Fleet:
     root = Path(root)
@@ -98,12 +90,12 @@ def load_fleet(root, out: Path | None = None) -> Fleet:
         if not (d / "machine.json").is_file():
             raise RooflabDataError(f"{d} has no machine.json: every node directory of a fleet needs one (run "
                                    f"`rooflab characterize --out {d}` on that node, or remove the directory)")
-        n = Node(d.name, load_run(d, required=("machine",)))
-        n.group, n.group_source = sibling_key(n.run.machine)
-        nodes.append(n)
-    fleet = Fleet(root, nodes)
+        nodes.append(Node(d.name, load_run(d, required=("machine",))))
+    cpus = {n.name: cpu_identity(n.run.machine, d / "machine.json") for n, d in zip(nodes, dirs)}
+    fleet = Fleet(root, nodes, group_by_cpu(cpus))
+    label = {name: g for g, names in fleet.groups.items() for name in names}
     for n in nodes:
-        fleet.groups.setdefault(n.group, []).append(n.name)
+        n.group, n.group_source = label[n.name], cpus[n.name].source
     return fleet
 
 
@@ -308,10 +300,11 @@ def title_of(fleet: Fleet) -> str:
 
 
 def _intro(fleet: Fleet) -> str:
-    old = [n.name for n in fleet.nodes if n.group_source != "host.cpu_signature"]
+    old = [n.name for n in fleet.nodes if n.group_source != SIGNATURE]
     return (f"{len(fleet.nodes)} machines in {len(fleet.groups)} CPU group(s). Outlier rule: a node whose DRAM "
             f"{DRAM_KERNEL} bandwidth or {FMA_KEY} peak (widest ISA), at 1 thread or at its most threads, is more "
-            f"than {OUTLIER:.0%} below the median of its siblings (nodes with the same CPU: host.cpu_signature)."
+            f"than {OUTLIER:.0%} below the median of its siblings (nodes with the same CPU: name and "
+            "host.cpu_signature)."
             + (f" No host.cpu_signature (older machine.json) on {', '.join(old)}: grouped by CPU name, ISAs and "
                "L1 / L2 sizes instead." if old else ""))
 
