@@ -202,6 +202,13 @@ json run_likwid(const CharacterizeOptions& opt, const ProfileParams& prof, Isa i
   if (!exe) return {{"available", false}, {"reason", "likwid-bench not found on PATH"}};
   json points = json::array(), errors = json::array(), disagreements = json::array();
   std::string first_error;
+  // likwid-bench allocates its own buffers: huge pages only where THP is "always", while
+  // rooflab's from one huge page up are advised MADV_HUGEPAGE (harness/buffer.hpp). Out of
+  // cache that alone can separate the two (TLB misses on 4 KiB pages), so it is said beside a
+  // DRAM disagreement.
+  const std::string policy = page_policy();
+  const bool thp_always = policy.rfind("THP always;", 0) == 0;
+  const std::string pages_differ = " (likwid-bench's buffers get 4 KiB pages here, rooflab's huge pages: " + policy + ")";
   for (int t : thread_counts) {
     if (prof.likwid_light && t > 1) continue;
     std::vector<std::pair<std::string, double>> sizes;
@@ -276,7 +283,8 @@ json run_likwid(const CharacterizeOptions& opt, const ProfileParams& prof, Isa i
             opt.progress(cmp + (a.agrees ? ", agrees within " : ", DISAGREES by more than ") +
                          fmt(kLikwidTolerance * 100) + "%");
           if (!a.agrees)
-            disagreements.push_back(cmp + " differ by more than " + fmt(kLikwidTolerance * 100) + "%");
+            disagreements.push_back(cmp + " differ by more than " + fmt(kLikwidTolerance * 100) + "%" +
+                                    (lvl == "DRAM" && !thp_always ? pages_differ : ""));
         } else if (opt.progress) {
           opt.progress(what + " (no rooflab " + lvl + " " + ours_name + " ceiling to compare)");
         }
@@ -289,6 +297,7 @@ json run_likwid(const CharacterizeOptions& opt, const ProfileParams& prof, Isa i
             {"reason", first_error.empty() ? "no L1, L2 or DRAM range to run it at" : first_error}};
   json out = {{"available", true},
               {"version", likwid_bench_version(*exe)},
+              {"pages", thp_always ? "both on huge pages (THP always)" : "likwid-bench on 4 KiB pages, rooflab on huge pages (" + policy + ")"},
               {"tolerance", kLikwidTolerance},
               {"points", points},
               {"disagreements", disagreements}};
