@@ -291,7 +291,7 @@ printf 'Size (Byte):\t\t24000\nMByte/s:\t\t1000000000.0\n';; esac
   EXPECT_EQ(lb.at("disagreements").size(), compared);
   // Whether both got the same pages is said once, and beside each DRAM disagreement unless THP
   // is "always" (likwid-bench's own buffers then get huge pages too).
-  const bool thp_always = page_policy().rfind("THP always;", 0) == 0;
+  const bool thp_always = rooflab::page_policy().rfind("THP always;", 0) == 0;
   EXPECT_EQ(lb.at("pages").get<std::string>().rfind(thp_always ? "both on huge pages" : "likwid-bench on 4 KiB pages", 0), 0u)
       << lb.at("pages");
   for (const auto& d : lb.at("disagreements")) {
