@@ -40,8 +40,8 @@ BlockedRule analytic_blocked_plan(int64_t s, int mr, int nr, const CacheGeometry
     if (c.size <= 0 || c.ways <= 0 || c.line <= 0 || c.size % (int64_t(c.ways) * c.line) != 0) {
       r.plan = default_blocked_plan(s, mr, nr, l1.size, l2.size, l3.size);
       r.note = "sizes rule: L" + std::to_string(i + 1) +
-               "'s ways or line size unknown, or its size not ways x line x sets (" + std::to_string(c.size) + " B, " + std::to_string(c.ways) + " ways, " + std::to_string(c.line) +
-               " B lines)";
+               "'s ways or line size unknown, or its size not ways x line x sets (" + std::to_string(c.size) +
+               " B, " + std::to_string(c.ways) + " ways, " + std::to_string(c.line) + " B lines)";
       return r;
     }
   }
