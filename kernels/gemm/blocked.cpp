@@ -5,6 +5,7 @@
 // The B sliver (KC x NR) stays close (L1 / L2) while the ir loop streams the A block; the B
 // panel is shared through L3. Edges (any M, N, K) are zero-padded slivers + masked C access.
 #include <algorithm>
+#include <string>
 #include <omp.h>
 
 #include "harness/error.hpp"
@@ -28,6 +29,42 @@ BlockedPlan default_blocked_plan(int64_t s, int mr, int nr, int64_t l1, int64_t 
   p.mc = std::max<int64_t>(mr, (2 * l2) / (p.kc * s) / mr * mr);
   p.nc = std::max<int64_t>(nr, (l3 / 2) / (p.kc * s) / nr * nr);
   return p;
+}
+
+BlockedRule analytic_blocked_plan(int64_t s, int mr, int nr, const CacheGeometry& l1, const CacheGeometry& l2,
+                                  const CacheGeometry& l3, int threads) {
+  BlockedRule r;
+  const CacheGeometry* lv[3] = {&l1, &l2, &l3};
+  for (int i = 0; i < 3; ++i) {
+    const CacheGeometry& c = *lv[i];
+    if (c.size <= 0 || c.ways <= 0 || c.line <= 0 || c.size % (int64_t(c.ways) * c.line) != 0) {
+      r.plan = default_blocked_plan(s, mr, nr, l1.size, l2.size, l3.size);
+      r.note = "sizes rule: L" + std::to_string(i + 1) +
+               "'s ways or line size unknown, or its size not ways x line x sets (" + std::to_string(c.size) +
+               " B, " + std::to_string(c.ways) + " ways, " + std::to_string(c.line) + " B lines)";
+      return r;
+    }
+  }
+  // Bytes per way (N_L x C_L, sets x line) and per k step of the A / B micro-panels.
+  const int64_t way1 = l1.size / l1.ways, way2 = l2.size / l2.ways, way3 = l3.size / l3.ways;
+  const int64_t a = int64_t(mr) * s, b = int64_t(nr) * s;
+  auto cdiv = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
+  // C_Ar <= (W1 - 1) / (1 + NR/MR), in bytes so that NR/MR need not divide.
+  const int64_t c_ar = (l1.ways - 1) * a / (a + b);
+  int64_t kc = c_ar >= 1 ? c_ar * way1 / a : way1 / (2 * a);
+  kc = std::max<int64_t>(8, kc / 8 * 8);
+  const int64_t c_bc2 = cdiv(b * kc, way2);  // the B sliver streaming through L2
+  const int64_t c_ac2 = std::max<int64_t>(1, l2.ways - 1 - c_bc2);
+  const int64_t mc = std::max<int64_t>(mr, c_ac2 * way2 / (kc * s) / mr * mr);
+  const int64_t c_ac3 = cdiv(std::max(1, threads) * mc * kc * s, way3);  // every thread's A block
+  const int64_t c_bc3 = std::max<int64_t>(1, l3.ways - 1 - c_ac3);
+  const int64_t nc = std::max<int64_t>(nr, c_bc3 * way3 / (kc * s) / nr * nr);
+  r.plan = {mc, kc, nc};
+  r.ok = true;
+  r.note = "analytical rule (Low et al. 2016): A micro-panel " + std::to_string(c_ar) + " of " +
+           std::to_string(l1.ways) + " L1 ways, A block " + std::to_string(c_ac2) + " of " + std::to_string(l2.ways) +
+           " L2 ways, B panel " + std::to_string(c_bc3) + " of " + std::to_string(l3.ways) + " L3 ways";
+  return r;
 }
 
 int64_t blocked_workspace(const BlockedPlan& p, int mr, int nr, int threads) {

@@ -5,7 +5,8 @@
 //   every variant: ld:+p  pads each leading dimension by p elements (default 0: lda = K,
 //                         ldb = ldc = N), for unaligned rows
 //   blocked:       mc:, kc:, nc:  (default: default_blocked_plan from this CPU's detected
-//                                  L1 / L2 / L3 sizes)
+//                                  L1 / L2 / L3 sizes), blocking:sizes|analytic (the rule of the
+//                                  defaults; analytic: analytic_blocked_plan, also ways and line)
 //   sfc_ca:        k_layers:, kbf: (in every generated name), bm:, bn:, bk: (default 96, 96, 128),
 //                  or knobs:nn / knobs:analytic (k_layers, kbf, bk chosen by that model when the
 //                  case is made, knobs.hpp; not with k_layers / kbf / bk)
@@ -99,6 +100,7 @@ struct Params {
   BlockedPlan bp;
   SfcPlan sp;
   std::string knobs_note;  // how knobs:nn / knobs:analytic chose (e.g. an NN entry of another ISA)
+  std::string blocking_note;  // blocked: which rule gave the defaults
   Isa isa = Isa::none;
 };
 
@@ -116,11 +118,11 @@ Params params_of(const Case& c) {
 
   const Kind kind = p.spec->kind;
   std::string known = "ld";
-  if (kind == Kind::blocked) known += ", mc, kc, nc";
+  if (kind == Kind::blocked) known += ", mc, kc, nc, blocking";
   if (is_sfc(kind)) known += ", k_layers, kbf, bm, bn, bk";
   if (kind == Kind::sfc_ca) known += ", knobs";
   for (const auto& [k, v] : c.params) {
-    const bool ok = k == "ld" || (kind == Kind::blocked && (k == "mc" || k == "kc" || k == "nc")) ||
+    const bool ok = k == "ld" || (kind == Kind::blocked && (k == "mc" || k == "kc" || k == "nc" || k == "blocking")) ||
                     (is_sfc(kind) && (k == "k_layers" || k == "kbf" || k == "bm" || k == "bn" || k == "bk")) ||
                     (kind == Kind::sfc_ca && k == "knobs");
     if (!ok)
@@ -141,7 +143,22 @@ Params params_of(const Case& c) {
     const auto nr = c.dtype == DType::f64 ? ukernel<double>(p.isa).nr : ukernel<float>(p.isa).nr;
     // The blocking follows this machine's caches (sysfs); mc:/kc:/nc: override it.
     const HostCacheSizes& hc = host_cache_sizes();
-    p.bp = default_blocked_plan(s, uk, nr, hc.l1, hc.l2, hc.l3);
+    const std::string* rule = c.param("blocking");
+    if (rule && *rule != "sizes" && *rule != "analytic")
+      throw Error(name + ": blocking:" + *rule + " is not a rule (sizes or analytic)");
+    if (rule && *rule == "analytic") {
+      auto geom = [](int level) {
+        const auto hc = host_cache(level);
+        return hc ? CacheGeometry{hc->size, hc->assoc, hc->line} : CacheGeometry{};
+      };
+      const BlockedRule r = analytic_blocked_plan(s, uk, nr, geom(1), geom(2), geom(3), std::max(1, c.threads));
+      // Falling back, the sizes rule takes the sizes with host_cache_sizes()'s assumed ones.
+      p.bp = r.ok ? r.plan : default_blocked_plan(s, uk, nr, hc.l1, hc.l2, hc.l3);
+      p.blocking_note = r.ok ? r.note : "blocking:analytic fell back to the " + r.note;
+    } else {
+      p.bp = default_blocked_plan(s, uk, nr, hc.l1, hc.l2, hc.l3);
+      p.blocking_note = "sizes rule (caches " + hc.source + ")";
+    }
     p.bp.mc = c.param_int("mc", p.bp.mc);
     p.bp.kc = c.param_int("kc", p.bp.kc);
     p.bp.nc = c.param_int("nc", p.bp.nc);
@@ -259,7 +276,8 @@ Model model(const Case& c) {
     case Kind::loops: m.note += "; the plain loops re-read far more (lower bound only)"; break;
     case Kind::blocked:
       m.note += "; blocked mc:" + std::to_string(p.bp.mc) + " kc:" + std::to_string(p.bp.kc) + " nc:" +
-                std::to_string(p.bp.nc) + " (packing timed; B re-read ceil(M/mc) times per panel from L3)";
+                std::to_string(p.bp.nc) + " (packing timed; B re-read ceil(M/mc) times per panel from L3); defaults: " +
+                p.blocking_note;
       m.phases = blocked_phases(c, p);
       break;
     case Kind::sfc_ca:

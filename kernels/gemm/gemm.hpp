@@ -90,6 +90,29 @@ struct BlockedPlan {
 // micro-panel (MR x KC) within L1, an A block (MC x KC) twice L2, a B panel (KC x NC) half of
 // L3; MC a multiple of MR, NC of NR. blocked() splits K into equal blocks of at most KC.
 BlockedPlan default_blocked_plan(int64_t elem_size, int mr, int nr, int64_t l1, int64_t l2, int64_t l3);
+// The analytical blocking of Low, Igual, Smith, Quintana-Orti, "Analytical modeling is enough
+// for high-performance BLIS" (ACM TOMS 43(2), 2016), from each level's size, ways and line:
+//   KC (eq. 4-6): the MR x KC A micro-panel fills C_Ar whole L1 ways (so the next one evicts it,
+//      not the B sliver), the KC x NR B sliver keeps its C_Br = ceil(NR/MR C_Ar) ways, one way
+//      is left for C: C_Ar = floor((W1 - 1) / (1 + NR/MR)); a 2-way L1 (C_Ar = 0): half a way.
+//   MC: the same one level out (the paper: "in a similar manner"): the MC x KC A block takes
+//      the L2 ways left after one for C and those of the streaming B sliver.
+//   NC: the KC x NC B panel takes the L3 ways left after one for C and those of the threads'
+//      A blocks (the L3 is shared, the B panel too).
+// KC a multiple of 8, MC of MR, NC of NR. `ok` is false, and `plan` the sizes rule
+// (default_blocked_plan), when a level's ways or line is unknown (0) or its size is not
+// ways x line x sets; `note` says which rule and why.
+struct CacheGeometry {
+  int64_t size = 0;  // bytes
+  int ways = 0, line = 0;
+};
+struct BlockedRule {
+  BlockedPlan plan;
+  bool ok = false;  // the analytical model applied
+  std::string note;
+};
+BlockedRule analytic_blocked_plan(int64_t elem_size, int mr, int nr, const CacheGeometry& l1,
+                                  const CacheGeometry& l2, const CacheGeometry& l3, int threads);
 // Scratch the blocked driver needs (elements): one B panel + one A block per thread.
 int64_t blocked_workspace(const BlockedPlan& p, int mr, int nr, int threads);
 template <class T>

@@ -228,6 +228,94 @@ TEST(Gemm, BlockedSplitsKAndNIntoEqualBlocks) {
   }
 }
 
+// The analytical blocking (Low et al. 2016) at fixture cache geometries: the paper's own
+// SandyBridge row (Table III: kc 256, mc 96 for DGEMM 8 x 4), this Zen 4, a Zen 3 (AVX2, 512 KiB
+// L2) and a Sapphire Rapids Xeon (48 KiB 12-way L1, 2 MiB 16-way L2). Each plan is a valid
+// blocking (multiples of 8 / MR / NR), keeps the A micro-panel + B sliver within L1's ways less
+// one, the A block within L2 and the B panel within L3, and blocked() computes with it.
+TEST(Gemm, AnalyticBlockingFollowsTheCacheGeometry) {
+  constexpr int64_t K = 1024, M = K * K;
+  const CacheGeometry snb[3] = {{32 * K, 8, 64}, {256 * K, 8, 64}, {8 * M, 16, 64}};
+  const CacheGeometry zen4[3] = {{32 * K, 8, 64}, {M, 8, 64}, {32 * M, 16, 64}};
+  const CacheGeometry zen3[3] = {{32 * K, 8, 64}, {512 * K, 8, 64}, {32 * M, 16, 64}};
+  const CacheGeometry spr[3] = {{48 * K, 12, 64}, {2 * M, 16, 64}, {105 * M, 15, 64}};
+  struct Row {
+    const char* what;
+    const CacheGeometry* c;
+    int64_t s;
+    int mr, nr, threads;
+    BlockedPlan want;
+  };
+  const Row rows[] = {
+      {"SandyBridge f64 8x4 (paper)", snb, 8, 8, 4, 1, {96, 256, 3584}},
+      // Zen 4: L1 4 KiB ways; the 8 x 24 f64 tile: C_Ar = floor(7 / 4) = 1 way = 64 k steps.
+      {"Zen 4 avx512 f64", zen4, 8, 8, 24, 2, {1536, 64, 57336}},
+      {"Zen 4 avx512 f32", zen4, 4, 8, 48, 2, {1536, 128, 57312}},
+      {"Zen 3 avx2 f64", zen3, 8, 4, 12, 2, {384, 128, 28668}},
+      {"Zen 3 avx2 f32", zen3, 4, 4, 24, 2, {384, 256, 28656}},
+      // 12 ways: C_Ar = floor(11 / 4) = 2 for f64, floor(11 / 7) = 1 for f32.
+      {"Xeon SPR avx512 f64", spr, 8, 8, 24, 2, {1792, 128, 93168}},
+      {"Xeon SPR avx512 f32", spr, 4, 8, 48, 2, {3584, 128, 186336}},
+  };
+  for (const Row& r : rows) {
+    const BlockedRule got = analytic_blocked_plan(r.s, r.mr, r.nr, r.c[0], r.c[1], r.c[2], r.threads);
+    ASSERT_TRUE(got.ok) << r.what << ": " << got.note;
+    EXPECT_EQ(got.plan.mc, r.want.mc) << r.what;
+    EXPECT_EQ(got.plan.kc, r.want.kc) << r.what;
+    EXPECT_EQ(got.plan.nc, r.want.nc) << r.what;
+    EXPECT_EQ(got.plan.kc % 8, 0) << r.what;
+    EXPECT_EQ(got.plan.mc % r.mr, 0) << r.what;
+    EXPECT_EQ(got.plan.nc % r.nr, 0) << r.what;
+    auto ways = [&](int lv, int64_t bytes) {
+      const int64_t way = r.c[lv].size / r.c[lv].ways;
+      return (bytes + way - 1) / way;
+    };
+    const int64_t kc = got.plan.kc;
+    EXPECT_LE(ways(0, r.mr * kc * r.s) + ways(0, r.nr * kc * r.s), r.c[0].ways - 1) << r.what;
+    EXPECT_LE(got.plan.mc * kc * r.s, r.c[1].size) << r.what;
+    EXPECT_LE(r.threads * got.plan.mc * kc * r.s + kc * got.plan.nc * r.s, r.c[2].size) << r.what;
+    EXPECT_NE(got.note.find("analytical"), std::string::npos) << got.note;
+  }
+  // A 2-way L1 leaves no whole way to A beside B: eq. 6, half a way per A micro-panel.
+  const CacheGeometry two_way[3] = {{32 * K, 2, 64}, zen4[1], zen4[2]};
+  EXPECT_EQ(analytic_blocked_plan(8, 8, 24, two_way[0], two_way[1], two_way[2], 1).plan.kc, 16 * K / 2 / 64);
+  // Unknown associativity (sysfs without ways_of_associativity) or line size: the sizes rule, said.
+  for (const CacheGeometry l2 : {CacheGeometry{M, 0, 64}, CacheGeometry{M, 8, 0}, CacheGeometry{M + 1, 8, 64}}) {
+    const BlockedRule fb = analytic_blocked_plan(8, 8, 24, zen4[0], l2, zen4[2], 2);
+    EXPECT_FALSE(fb.ok);
+    const BlockedPlan old = default_blocked_plan(8, 8, 24, 32 * K, l2.size, 32 * M);
+    EXPECT_EQ(fb.plan.mc, old.mc);
+    EXPECT_EQ(fb.plan.kc, old.kc);
+    EXPECT_EQ(fb.plan.nc, old.nc);
+    EXPECT_NE(fb.note.find("L2's ways or line size unknown"), std::string::npos) << fb.note;
+  }
+  // The driver computes with an analytic plan of a small cache (several K, N and M blocks).
+  for (Isa isa : kIsas) {
+    if (!isa_supported(isa)) continue;
+    const Ukernel<float> uk = ukernel<float>(isa);
+    const CacheGeometry tiny[3] = {{4 * K, 4, 64}, {16 * K, 4, 64}, {64 * K, 4, 64}};
+    const BlockedRule r = analytic_blocked_plan(sizeof(float), uk.mr, uk.nr, tiny[0], tiny[1], tiny[2], 2);
+    ASSERT_TRUE(r.ok) << r.note;
+    const int64_t m = 2 * r.plan.mc + 3, n = r.plan.nc + 5, k = 2 * r.plan.kc + 1;
+    const Mat<float> A(m, k, 1, 7), B(k, n, 2, 8), C0(m, n, 0, 9);
+    const Dims d{m, n, k, A.ld, B.ld, C0.ld};
+    omp_set_num_threads(2);
+    Mat<float> C = C0;
+    std::vector<float> work(size_t(blocked_workspace(r.plan, uk.mr, uk.nr, 2)));
+    blocked(r.plan, uk, d, A.a.data(), B.a.data(), C.a.data(), work.data());
+    expect_product(A, B, C0, C, "blocked analytic " + label(isa));
+  }
+  // blocking:analytic of a case: this host's geometry (or the sizes rule, said), verified.
+  const Case c = parse_case_name("gemm/blocked/scalar/f64/200x150x700/blocking:analytic/threads:2");
+  const Variant& v = variant_of(c);
+  ASSERT_EQ(v.accepts(c), "");
+  const std::string note = v.model(c).note;
+  EXPECT_TRUE(note.find("analytical rule") != std::string::npos ||
+              note.find("fell back to the sizes rule") != std::string::npos)
+      << note;
+  EXPECT_TRUE(v.make(c)->verify().ok);
+}
+
 TEST(Gemm, LoopOrdersMatchReference) {
   const std::pair<LoopOrder, const char*> orders[] = {{LoopOrder::ijk, "ijk"}, {LoopOrder::ikj, "ikj"},
                                                       {LoopOrder::jik, "jik"}, {LoopOrder::jki, "jki"},
@@ -365,6 +453,8 @@ TEST(GemmFamily, BadInputIsRejectedWithAReason) {
       {"gemm/sfc_ca/scalar/f64/64x64x512/k_layers:1/kbf:0/threads:1", "kbf"},
       {"gemm/sfc_ca/scalar/f64/64x64x512/bm:0/threads:1", "bm, bn, bk must be >= 1"},
       {"gemm/blocked/scalar/f64/64x64x512/kc:0/threads:1", "mc, kc, nc"},
+      {"gemm/blocked/scalar/f64/64x64x512/blocking:best/threads:1", "not a rule (sizes or analytic)"},
+      {"gemm/sfc_ca/scalar/f64/64x64x512/blocking:analytic/threads:1", "unknown parameter"},
   };
   for (const auto& [name, why] : bad) {
     const Case c = gemm_case(name);
