@@ -273,6 +273,8 @@ int cmd_calibrate(const Values& o) {
   set_budget(o, profile);
   const uint64_t seed = uint64_t(o.integer("--seed"));
   const ShapeConfig ev = shape_config(o);
+  json tr;  // --training-in: read before anything is measured or loaded (a wrong file fails first)
+  if (o.has("--training-in")) tr = read_json_file(o.path("--training-in")), require_schema(tr, "rooflab.rtamm_training", 1, o.path("--training-in"));
   const Units u = load_units(path, "f64", threads, false);
   const std::vector<Block> pool = pool_of(u);
   omp_set_num_threads(threads);
@@ -294,8 +296,6 @@ int cmd_calibrate(const Values& o) {
     // A training sweep measured before (`calibrate --out`) fitted again, no timing: for trying the
     // fit on the same data. Its plans must be this pool's and none of its shapes the evaluation's.
     const fs::path tf = o.path("--training-in");
-    const json tr = read_json_file(tf);
-    require_schema(tr, "rooflab.rtamm_training", 1, tf);
     std::vector<std::string> ids;
     for (const Plan& p : plans) ids.push_back(plan_id(p));
     if (tr.at("plans").get<std::vector<std::string>>() != ids)
@@ -372,11 +372,10 @@ int cmd_calibrate(const Values& o) {
     write_json_atomic(o.path("--out") / "rtamm_training.json", tr);
   }
   std::printf("rtamm calibrate: %zu shapes x %zu plans; scales load_a %.3f load_b %.3f load_c %.3f load_c_ahead %.3f "
-              "store_c %.3f sync %.3f overlap %.3f load_a_ahead %.3f load_b_ahead %.3f kernel",
+              "store_c %.3f sync %.3f overlap %.3f kernel",
               shapes.size(), plans.size(), cj["load_a"].get<double>(), cj["load_b"].get<double>(),
               cj["load_c"].get<double>(), cj["load_c_ahead"].get<double>(), cj["store_c"].get<double>(),
-              cj["sync"].get<double>(), cj["overlap"].get<double>(), cj["load_a_ahead"].get<double>(),
-              cj["load_b_ahead"].get<double>());
+              cj["sync"].get<double>(), cj["overlap"].get<double>());
   for (double k : uc.calib.kernel) std::printf(" %.3f", k);
   std::printf("\n  training set: median |pred/meas - 1| %.1f%% -> %.1f%%, sweep accuracy %.1f%% -> %.1f%%\n",
               100 * before.first, 100 * after.first, 100 * before.second, 100 * after.second);

@@ -120,7 +120,10 @@ std::string miss_class(const PairedRatio& r, double threshold) {
 
 std::string plan_difference(const Plan& a, const Plan& b) {
   std::string s;
-  auto add = [&](const char* w) { s += (s.empty() ? "" : "+") + std::string(w); };
+  auto add = [&](const char* w) {
+    if (!s.empty()) s += '+';
+    s += w;
+  };
   if (canonical(a.order) != canonical(b.order)) add("order");
   if (!(a.b == b.b)) add("triple");
   if (a.ahead != b.ahead) add("ahead");

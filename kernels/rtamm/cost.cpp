@@ -47,8 +47,6 @@ Cost terms_with(const Plan& p, const gemm::Dims& d, const Units& u, const BlockU
     const double first = m0 * k0 * bu.load_a[l] + k0 * n0 * bu.load_b[l] +
                          (p.ahead == Ahead::abc ? m0 * n0 * bu.load_c[l] : 0.0);
     c.ldst_olp = c.load_a + c.load_b + (p.ahead == Ahead::abc ? c.load_c : 0.0) - first;
-    c.load_a_ahead = std::max(0.0, c.load_a - m0 * k0 * bu.load_a[l]);
-    c.load_b_ahead = std::max(0.0, c.load_b - k0 * n0 * bu.load_b[l]);
     c.cmpt_olp = c.kernel;
   }
   return c;
@@ -63,10 +61,7 @@ Cost cost_with(const Plan& p, const gemm::Dims& d, const Units& u, const BlockUn
   double overlap = bu.rho[c.level];
   if (k.present) {
     const bool abc = p.ahead == Ahead::abc;
-    c.load_a = (c.load_a - c.load_a_ahead) * k.load_a + c.load_a_ahead * k.load_a_ahead;
-    c.load_b = (c.load_b - c.load_b_ahead) * k.load_b + c.load_b_ahead * k.load_b_ahead;
-    c.load_a_ahead *= k.load_a_ahead, c.load_b_ahead *= k.load_b_ahead;
-    c.store_c *= k.store_c, c.sync *= k.sync;
+    c.load_a *= k.load_a, c.load_b *= k.load_b, c.store_c *= k.store_c, c.sync *= k.sync;
     c.load_c *= abc ? k.load_c_ahead : k.load_c;
     const size_t bi = size_t(&bu - u.blocks.data());
     c.kernel *= bi < k.kernel.size() ? k.kernel[bi] : 1.0;
@@ -98,11 +93,9 @@ std::vector<double> calib_features(const Plan& p, const gemm::Dims& d, const Uni
   const Cost c = terms_with(p, d, u, *bu, block_counts(p.b, d, u.mr, u.nr), source_level(d, elem_of(u), u.caches));
   const bool abc = p.ahead == Ahead::abc;
   std::vector<double> f(kCalibFixed + u.blocks.size(), 0.0);
-  f[0] = c.load_a - c.load_a_ahead, f[1] = c.load_b - c.load_b_ahead;
-  f[2] = abc ? 0.0 : c.load_c, f[3] = abc ? c.load_c : 0.0, f[4] = c.store_c;
+  f[0] = c.load_a, f[1] = c.load_b, f[2] = abc ? 0.0 : c.load_c, f[3] = abc ? c.load_c : 0.0, f[4] = c.store_c;
   f[5] = c.sync;
   f[6] = p.ahead == Ahead::none ? 0.0 : -std::min(c.ldst_olp, c.cmpt_olp);
-  f[7] = c.load_a_ahead, f[8] = c.load_b_ahead;
   f[kCalibFixed + size_t(bu - u.blocks.data())] = c.kernel;
   return f;
 }
@@ -187,7 +180,6 @@ Calibration fit_calibration(const Units& u, const std::vector<Plan>& plans, cons
   k.present = true;
   k.load_a = c[0], k.load_b = c[1], k.load_c = c[2], k.load_c_ahead = c[3], k.store_c = c[4], k.sync = c[5];
   k.overlap = c[6];
-  k.load_a_ahead = c[7], k.load_b_ahead = c[8];
   k.kernel.assign(c.begin() + kCalibFixed, c.end());
   return k;
 }
@@ -247,8 +239,7 @@ void read_levels(const json& j, const char* key, double* v) {
 json calibration_to_json(const Calibration& k) {
   if (!k.present) return nullptr;
   return {{"load_a", k.load_a}, {"load_b", k.load_b}, {"load_c", k.load_c}, {"load_c_ahead", k.load_c_ahead},
-          {"store_c", k.store_c}, {"sync", k.sync}, {"overlap", k.overlap}, {"load_a_ahead", k.load_a_ahead},
-          {"load_b_ahead", k.load_b_ahead}, {"kernel", k.kernel},
+          {"store_c", k.store_c}, {"sync", k.sync}, {"overlap", k.overlap}, {"kernel", k.kernel},
           {"provenance", k.provenance}};
 }
 
@@ -259,7 +250,6 @@ Calibration calibration_from_json(const json& c, size_t blocks) {
   k.load_c = c.at("load_c").get<double>(), k.load_c_ahead = c.at("load_c_ahead").get<double>();
   k.store_c = c.at("store_c").get<double>(), k.sync = c.at("sync").get<double>();
   k.overlap = c.at("overlap").get<double>();
-  k.load_a_ahead = c.value("load_a_ahead", k.load_a), k.load_b_ahead = c.value("load_b_ahead", k.load_b);
   k.kernel = c.at("kernel").get<std::vector<double>>();
   k.provenance = c.value("provenance", json::object());
   if (k.kernel.size() != blocks)

@@ -178,18 +178,13 @@ struct BlockUnits {
 struct Calibration {
   bool present = false;
   double load_a = 1, load_b = 1, load_c = 1, load_c_ahead = 1, store_c = 1, sync = 1, overlap = 0;
-  // A and B packed ahead (between the kernel's tiles) scaled apart from A and B packed in a
-  // transfer phase: the two cost differently inside a real run (a calibration file without them:
-  // load_a / load_b, the earlier single scale).
-  double load_a_ahead = 1, load_b_ahead = 1;
   std::vector<double> kernel;  // per Units::blocks entry (same order)
   json provenance = json::object();
 };
-// The calibration's features, in fit order: load_a, load_b (packed in a transfer phase), load_c
-// (loaded in a transfer phase), load_c_ahead (ahead:abc), store_c, sync, -min(LDST, CMPT) (ahead
-// plans, else 0), load_a_ahead, load_b_ahead (packed between the kernel's tiles), then the kernel
-// term of each Units::blocks entry (0 except the plan's own triple).
-constexpr int kCalibFixed = 9;
+// The calibration's features, in fit order: load_a, load_b, load_c (loaded in a transfer
+// phase), load_c_ahead (ahead:abc), store_c, sync, -min(LDST, CMPT) (ahead plans, else 0), then
+// the kernel term of each Units::blocks entry (0 except the plan's own triple).
+constexpr int kCalibFixed = 7;
 struct Units {
   std::string dtype = "f64";
   int threads = 1;
@@ -227,7 +222,6 @@ Units load_units(const std::filesystem::path& machine_json, const std::string& d
 struct Cost {
   double load_a = 0, load_b = 0, load_c = 0, store_c = 0, kernel = 0, sync = 0;  // ns
   double ldst_olp = 0, cmpt_olp = 0;   // the overlapped parts (ahead plans)
-  double load_a_ahead = 0, load_b_ahead = 0;  // of load_a / load_b: the part packed ahead
   double total = 0;
   int level = kL2;
 };
