@@ -85,8 +85,10 @@ std::vector<Block> parse_pool(const std::string& s) {
 
 std::string pool_string(const std::vector<Block>& pool) {
   std::string s;
-  for (const Block& b : pool)
-    s += (s.empty() ? "" : ",") + std::to_string(b.mcg) + "x" + std::to_string(b.ncg) + "x" + std::to_string(b.kcg);
+  for (const Block& b : pool) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(b.mcg) + "x" + std::to_string(b.ncg) + "x" + std::to_string(b.kcg);
+  }
   return s;
 }
 
@@ -448,7 +450,7 @@ std::vector<args::Command> table() {
              .integer("--samples", "S", "timed samples per plan and shape", 1, 100, 3)
              .integer("--remeasure-rounds", "R",
                       "where chosen and oracle differ, re-time both in R ABBA rounds before counting a miss (0: off)",
-                      0, 1000, 8)
+                      0, 1000, 24)
              .string("--base", "S,M,B", "the shape generator's base sizes (default 48,128,256)")
              .epilog(kProfiles);
          return s;

@@ -29,7 +29,7 @@ struct EvalOptions {
   double min_sample_s = 5e-4; // repetitions per sample so that it lasts at least this
   size_t equiv_every = 25;    // time the equivalent orders on every n-th shape (0: never)
   size_t progress_every = 10;
-  int remeasure_rounds = 8;   // ABBA rounds re-measuring chosen vs oracle where they differ (0: off)
+  int remeasure_rounds = 24;  // ABBA rounds re-measuring chosen vs oracle where they differ (0: off)
   double wait_quiet_s = 0.5;  // before each sample: wait up to this for nothing else runnable
                               // (all waits together: at most diag::quiet_budget(), set by the CLI)
   std::filesystem::path out_file;  // partial results written every 25 shapes
