@@ -85,8 +85,10 @@ std::vector<Block> parse_pool(const std::string& s) {
 
 std::string pool_string(const std::vector<Block>& pool) {
   std::string s;
-  for (const Block& b : pool)
-    s += (s.empty() ? "" : ",") + std::to_string(b.mcg) + "x" + std::to_string(b.ncg) + "x" + std::to_string(b.kcg);
+  for (const Block& b : pool) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(b.mcg) + "x" + std::to_string(b.ncg) + "x" + std::to_string(b.kcg);
+  }
   return s;
 }
 
@@ -202,10 +204,12 @@ int cmd_evaluate(const Values& o) {
   const Plan stat = static_plan(pool);
   EvalOptions eo;
   eo.samples = int(o.integer("--samples"));
+  eo.remeasure_rounds = int(o.integer("--remeasure-rounds"));
   eo.out_file = out_dir / "rtamm.json";
   eo.config = {{"machine", fs::absolute(path).string()}, {"profile", profile}, {"shapes", nshapes}, {"first_shape", first},
                {"threads", threads}, {"dtype", "f64"}, {"isa", u.isa}, {"samples", eo.samples},
-               {"min_sample_s", eo.min_sample_s}, {"base_sizes", {sc.base[0], sc.base[1], sc.base[2]}},
+               {"min_sample_s", eo.min_sample_s}, {"remeasure_rounds", eo.remeasure_rounds},
+               {"base_sizes", {sc.base[0], sc.base[1], sc.base[2]}},
                {"ratios", "1..10 on one of M, N, K"}, {"jitter", "[0.8, 1.25) per dimension"},
                {"accuracy_threshold", 1.05}, {"pool", pool_string(pool)}, {"static_plan", plan_id(stat)},
                {"plans", engine.plans().size()}, {"calibrated", u.calib.present},
@@ -220,10 +224,18 @@ int cmd_evaluate(const Values& o) {
   auto pct = [](const json& x) { return x.is_number() ? 100.0 * x.get<double>() : NAN; };
   std::printf("rtamm evaluate: %zu shapes x %zu plans, %d threads, %.0f s\n", shapes.size(), engine.plans().size(),
               threads, out["wall_seconds"].get<double>());
-  std::printf("  decision accuracy (within 5%% of the oracle): %.2f%%\n", pct(s["decision_accuracy"]));
+  std::printf("  decision accuracy (within 5%% of the oracle, raw head-to-head re-timing): %.2f%%\n", pct(s["decision_accuracy"]));
   std::printf("  noise-aware (within max(5%%, the shape's repeatability)): %.2f%%; repeatability median %.2f%%, "
               "p90 %.2f%%; %s engine\n", pct(s["decision_accuracy_noise_aware"]), pct(s["median_repeatability"]),
               pct(s["p90_repeatability"]), u.calib.present ? "calibrated" : "uncalibrated");
+  if (s["decision_accuracy_remeasured"].is_number()) {
+    const json& r = s["remeasured"];
+    std::printf("  re-measured (chosen vs oracle where they differ, %d ABBA rounds): %.2f%%; %d misses: %d beyond "
+                "noise, %d within it; raw misses now hits %d, raw hits now misses %d; loss vs oracle mean %.2f%%\n",
+                eo.remeasure_rounds, pct(s["decision_accuracy_remeasured"]), r["misses"].get<int>(),
+                r["misses_model"].get<int>(), r["misses_noise"].get<int>(), r["raw_misses_now_hits"].get<int>(),
+                r["raw_hits_now_misses"].get<int>(), pct(r["mean_loss_vs_oracle"]));
+  }
   std::printf("  gain over static: mean %.2f%%, max %.2f%% (oracle: mean %.2f%%)\n", pct(s["mean_gain_over_static"]),
               pct(s["max_gain_over_static"]), pct(s["mean_oracle_gain_over_static"]));
   std::printf("  loss vs oracle: mean %.2f%%, max %.2f%%\n", pct(s["mean_loss_vs_oracle"]), pct(s["max_loss_vs_oracle"]));
@@ -263,6 +275,8 @@ int cmd_calibrate(const Values& o) {
   set_budget(o, profile);
   const uint64_t seed = uint64_t(o.integer("--seed"));
   const ShapeConfig ev = shape_config(o);
+  json tr;  // --training-in: read before anything is measured or loaded (a wrong file fails first)
+  if (o.has("--training-in")) tr = read_json_file(o.path("--training-in")), require_schema(tr, "rooflab.rtamm_training", 1, o.path("--training-in"));
   const Units u = load_units(path, "f64", threads, false);
   const std::vector<Block> pool = pool_of(u);
   omp_set_num_threads(threads);
@@ -276,22 +290,45 @@ int cmd_calibrate(const Values& o) {
   std::vector<Shape> shapes;
   size_t excluded = 0;
   json dims = json::array();
-  for (const Shape& s : make_shapes(2 * n, tc)) {
-    const std::vector<int64_t> key = {s.d.m, s.d.n, s.d.k, s.d.lda, s.d.ldb, s.d.ldc};
-    if (std::find(eval_keys.begin(), eval_keys.end(), key) != eval_keys.end()) {
-      ++excluded;
-      continue;
-    }
-    if (shapes.size() < n) shapes.push_back(s), dims.push_back(key);
-  }
   const std::vector<Plan> plans = plans_of(pool);
   EvalOptions eo;
   eo.samples = int(o.integer("--samples"));
-  std::fprintf(stderr, "rtamm calibrate: %zu training shapes (seed %llu; %zu of the evaluation's excluded) x %zu plans\n",
-               shapes.size(), (unsigned long long)seed, excluded, plans.size());
-  json failures = json::array();
-  const auto t = sweep(plans, shapes, eo, failures);
-  if (!failures.empty()) throw Error("rtamm calibrate: plan runs FAILED verification: " + failures.dump());
+  std::vector<std::vector<double>> t;
+  if (o.has("--training-in")) {
+    // A training sweep measured before (`calibrate --out`) fitted again, no timing: for trying the
+    // fit on the same data. Its plans must be this pool's and none of its shapes the evaluation's.
+    const fs::path tf = o.path("--training-in");
+    std::vector<std::string> ids;
+    for (const Plan& p : plans) ids.push_back(plan_id(p));
+    if (tr.at("plans").get<std::vector<std::string>>() != ids)
+      throw Error(tf.string() + ": its plans are not this pool's (" + pool_string(pool) + ")");
+    for (const json& r : tr.at("shapes")) {
+      const std::vector<int64_t> key = r.at("dims").get<std::vector<int64_t>>();
+      if (key.size() != 6 || std::find(eval_keys.begin(), eval_keys.end(), key) != eval_keys.end())
+        throw Error(tf.string() + ": training shape " + r.at("dims").dump() + " is malformed or one of the evaluation's");
+      Shape s;
+      s.category = r.value("category", "");
+      s.d = {key[0], key[1], key[2], key[3], key[4], key[5]};
+      shapes.push_back(s), dims.push_back(key);
+      t.push_back(r.at("measured_ns").get<std::vector<double>>());
+      if (t.back().size() != plans.size()) throw Error(tf.string() + ": a shape lacks plan times");
+    }
+    if (shapes.empty()) throw Error(tf.string() + ": no training shapes");
+  } else {
+    for (const Shape& s : make_shapes(2 * n, tc)) {
+      const std::vector<int64_t> key = {s.d.m, s.d.n, s.d.k, s.d.lda, s.d.ldb, s.d.ldc};
+      if (std::find(eval_keys.begin(), eval_keys.end(), key) != eval_keys.end()) {
+        ++excluded;
+        continue;
+      }
+      if (shapes.size() < n) shapes.push_back(s), dims.push_back(key);
+    }
+    std::fprintf(stderr, "rtamm calibrate: %zu training shapes (seed %llu; %zu of the evaluation's excluded) x %zu plans\n",
+                 shapes.size(), (unsigned long long)seed, excluded, plans.size());
+    json failures = json::array();
+    t = sweep(plans, shapes, eo, failures);
+    if (!failures.empty()) throw Error("rtamm calibrate: plan runs FAILED verification: " + failures.dump());
+  }
   std::vector<gemm::Dims> ds;
   for (const Shape& s : shapes) ds.push_back(s.d);
   const auto before = fit_quality(Engine(plans, u), shapes, t);
@@ -312,6 +349,7 @@ int cmd_calibrate(const Values& o) {
       {"training_median_abs_error", {{"uncalibrated", before.first}, {"calibrated", after.first}}},
       {"training_sweep_accuracy", {{"uncalibrated", before.second}, {"calibrated", after.second}}},
       {"training_dims", dims}};
+  if (o.has("--training-in")) uc.calib.provenance["training_from"] = fs::absolute(o.path("--training-in")).string();
   const json cj = calibration_to_json(uc.calib);
   // Its own section, fitted on the "rtamm" units (their revision recorded): re-measuring the
   // units leaves it stale, never applied to units it was not fitted on. The calibrations of
@@ -410,6 +448,9 @@ std::vector<args::Command> table() {
              .integer("--first", "I", "start at shape I of the evaluation's sequence (run it in parts)", 0, 1000000, 0)
              .path("--out", PathKind::output_dir, "DIR", "where rtamm.json goes", ".")
              .integer("--samples", "S", "timed samples per plan and shape", 1, 100, 3)
+             .integer("--remeasure-rounds", "R",
+                      "where chosen and oracle differ, re-time both in R ABBA rounds before counting a miss (0: off)",
+                      0, 1000, 24)
              .string("--base", "S,M,B", "the shape generator's base sizes (default 48,128,256)")
              .epilog(kProfiles);
          return s;
@@ -427,6 +468,8 @@ std::vector<args::Command> table() {
              .integer("--samples", "S", "timed samples per plan and shape", 1, 100, 3)
              .string("--base", "S,M,B", "the shape generator's base sizes (default 48,128,256)")
              .path("--out", PathKind::output_dir, "DIR", "also write the training sweep to DIR/rtamm_training.json")
+             .path("--training-in", PathKind::input_file, "FILE",
+                   "fit on this earlier training sweep (rtamm_training.json, same pool) instead of timing one")
              .epilog(kProfiles);
          return s;
        },

@@ -22,6 +22,7 @@ using clk = std::chrono::steady_clock;
 double seconds_since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
 
 const char* kCats[6] = {"SMA", "SMNA", "MMA", "MMNA", "BMA", "BMNA"};
+constexpr double kThreshold = 1.05;  // the target's "within 5% of the oracle"
 
 }  // namespace
 
@@ -73,18 +74,99 @@ double percentile(std::vector<double> v, double q) {
 }
 json num(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
+// Sign-test rank j (1-based): the largest j with P(Binom(n, 1/2) <= j - 1) <= 5%, so that
+// [x_(j), x_(n+1-j)] covers the median with >= 90%; 0 when n is too small for any.
+size_t sign_test_rank(size_t n) {
+  size_t j = 0;
+  double cdf = 0, pmf = std::ldexp(1.0, -int(n));  // P(X = 0)
+  for (size_t i = 0; i < n / 2; ++i) {
+    cdf += pmf;
+    if (cdf > 0.05) break;
+    j = i + 1;
+    pmf = pmf * double(n - i) / double(i + 1);
+  }
+  return j;
+}
+}  // namespace
+
+PairedRatio paired_ratio(const std::vector<double>& c1, const std::vector<double>& o1, const std::vector<double>& o2,
+                         const std::vector<double>& c2, const std::vector<bool>& quiet) {
+  const size_t n = c1.size();
+  if (o1.size() != n || o2.size() != n || c2.size() != n || (!quiet.empty() && quiet.size() != n))
+    throw Error("rtamm paired_ratio: the rounds' sample lists differ in length");
+  PairedRatio r;
+  r.rounds = n;
+  std::vector<double> all, q;
+  for (size_t k = 0; k < n; ++k) {
+    const double x = (c1[k] + c2[k]) / (o1[k] + o2[k]);
+    if (!std::isfinite(x)) continue;
+    all.push_back(x);
+    if (quiet.empty() || quiet[k]) q.push_back(x);
+  }
+  r.quiet_rounds = q.size();
+  std::vector<double>& v = q.size() >= 5 ? q : all;  // noisy rounds only when too few are quiet
+  r.used = v.size();
+  if (v.empty()) return r;
+  std::sort(v.begin(), v.end());
+  r.median = measure::quantile(v, 0.5);
+  if (const size_t j = sign_test_rank(v.size()); j > 0) r.lo = v[j - 1], r.hi = v[v.size() - j];
+  return r;
+}
+
+std::string miss_class(const PairedRatio& r, double threshold) {
+  if (!(r.median > threshold)) return std::isfinite(r.median) ? "hit" : "miss_noise";
+  return r.lo > threshold ? "miss_model" : "miss_noise";
+}
+
+std::string plan_difference(const Plan& a, const Plan& b) {
+  std::string s;
+  auto add = [&](const char* w) {
+    if (!s.empty()) s += '+';
+    s += w;
+  };
+  if (canonical(a.order) != canonical(b.order)) add("order");
+  if (!(a.b == b.b)) add("triple");
+  if (a.ahead != b.ahead) add("ahead");
+  return s.empty() ? "same" : s;
+}
+
 // Accuracy, gains, losses, overhead over the shapes' records (j["shapes"]).
 json summarize(const json& shapes, const std::string& category) {
   std::vector<double> gain, loss, oracle_gain, ovh, ovh_big, relerr, repeat;
   size_t n = 0, accurate = 0, nq = 0, accurate_q = 0, accurate_noise = 0, in_training = 0;
   int table[6] = {};  // adaptive vs static speed ratio > 1.05, < 0.95, > 1.25, < 0.75, > 1.5, < 0.5
+  // The re-measured rule (paired_ratio / miss_class): present when every record has its class.
+  bool have_re = true;
+  size_t re_hits = 0, re_shapes = 0, miss_model = 0, miss_noise = 0, raw_miss_to_hit = 0, raw_hit_to_miss = 0;
+  std::vector<double> loss_re;
+  json diff_raw = json::object(), diff_re = json::object();
+  auto bump = [](json& o, const std::string& k) { o[k] = o.value(k, 0) + 1; };
   for (const json& s : shapes) {
     if (!category.empty() && s["category"] != category) continue;
     const auto& t = s["measured_ns"];
     const auto& r = s["retimed_ns"];
     const double tc = r["chosen"], to = r["oracle"], ts = r["static"];
     ++n;
-    if (tc <= 1.05 * to) ++accurate;
+    const bool raw_hit = tc <= 1.05 * to;
+    if (raw_hit) ++accurate;
+    const std::string diff = s.value("plan_difference", "");
+    if (!raw_hit && !diff.empty()) bump(diff_raw, diff);
+    if (!s.contains("miss_class") || !s["miss_class"].is_string()) {
+      have_re = false;
+    } else {
+      const std::string cls = s["miss_class"];
+      const bool hit = cls == "hit";
+      re_hits += hit, miss_model += cls == "miss_model", miss_noise += cls == "miss_noise";
+      raw_miss_to_hit += !raw_hit && hit, raw_hit_to_miss += raw_hit && !hit;
+      if (!hit && !diff.empty()) bump(diff_re, diff);
+      const json& rm = s.contains("remeasured") ? s["remeasured"] : json();
+      if (rm.is_object() && rm["ratio"].is_number()) {
+        ++re_shapes;
+        loss_re.push_back(std::max(0.0, rm["ratio"].get<double>() - 1));
+      } else {
+        loss_re.push_back(tc / to - 1);
+      }
+    }
     // Noise-aware: within max(5%, the shape's measured repeatability) of the oracle (a second
     // number next to the strict one, never instead of it).
     const double rep = s.contains("repeatability") && s["repeatability"].is_number() ? s["repeatability"].get<double>() : NAN;
@@ -126,9 +208,21 @@ json summarize(const json& shapes, const std::string& category) {
             {"vs_static", {{">1.05", table[0]}, {"<0.95", table[1]}, {">1.25", table[2]}, {"<0.75", table[3]},
                            {">1.5", table[4]}, {"<0.5", table[5]}}}};
   if (!j["decision_accuracy"].is_number() || !std::isfinite(j["decision_accuracy"].get<double>())) j["decision_accuracy"] = nullptr;
+  j["misses_by_plan_difference"] = diff_raw;  // raw misses: which of order / triple / ahead differ
+  if (have_re && n) {
+    j["decision_accuracy_remeasured"] = double(re_hits) / double(n);
+    j["remeasured"] = {{"shapes_remeasured", re_shapes},       {"misses", n - re_hits},
+                       {"misses_model", miss_model},           {"misses_noise", miss_noise},
+                       {"raw_misses_now_hits", raw_miss_to_hit}, {"raw_hits_now_misses", raw_hit_to_miss},
+                       {"mean_loss_vs_oracle", num(mean(loss_re))}, {"max_loss_vs_oracle", num(vmax(loss_re))},
+                       {"misses_by_plan_difference", diff_re}};
+  } else {
+    j["decision_accuracy_remeasured"] = nullptr;  // not re-measured (rescored, or an older file)
+  }
   return j;
 }
 
+namespace {
 // Every plan: one run from C0, verified (one exact Freivalds vector; failures appended), then
 // timed round robin (sample s of every plan before sample s + 1 of any), so that a burst of load
 // on this shared machine hits all plans alike. Quiet samples count; a plan with none keeps its
@@ -182,6 +276,46 @@ Timed time_plans(const std::vector<Plan>& ps, int samples, const gemm::Ukernel<d
     out.quiet += int64_t(rs[i].quiet_count());
   }
   return out;
+}
+
+// Chosen vs oracle again (paired_ratio's ABBA rounds): one warm-up run of each (its time sizes
+// the samples), then `rounds` rounds of the batches chosen, oracle, oracle, chosen.
+PairedRatio remeasure(const Plan& chosen, const Plan& oracle, int rounds, const gemm::Ukernel<double>& uk,
+                      detail::Problem<double>& prob, double* work, const EvalOptions& opt, int64_t& samples,
+                      int64_t& quiet) {
+  const gemm::Dims& d = prob.d;
+  const Plan* ps[2] = {&chosen, &oracle};
+  double first[2];
+  for (int i = 0; i < 2; ++i) {
+    const auto t0 = clk::now();
+    run_plan(*ps[i], uk, d, prob.A.data(), prob.B.data(), prob.C.data(), work);
+    first[i] = seconds_since(t0);
+  }
+  std::vector<measure::Batch> batches;
+  for (int i : {0, 1, 1, 0})
+    batches.push_back([&, i](int64_t runs, bool) {
+      const auto t0 = clk::now();
+      for (int64_t r = 0; r < runs; ++r) run_plan(*ps[i], uk, d, prob.A.data(), prob.B.data(), prob.C.data(), work);
+      return seconds_since(t0);
+    });
+  measure::Policy p;
+  p.repetitions = rounds;
+  p.min_time_s = opt.min_sample_s;
+  p.warmup = 0;
+  p.quiet.threads = omp_get_max_threads();
+  p.quiet.wait_s = opt.wait_quiet_s;
+  const std::vector<measure::Result> rs =
+      measure::measure_round_robin(batches, p, {first[0], first[1], first[1], first[0]});
+  std::vector<double> v[4];
+  std::vector<bool> q;
+  const size_t k = std::min({rs[0].samples.size(), rs[1].samples.size(), rs[2].samples.size(), rs[3].samples.size()});
+  for (size_t r = 0; r < k; ++r) {
+    bool all_quiet = true;
+    for (int b = 0; b < 4; ++b) v[b].push_back(rs[size_t(b)].samples[r].seconds), all_quiet &= rs[size_t(b)].samples[r].quiet;
+    q.push_back(all_quiet);
+  }
+  for (int b = 0; b < 4; ++b) samples += int64_t(rs[size_t(b)].samples.size()), quiet += int64_t(rs[size_t(b)].quiet_count());
+  return paired_ratio(v[0], v[1], v[2], v[3], q);
 }
 }  // namespace
 
@@ -245,6 +379,13 @@ json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& 
               {"shapes", json::array()},
               {"equivalent_orders", json::array()},
               {"failures", json::array()}};
+  if (opt.remeasure_rounds > 0)
+    out["remeasure"] = {
+        {"method", "where the chosen plan is not the sweep's oracle, both re-timed in rounds of four samples "
+                   "chosen, oracle, oracle, chosen (ABBA); ratio = median over rounds of (c1 + c2) / (o1 + o2) (quiet "
+                   "rounds when >= 5); interval: sign-test order statistics, >= 90%; hit: ratio <= threshold; "
+                   "miss_model: the interval above it; miss_noise: the rest"},
+        {"rounds", opt.remeasure_rounds}, {"threshold", kThreshold}, {"confidence", 0.9}};
   Progress prog("rtamm evaluate", shapes.size());
   const auto t_start = clk::now();
   for (size_t si = 0; si < shapes.size(); ++si) {
@@ -285,14 +426,28 @@ json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& 
     // odd samples) of the same plan among the three.
     double repeat = 0;
     for (size_t j = 0; j < 3; ++j) repeat = std::max(repeat, std::fabs(rtt.half[0][j] / rtt.half[1][j] - 1));
-    out["shapes"].push_back({{"retimed_ns", retimed}, {"category", sh.category}, {"m", d.m}, {"n", d.n}, {"k", d.k}, {"lda", d.lda},
+    // The miss rule: where chosen and oracle differ, both timed again head to head (ABBA rounds)
+    // and classified hit / miss within noise / miss beyond noise, next to the raw re-timing.
+    json remeasured = nullptr;
+    std::string cls = "hit";
+    if (chosen != oracle && opt.remeasure_rounds > 0) {
+      const PairedRatio pr = remeasure(plans[chosen], plans[oracle], opt.remeasure_rounds, uk, prob, work.data(), opt,
+                                       total_samples, quiet_samples);
+      cls = miss_class(pr, kThreshold);
+      remeasured = {{"ratio", num(pr.median)}, {"ci_low", num(pr.lo)}, {"ci_high", num(pr.hi)},
+                    {"rounds", pr.rounds}, {"quiet_rounds", pr.quiet_rounds}, {"rounds_used", pr.used}};
+    }
+    json rec = {{"retimed_ns", retimed}, {"category", sh.category}, {"m", d.m}, {"n", d.n}, {"k", d.k}, {"lda", d.lda},
                              {"ldb", d.ldb}, {"ldc", d.ldc},
                              {"level", level_name(source_level(d, 8, engine.units().caches))},
                              {"measured_ns", measured}, {"predicted_ns", predicted}, {"chosen", chosen},
                              {"oracle", oracle}, {"static", static_idx}, {"decision_ns", decision_ns},
                              {"repeatability", num(repeat)}, {"elapsed_s", seconds_since(t_start)},
                              {"in_calibration_training_set", in_training(d)},
-                             {"quiet_fraction", double(quiet_samples) / double(std::max<int64_t>(1, total_samples))}});
+                             {"plan_difference", plan_difference(plans[chosen], plans[oracle])},
+                             {"quiet_fraction", double(quiet_samples) / double(std::max<int64_t>(1, total_samples))}};
+    if (opt.remeasure_rounds > 0) rec["remeasured"] = remeasured, rec["miss_class"] = cls;
+    out["shapes"].push_back(std::move(rec));
     // The equivalent orders (nmk = mnk, kmn = mkn, knm = nkm) with the static triple, timed
     // on every equiv_every-th shape next to their canonical twins.
     if (opt.equiv_every > 0 && si % opt.equiv_every == 0) {
@@ -340,7 +495,9 @@ json rescore(const Engine& engine, const json& in) {
   json out = in;
   out["rescored"] = {{"created", utc_timestamp()},
                      {"note", "decisions recomputed with other unit costs against the same sweep; accuracy, gain and "
-                              "loss from the sweep's times (measured_ns), not a head-to-head re-timing"}};
+                              "loss from the sweep's times (measured_ns), not a head-to-head re-timing (no "
+                              "re-measured accuracy)"}};
+  out.erase("remeasure");
   for (json& s : out["shapes"]) {
     gemm::Dims d;
     d.m = s["m"], d.n = s["n"], d.k = s["k"], d.lda = s["lda"], d.ldb = s["ldb"], d.ldc = s["ldc"];
@@ -349,6 +506,9 @@ json rescore(const Engine& engine, const json& in) {
     for (size_t i = 0; i < plans.size(); ++i) pred.push_back(engine.predict(i, d));
     s["predicted_ns"] = pred;
     s["chosen"] = c;
+    // The re-measurement was of the evaluation's choice: a rescore has none (sweep times only).
+    s.erase("remeasured"), s.erase("miss_class");
+    s["plan_difference"] = plan_difference(plans[c], plans[s["oracle"].get<size_t>()]);
     const auto& t = s["measured_ns"];
     s["retimed_ns"] = {{"chosen", t[c]}, {"oracle", t[s["oracle"].get<size_t>()]}, {"static", t[s["static"].get<size_t>()]}};
   }

@@ -29,6 +29,7 @@ struct EvalOptions {
   double min_sample_s = 5e-4; // repetitions per sample so that it lasts at least this
   size_t equiv_every = 25;    // time the equivalent orders on every n-th shape (0: never)
   size_t progress_every = 10;
+  int remeasure_rounds = 24;  // ABBA rounds re-measuring chosen vs oracle where they differ (0: off)
   double wait_quiet_s = 0.5;  // before each sample: wait up to this for nothing else runnable
                               // (all waits together: at most diag::quiet_budget(), set by the CLI)
   std::filesystem::path out_file;  // partial results written every 25 shapes
@@ -40,6 +41,33 @@ json evaluate(const Engine& engine, const Plan& static_plan, const std::vector<S
 // opt.samples round-robin samples: t[shape][plan] in ns (the calibration's training data).
 std::vector<std::vector<double>> sweep(const std::vector<Plan>& plans, const std::vector<Shape>& shapes,
                                        const EvalOptions& opt, json& failures);
+// ---- Re-measuring chosen vs oracle (the miss rule; pure functions, tested on synthetic times) ----
+// Where the chosen plan is not the sweep's oracle, both are timed again in R rounds of four
+// samples, chosen / oracle / oracle / chosen (ABBA: a linear drift of the VM's speed cancels
+// within a round). Round k's ratio = (c1 + c2) / (o1 + o2); the shape's re-measured ratio is the
+// median over the rounds (the quiet rounds when at least 5 are), with a distribution-free
+// confidence interval of >= 90% (order statistics of the binomial sign test).
+struct PairedRatio {
+  size_t rounds = 0, quiet_rounds = 0;  // rounds given, of them quiet (all four samples)
+  size_t used = 0;                      // rounds the median is taken over
+  double median = NAN;
+  double lo = NAN, hi = NAN;  // the interval; NaN with fewer than 5 rounds used
+};
+// c1, o1, o2, c2: per-run seconds of round k; quiet[k]: all four samples of round k quiet (empty:
+// all quiet). Throws Error when the four lengths differ.
+PairedRatio paired_ratio(const std::vector<double>& c1, const std::vector<double>& o1,
+                         const std::vector<double>& o2, const std::vector<double>& c2,
+                         const std::vector<bool>& quiet = {});
+// "hit" (median <= threshold), "miss_model" (the whole interval above the threshold: the chosen
+// plan is slower beyond the measurement's noise) or "miss_noise" (median above, the interval
+// reaching the threshold or unknown).
+std::string miss_class(const PairedRatio& r, double threshold);
+// The plan dimensions in which two plans differ: "order", "triple", "ahead" joined by '+' (order
+// compared by cost class: mnk = nmk), "same" when none.
+std::string plan_difference(const Plan& a, const Plan& b);
+// The summary of a set of shape records (rtamm.json "shapes"), of one category or all ("").
+json summarize(const json& shapes, const std::string& category);
+
 // The decisions of an evaluation recomputed with the engine's unit costs (same pool and plans),
 // scored against the evaluation's sweep times. No timing.
 json rescore(const Engine& engine, const json& evaluation);

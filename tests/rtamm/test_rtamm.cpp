@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -691,6 +692,104 @@ TEST(RtammEvaluate, ShapesCoverTheSixCategories) {
     rmax = std::max(rmax, hi / lo);
   }
   EXPECT_GT(rmax, 7);
+}
+
+// The miss rule on synthetic timings: ABBA rounds cancel a linear drift of the machine's speed,
+// the median ignores a disturbed round, quiet rounds are preferred when there are enough, the
+// interval is the sign test's order statistics, and the class follows the interval.
+TEST(RtammEvaluate, RemeasuredRatioCancelsDriftAndClassifiesMisses) {
+  // Chosen 1.03x the oracle; the machine slows by 2% per sample (c1 o1 o2 c2 in time order).
+  std::vector<double> c1, o1, o2, c2;
+  double t = 1.0;
+  for (int k = 0; k < 8; ++k) {
+    c1.push_back(1.03 * t), t *= 1.02;
+    o1.push_back(1.00 * t), t *= 1.02;
+    o2.push_back(1.00 * t), t *= 1.02;
+    c2.push_back(1.03 * t), t *= 1.02;
+  }
+  PairedRatio r = paired_ratio(c1, o1, o2, c2);
+  EXPECT_EQ(r.rounds, 8u);
+  EXPECT_EQ(r.used, 8u);
+  EXPECT_NEAR(r.median, 1.03, 0.002);  // c1 o1 only (no ABBA) would read 1.03 / 1.02 = 1.01
+  EXPECT_LE(r.lo, r.median);
+  EXPECT_GE(r.hi, r.median);
+  EXPECT_EQ(miss_class(r, 1.05), "hit");
+  // One round disturbed 3x on the chosen plan: the median does not move past the threshold.
+  c1[3] *= 3;
+  r = paired_ratio(c1, o1, o2, c2);
+  EXPECT_NEAR(r.median, 1.03, 0.003);
+  EXPECT_EQ(miss_class(r, 1.05), "hit");
+  // Clearly slower (1.10x in every round): a miss beyond noise.
+  std::vector<double> one(8, 1.0), slow(8, 1.10);
+  r = paired_ratio(slow, one, one, slow);
+  EXPECT_NEAR(r.median, 1.10, 1e-12);
+  EXPECT_EQ(miss_class(r, 1.05), "miss_model");
+  // Median above 5% but rounds on both sides of it: a miss within noise.
+  const std::vector<double> mixed = {1.00, 1.02, 1.04, 1.06, 1.07, 1.08, 1.12, 1.20};
+  r = paired_ratio(mixed, one, one, mixed);
+  EXPECT_GT(r.median, 1.05);
+  EXPECT_LE(r.lo, 1.05);
+  EXPECT_EQ(r.lo, 1.02);  // n = 8: the 2nd and 7th order statistics (>= 90%)
+  EXPECT_EQ(r.hi, 1.12);
+  EXPECT_EQ(miss_class(r, 1.05), "miss_noise");
+  // Quiet rounds preferred when at least 5 are quiet: the three loud ones (slow) are dropped.
+  std::vector<double> c = {1.0, 1.0, 1.0, 1.0, 1.0, 1.5, 1.5, 1.5};
+  std::vector<bool> quiet = {true, true, true, true, true, false, false, false};
+  r = paired_ratio(c, one, one, c, quiet);
+  EXPECT_EQ(r.quiet_rounds, 5u);
+  EXPECT_EQ(r.used, 5u);
+  EXPECT_DOUBLE_EQ(r.median, 1.0);
+  // ... but all rounds when fewer are quiet.
+  quiet = {true, true, false, false, false, false, false, false};
+  r = paired_ratio(c, one, one, c, quiet);
+  EXPECT_EQ(r.used, 8u);
+  // Too few rounds for an interval: a median above the threshold is a miss within noise.
+  r = paired_ratio({1.2, 1.2}, {1.0, 1.0}, {1.0, 1.0}, {1.2, 1.2});
+  EXPECT_TRUE(std::isnan(r.lo));
+  EXPECT_EQ(miss_class(r, 1.05), "miss_noise");
+  EXPECT_THROW(paired_ratio({1.0}, {1.0, 1.0}, {1.0}, {1.0}), Error);
+}
+
+TEST(RtammEvaluate, PlanDifferenceNamesTheDimensions) {
+  const Plan a{Order::mnk, {96, 240, 64}, Ahead::ab};
+  EXPECT_EQ(plan_difference(a, a), "same");
+  EXPECT_EQ(plan_difference(a, {Order::nmk, {96, 240, 64}, Ahead::ab}), "same");  // one cost class
+  EXPECT_EQ(plan_difference(a, {Order::mkn, {96, 240, 64}, Ahead::ab}), "order");
+  EXPECT_EQ(plan_difference(a, {Order::mnk, {96, 240, 128}, Ahead::abc}), "triple+ahead");
+  EXPECT_EQ(plan_difference(a, {Order::nkm, {48, 240, 64}, Ahead::none}), "order+triple+ahead");
+}
+
+// The summary counts raw and re-measured accuracy side by side: a raw miss the re-measurement
+// clears, a raw hit it turns into a miss, misses beyond and within noise, per plan difference.
+TEST(RtammEvaluate, SummaryReportsRawAndRemeasuredAccuracy) {
+  auto rec = [](double tc, double to, const char* cls, json rm, const char* diff) {
+    return json{{"category", "SMA"}, {"m", 64}, {"n", 64}, {"k", 64},
+                {"retimed_ns", {{"chosen", tc}, {"oracle", to}, {"static", 1.1 * to}}},
+                {"measured_ns", {to, tc}}, {"predicted_ns", {to, tc}}, {"decision_ns", 10.0},
+                {"repeatability", 0.02}, {"quiet_fraction", 1.0}, {"plan_difference", diff},
+                {"miss_class", cls}, {"remeasured", rm}};
+  };
+  json shapes = json::array();
+  shapes.push_back(rec(100, 100, "hit", nullptr, "same"));                             // chosen = oracle
+  shapes.push_back(rec(110, 100, "hit", {{"ratio", 1.01}}, "ahead"));                  // raw miss, cleared
+  shapes.push_back(rec(103, 100, "miss_noise", {{"ratio", 1.06}}, "triple"));          // raw hit, now a miss
+  shapes.push_back(rec(120, 100, "miss_model", {{"ratio", 1.15}}, "order+triple"));    // miss both ways
+  const json s = summarize(shapes, "");
+  EXPECT_DOUBLE_EQ(s["decision_accuracy"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(s["decision_accuracy_remeasured"].get<double>(), 0.5);
+  const json& r = s["remeasured"];
+  EXPECT_EQ(r["shapes_remeasured"], 3);
+  EXPECT_EQ(r["misses"], 2);
+  EXPECT_EQ(r["misses_model"], 1);
+  EXPECT_EQ(r["misses_noise"], 1);
+  EXPECT_EQ(r["raw_misses_now_hits"], 1);
+  EXPECT_EQ(r["raw_hits_now_misses"], 1);
+  EXPECT_NEAR(r["mean_loss_vs_oracle"].get<double>(), (0 + 0.01 + 0.06 + 0.15) / 4, 1e-12);
+  EXPECT_EQ(r["misses_by_plan_difference"], json({{"triple", 1}, {"order+triple", 1}}));
+  EXPECT_EQ(s["misses_by_plan_difference"], json({{"ahead", 1}, {"order+triple", 1}}));
+  // A record without its class (a rescored or older file): no re-measured accuracy at all.
+  shapes[0].erase("miss_class");
+  EXPECT_TRUE(summarize(shapes, "")["decision_accuracy_remeasured"].is_null());
 }
 
 // rtamm cases name no ISA but run gemm/blocked's default ISA's micro-kernel (without a calibration
