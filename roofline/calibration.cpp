@@ -95,7 +95,8 @@ std::optional<CoreFit> fit_core(const WorkUnits& work, const std::vector<Calibra
 }
 
 nlohmann::json to_json(const CoreFit& f) {
-  return {{"time_s", f.time_s}, {"cost_s", f.cost_s}, {"cases", f.cases}, {"max_rel_residual", f.max_rel_residual}};
+  return {{"time_s", f.time_s}, {"cost_s", f.cost_s}, {"cases", f.cases}, {"max_rel_residual", f.max_rel_residual},
+          {"level", f.level.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.level)}};
 }
 
 }  // namespace rooflab::roofline

@@ -25,6 +25,7 @@ struct CalibrationSample {
   std::string name;  // the calibration case
   WorkUnits work;
   double time_s = 0;  // its median time
+  double working_set = 0;  // its bytes (where it lived: CoreFit::level)
 };
 
 struct CoreFit {
@@ -32,6 +33,9 @@ struct CoreFit {
   std::map<std::string, double> cost_s;  // seconds per unit (units the fit dropped: 0)
   std::vector<std::string> cases;        // the calibration cases used
   double max_rel_residual = 0;           // worst |fit / measured - 1| over the shapes
+  // Where the calibration shapes lived (the deepest of their levels, Machine::level_for): the
+  // transfers from beyond it are not in their time (ecm.hpp). Set by the caller; "" = L1.
+  std::string level;
 };
 
 // nullopt when no sample has every unit of `work`, or none of the fits is non-negative with a

@@ -20,13 +20,17 @@
 // the roofline's terms (T = max(T_OL, its memory time)) and says so.
 //
 // In-core time from the kernel itself (roofline/calibration.hpp): with a calibration fit the
-// in-core time is T_core = max(fit, T_OL at the ceiling) instead of T_OL, for the whole run:
-//   T = max(T_core, sum over the phases of the rule's data term)
-//   (fallback: T = max(T_core, roofline memory time)).
-// The calibration shapes are cache-resident, so their time already holds the core's L1 work
-// (T_nOL) and their own level's transfers; taking the max with the data terms (rather than
-// adding them, as the serial rule would for a transfer-bound kernel) never counts those twice
-// and keeps the ceiling as a floor. `in_core` says which source priced each case.
+// in-core time is T_core = max(fit, T_OL at the ceiling) instead of T_OL, for the whole run.
+// The calibration shapes lived in level C (L2 for sinkhorn, L3 for gemm), so their time holds
+// the core's work and every transfer inside C; the transfers from beyond C add to it:
+//   T = max(T_core + T_beyond, data)
+//   T_beyond = per phase, the boundaries beyond C combined by the rule (overlapping: max,
+//              serial: sum), summed over the phases (fallback: the roofline memory time when
+//              the working set lies beyond C, else 0)
+//   data     = the rule's data term as without calibration (a floor)
+// Added rather than overlapped: on Zen 4 (measured overlapping for pure streams) the
+// L3-resident 1023 x 517 Sinkhorn cases ran at T_core + T_L2L3 (docs/model.md), not at their
+// max. `in_core` says which source priced each case.
 #include <string>
 #include <vector>
 
@@ -72,6 +76,7 @@ struct Ecm {
   std::string in_core = "peak";  // "peak" (T_OL at the compute ceiling) | "calibration"
   double t_ol_peak = 0;          // T_OL at the compute ceiling (= t_ol with in_core "peak")
   double t_core_fit = 0;         // the calibration fit's in-core time (in_core "calibration")
+  double t_beyond = 0;           // the transfers beyond the calibration's level (ecm.hpp)
 };
 
 // Throws Error when the machine lacks a ceiling the model names (as predict()).

@@ -213,10 +213,11 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
     const Acc& a = acc[name];
     const Reader rd{file + ": benchmark \"" + name + "\""};
     if (!is_calibration(a.fields, rd) || !a.error.empty() || a.times.empty()) continue;
-    calibration[calibration_key(a.fields)].push_back({name, core_work_of(a.fields, rd), median(a.times)});
+    calibration[calibration_key(a.fields)].push_back(
+        {name, core_work_of(a.fields, rd), median(a.times), rd.number(a.fields, "working_set", 0.0)});
   }
 
-  json rows = json::array();
+  json rows = json::array(), calibration_rows = json::array();
   for (const auto& name : order) {
     const Acc& a = acc[name];
     const json& f = a.fields;
@@ -292,6 +293,12 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
                    "(`rooflab bench --calibration on`): in-core time at the compute ceiling";
         else if (!(fit = fit_core(core_work_of(f, rd), it->second)))
           no_fit = "the calibration cases give no non-negative in-core fit: in-core time at the compute ceiling";
+        else  // the deepest level its shapes lived in: the transfers beyond it are added (ecm.hpp)
+          for (const auto& s : it->second) {
+            const std::string lv = machine->level_for(s.working_set, threads);
+            static const std::string order = "L1 L2 L3 DRAM";
+            if (fit->level.empty() || order.find(lv) > order.find(fit->level)) fit->level = lv;
+          }
       }
       try {
         const Ecm ec = ecm(model, *machine, threads, pricing.value_or(Isa::none), fit ? &*fit : nullptr);
@@ -318,13 +325,15 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
     } else {
       r["prediction_missing"] = "no machine.json (run `rooflab characterize`)";
     }
-    rows.push_back(r);
+    // Calibration rows apart: every reader of "rows" (tables, claims, figures) sees evaluated cases only.
+    (calibration_row ? calibration_rows : rows).push_back(r);
   }
   return {{"schema", "rooflab.model/1"},
           {"bench", bench_path.string()},
           {"machine", machine_json ? json(machine_path.string()) : json(nullptr)},
           {"created", utc_timestamp()},
           {"rows", rows},
+          {"calibration_rows", calibration_rows},
           {"accuracy", accuracy(rows)}};
 }
 
@@ -342,22 +351,18 @@ int model_main(const std::filesystem::path& bench_path, const std::filesystem::p
   write_json_atomic(out, m);
   std::printf("%-64s %8s %11s %11s %11s %8s %6s %6s\n", "benchmark", "status", "median_ms",
               "predict_ms", "ecm_ms", "GFLOP/s", "GB/s", "eff");
-  int calibration_rows = 0;
   for (const auto& r : m["rows"]) {
     auto num = [&](const char* k, double scale) {
       return r.contains(k) && r[k].is_number() ? r[k].get<double>() * scale : NAN;
     };
     const double ecm_ms = r.contains("ecm") && r["ecm"].is_object() ? r["ecm"]["time_s"].get<double>() * 1e3 : NAN;
-    if (r.value("calibration", false)) {  // counted below, not listed: they are not predictions
-      ++calibration_rows;
-      continue;
-    }
     std::printf("%-64s %8s %11.3f %11.3f %11.3f %8.2f %6.1f %6.2f\n", r["name"].get<std::string>().c_str(),
                 r["status"].get<std::string>().c_str(), num("median_s", 1e3),
                 num("predicted_s", 1e3), ecm_ms, num("gflops", 1), num("gbps", 1), num("efficiency", 1));
   }
-  if (calibration_rows > 0)
-    std::printf("(%d calibration cases: the in-core fits of the ECM, not evaluated)\n", calibration_rows);
+  if (!m["calibration_rows"].empty())
+    std::printf("(%zu calibration cases: the ECM's in-core fits, not evaluated; model.json calibration_rows)\n",
+                m["calibration_rows"].size());
   // Within X%: |median / predicted - 1| <= X (ok rows with a prediction).
   if (!m["accuracy"].empty()) {
     std::printf("\n%-24s %6s %12s %12s %10s %10s\n", "family", "cases", "roof<=10%", "roof<=20%", "ecm<=10%",

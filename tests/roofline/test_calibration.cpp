@@ -95,55 +95,72 @@ TEST(CalibrationFit, NegativeCostsAreDroppedAndNothingUsableIsNullopt) {
   EXPECT_FALSE(fit_core({{"flop", 1e9}}, {{"x", {{"element", 1}}, 1e-6}}));  // no sample has the unit
 }
 
-// The measured in-core time replaces T_OL, and T = max(T_core, data) under both rules.
+CoreFit core(double t, const char* level) {
+  CoreFit f = core(t);
+  f.level = level;
+  return f;
+}
+
+// The measured in-core time replaces T_OL; the transfers beyond the calibration's level add to
+// it (combined by the rule), the rule's data term stays a floor: T = max(T_core + beyond, data).
+// Zen 3 fixture, calibration in L2: beyond = overlapping max(0.08, 0.15) = 0.15, serial
+// 0.04 + 0.09 = 0.13; data 0.15 (overlapping), 0.27 (serial).
 TEST(CalibrationEcm, Zen3OverlappingAndSerial) {
   const Machine over = machine_from_json(zen3_json());  // AMD: overlapping (assumed)
-  const CoreFit slow = core(0.3), fast = core(0.12);
+  const CoreFit slow = core(0.3, "L2"), fast = core(0.12, "L2"), in_l3 = core(0.3, "L3");
   Ecm e = ecm(zen3_model(), over, 1, Isa::avx2, &slow);
   EXPECT_EQ(e.in_core, "calibration");
   EXPECT_NEAR(e.t_ol_peak, 0.1, 1e-12);
   EXPECT_NEAR(e.t_ol, 0.3, 1e-12);
-  EXPECT_NEAR(e.time_s, 0.3, 1e-12);  // in-core bound
-  e = ecm(zen3_model(), over, 1, Isa::avx2, &fast);
-  EXPECT_NEAR(e.time_s, 0.15, 1e-12);  // T_L3Mem bound
+  EXPECT_NEAR(e.t_beyond, 0.15, 1e-12);
+  EXPECT_NEAR(e.time_s, 0.45, 1e-12);
+  EXPECT_NEAR(ecm(zen3_model(), over, 1, Isa::avx2, &fast).time_s, 0.27, 1e-12);
+  EXPECT_NEAR(ecm(zen3_model(), over, 1, Isa::avx2, &in_l3).time_s, 0.45, 1e-12);  // only T_L3Mem beyond L3
   const Machine serial = with_rule(zen3_json(), "serial");
-  EXPECT_NEAR(ecm(zen3_model(), serial, 1, Isa::avx2, &slow).time_s, 0.3, 1e-12);
-  EXPECT_NEAR(ecm(zen3_model(), serial, 1, Isa::avx2, &fast).time_s, 0.27, 1e-12);  // 0.1+0.04+0.04+0.09
+  EXPECT_NEAR(ecm(zen3_model(), serial, 1, Isa::avx2, &slow).time_s, 0.43, 1e-12);
+  EXPECT_NEAR(ecm(zen3_model(), serial, 1, Isa::avx2, &fast).time_s, 0.27, 1e-12);  // the data floor
+  EXPECT_NEAR(ecm(zen3_model(), serial, 1, Isa::avx2, &in_l3).time_s, 0.39, 1e-12);  // 0.3 + 0.09
   const auto j = to_json(ecm(zen3_model(), over, 1, Isa::avx2, &slow));
   EXPECT_EQ(j["in_core"], "calibration");
   EXPECT_NEAR(j["T_core_calibrated"].get<double>(), 0.3, 1e-12);
+  EXPECT_NEAR(j["T_beyond_calibration"].get<double>(), 0.15, 1e-12);
   const auto p = to_json(ecm(zen3_model(), over, 1, Isa::avx2));
   EXPECT_EQ(p["in_core"], "peak");
   EXPECT_TRUE(p["T_core_calibrated"].is_null());
+  EXPECT_NEAR(p["time_s"].get<double>(), 0.15, 1e-12);  // unchanged without calibration
 }
 
+// Xeon fixture, calibration in L2: beyond serial 0.05 + 0.1125 = 0.1625, data 0.3225;
+// overlapping beyond max(0.1, 0.15) = 0.15, data 0.15.
 TEST(CalibrationEcm, XeonSerialAndACalibrationBelowTheCeiling) {
   const Machine x = machine_from_json(xeon_json());  // Intel: serial (assumed)
-  const CoreFit slow = core(0.5), fast = core(0.2), impossible = core(0.05);
-  EXPECT_NEAR(ecm(xeon_model(), x, 1, Isa::avx512, &slow).time_s, 0.5, 1e-12);
-  EXPECT_NEAR(ecm(xeon_model(), x, 1, Isa::avx512, &fast).time_s, 0.3225, 1e-12);
-  EXPECT_NEAR(ecm(xeon_model(), with_rule(xeon_json(), "overlapping"), 1, Isa::avx512, &fast).time_s, 0.2, 1e-12);
-  // Faster than the ceiling allows: the ceiling's T_OL stays the floor, with a note.
+  const CoreFit slow = core(0.5, "L2"), fast = core(0.2, "L2"), impossible = core(0.05, "L2");
+  EXPECT_NEAR(ecm(xeon_model(), x, 1, Isa::avx512, &slow).time_s, 0.6625, 1e-12);
+  EXPECT_NEAR(ecm(xeon_model(), x, 1, Isa::avx512, &fast).time_s, 0.3625, 1e-12);
+  EXPECT_NEAR(ecm(xeon_model(), with_rule(xeon_json(), "overlapping"), 1, Isa::avx512, &fast).time_s, 0.35, 1e-12);
+  // Faster than the ceiling allows: the ceiling's T_OL (0.1) stays the floor, with a note.
   const Ecm e = ecm(xeon_model(), with_rule(xeon_json(), "overlapping"), 1, Isa::avx512, &impossible);
   EXPECT_NEAR(e.t_ol, 0.1, 1e-12);
-  EXPECT_NEAR(e.time_s, 0.15, 1e-12);
+  EXPECT_NEAR(e.time_s, 0.25, 1e-12);
   ASSERT_FALSE(e.notes.empty());
   EXPECT_NE(e.notes.back().find("below T_OL"), std::string::npos);
 }
 
-// No per-level traffic (sfc_ca, vendors, rtamm): T = max(T_core, roofline memory time 0.1).
+// No per-level traffic (sfc_ca, vendors, rtamm): T = max(T_core + the roofline memory time 0.1
+// when the working set lies beyond the calibration's level, that memory time).
 TEST(CalibrationEcm, FallbackModelsTakeTheMeasuredInCoreTime) {
   Model m;
   m.flops = 1.6e9;  // T_OL 0.05 on either fixture's 32 GF/s avx2 FMA
   m.compute_ceiling = "fma_f64";
-  m.working_set = 1e9;
+  m.working_set = 1e9;  // DRAM
   m.traffic = {{2e9, "read"}};
-  const CoreFit c = core(0.14);
+  const CoreFit l3 = core(0.14, "L3"), dram = core(0.14, "DRAM");
   for (const nlohmann::json& j : {zen3_json(), xeon_json()}) {
-    const Ecm e = ecm(m, machine_from_json(j), 1, Isa::avx2, &c);
+    const Ecm e = ecm(m, machine_from_json(j), 1, Isa::avx2, &l3);
     EXPECT_TRUE(e.fallback);
     EXPECT_NEAR(e.t_ol_peak, 0.05, 1e-12);
-    EXPECT_NEAR(e.time_s, 0.14, 1e-12);
+    EXPECT_NEAR(e.time_s, 0.24, 1e-12);
+    EXPECT_NEAR(ecm(m, machine_from_json(j), 1, Isa::avx2, &dram).time_s, 0.14, 1e-12);  // nothing beyond DRAM
   }
 }
 
@@ -158,31 +175,40 @@ TEST(CalibrationEvaluate, LookupFallbackAndCalibrationRowsNotEvaluated) {
     nlohmann::json f = fields;
     f["name"] = name;
     f["flops"] = flops;
+    if (calibration) f["working_set"] = 1e5;  // L2 on the fixture (32 KiB < 1e5 B <= 512 KiB)
     f["core_work"] = {{"flop", flops}};
     f["threads"] = threads;
     f["calibration"] = calibration;
     bench["benchmarks"].push_back({{"name", name}, {"run_type", "iteration"}, {"real_time", ms}, {"time_unit", "ms"},
                                    {"rooflab", f}});
   };
-  add("f/v/avx2/f64/big/threads:1", 1.6e9, 150, false, 1);  // calibrated: 1.6e9 x 1e-10 = 0.16 s
+  // calibrated: 1.6e9 x 1e-10 = 0.16 s in-core + 0.1 s from DRAM (beyond the calibration's L2)
+  add("f/v/avx2/f64/big/threads:1", 1.6e9, 250, false, 1);
   add("f/v/avx2/f64/small/threads:1", 1e7, 1, true, 1);     // 1e-10 s a flop
-  add("f/v/avx2/f64/big/threads:2", 1.6e9, 90, false, 2);   // no 2-thread calibration
+  add("f/v/avx2/f64/big/threads:2", 1.6e9, 130, false, 2);  // no 2-thread calibration: 0.1 s
   const nlohmann::json machine = zen3_json();
   const auto m = evaluate(bench, &machine, "bench.json", "machine.json");
   const auto& rows = m["rows"];
-  ASSERT_EQ(rows.size(), 3u);
+  ASSERT_EQ(rows.size(), 2u);  // the calibration row is apart
+  ASSERT_EQ(m["calibration_rows"].size(), 1u);
+  EXPECT_TRUE(m["calibration_rows"][0]["calibration"].get<bool>());
+  EXPECT_EQ(m["calibration_rows"][0]["ecm"]["in_core"], "peak");
   EXPECT_EQ(rows[0]["ecm"]["in_core"], "calibration");
-  EXPECT_NEAR(rows[0]["ecm"]["time_s"].get<double>(), 0.16, 1e-12);  // max(0.16, memory 0.1)
+  EXPECT_NEAR(rows[0]["ecm"]["time_s"].get<double>(), 0.26, 1e-12);
+  EXPECT_EQ(rows[0]["ecm"]["calibration"]["level"], "L2");
   EXPECT_EQ(rows[0]["ecm"]["calibration"]["cases"][0], "f/v/avx2/f64/small/threads:1");
   EXPECT_NE(rows[0]["ecm"]["in_core_source"].get<std::string>().find("calibration"), std::string::npos);
-  EXPECT_TRUE(rows[1]["calibration"].get<bool>());
   EXPECT_FALSE(rows[0]["calibration"].get<bool>());
-  EXPECT_EQ(rows[2]["ecm"]["in_core"], "peak");
-  EXPECT_NEAR(rows[2]["ecm"]["time_s"].get<double>(), 0.1, 1e-12);  // max(T_OL 0.05, memory 0.1)
-  EXPECT_NE(rows[2]["ecm"]["in_core_source"].get<std::string>().find("no calibration case"), std::string::npos);
+  EXPECT_EQ(rows[1]["ecm"]["in_core"], "peak");
+  EXPECT_NEAR(rows[1]["ecm"]["time_s"].get<double>(), 0.1, 1e-12);  // max(T_OL 0.05, memory 0.1)
+  EXPECT_NE(rows[1]["ecm"]["in_core_source"].get<std::string>().find("no calibration case"), std::string::npos);
   EXPECT_EQ(m["accuracy"]["all"]["cases"], 2);  // the calibration row is not counted
+  // accuracy() itself skips a calibration row handed to it.
+  nlohmann::json all = rows;
+  all.push_back(m["calibration_rows"][0]);
+  EXPECT_EQ(accuracy(all)["all"]["cases"], 2);
   EXPECT_EQ(m["accuracy"]["all"]["ecm"]["cases"], 2);
-  EXPECT_NEAR(m["accuracy"]["all"]["ecm"]["within_10"].get<double>(), 0.5, 1e-12);  // 0.15 vs 0.16
+  EXPECT_NEAR(m["accuracy"]["all"]["ecm"]["within_10"].get<double>(), 0.5, 1e-12);  // 0.25 vs 0.26; 0.13 vs 0.1
   bench["benchmarks"][1]["rooflab"]["calibration"] = "yes";
   EXPECT_THROW(evaluate(bench, &machine, "bench.json", "machine.json"), Error);
 }
