@@ -146,6 +146,11 @@ Spec bench_spec() {
             "machine.json: roofline efficiency on the console (not in bench.json); its ISA calibration "
             "(`rooflab isa-calibrate`) picks the profile's default ISAs (default: DIR/machine.json)")
       .hint("; run `rooflab characterize` first (--out DIR)")
+      .choice("--calibration", {"auto", "on", "off"},
+              "also time each case's in-core calibration shapes (small, cache-resident; marked \"calibration\" in "
+              "bench.json, never evaluated) for `rooflab model`'s ECM in-core time; auto: on for the quick and paper "
+              "profiles, off for smoke and --case runs",
+              "auto")
       .passthrough("--benchmark_", "Google Benchmark's flags (repetitions, min_time, ...), passed on")
       .epilog("benchmark names: <family>/<variant>[/<isa>]/<dtype>/<dims>[/<key>:<value>]*/threads:<T>\n"
               "exit codes: 0 every case verified and timed, 3 some case failed (reported in bench.json)");
@@ -158,6 +163,7 @@ int cmd_bench(const Values& v) {
   o.cases = v.all("--case");
   o.benchmark_args = v.passthrough();
   o.out_dir = v.str("--out");
+  o.calibration = v.str("--calibration");
   std::string machine = v.str("--machine");
   if (machine.empty() && fs::exists(o.out_dir / "machine.json")) machine = (o.out_dir / "machine.json").string();
   o.machine = machine;

@@ -42,6 +42,26 @@ std::vector<Case> select_cases(const std::string& profile, const std::string& fi
   return cases;
 }
 
+std::vector<Case> calibration_cases_of(const std::vector<Case>& cases) {
+  std::set<std::string> seen;
+  for (const Case& c : cases) seen.insert(c.name());
+  std::vector<Case> out;
+  for (const Case& c : cases) {
+    const Family* fam = find_family(c.family);
+    if (!fam || !fam->calibration_cases) continue;
+    for (const Case& k : fam->calibration_cases(c)) {
+      if (!seen.insert(k.name()).second) continue;
+      try {
+        validate_case(k);
+        out.push_back(k);
+      } catch (const Error& e) {  // the case is then priced against the compute ceiling, and says so
+        std::fprintf(stderr, "warning: no in-core calibration for %s: %s\n", c.name().c_str(), e.what());
+      }
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // State shared by all registered benchmarks of one run. Google Benchmark calls a benchmark's
@@ -51,6 +71,7 @@ namespace {
 struct RunState {
   std::vector<Case> cases;
   std::vector<json> fields;                 // case_fields per case
+  size_t evaluated = 0;                     // cases from this index on are calibration cases
   std::vector<double> predicted_s;          // console only (--machine); 0 when no prediction
   std::map<size_t, Verification> verified; // per case index
   std::map<size_t, std::string> errors;     // per case index: setup/verification failure
@@ -323,6 +344,14 @@ int run_bench(const BenchOptions& opt) {
   ensure_writable_dir(opt.out_dir);
   RunState rs;
   rs.cases = select_cases(opt.profile, opt.filter, opt.cases);
+  rs.evaluated = rs.cases.size();
+  if (opt.calibration != "on" && opt.calibration != "off" && opt.calibration != "auto")
+    throw Error("--calibration must be on, off or auto, got '" + opt.calibration + "'");
+  const bool calibrate = opt.calibration == "on" ||
+                         (opt.calibration == "auto" && opt.cases.empty() &&
+                          (opt.profile == "quick" || opt.profile == "paper"));
+  if (calibrate)
+    for (Case& k : calibration_cases_of(rs.cases)) rs.cases.push_back(std::move(k));
 
   std::unique_ptr<roofline::Machine> machine;
   if (!opt.machine.empty()) {
@@ -337,6 +366,8 @@ int run_bench(const BenchOptions& opt) {
     double predicted = 0;
     try {
       f = case_fields(c);
+      // Timed for the model's in-core time only: `rooflab model` never evaluates it.
+      f["calibration"] = rs.fields.size() >= rs.evaluated;
       if (machine) {
         try {
           const Variant& v = variant_of(c);
@@ -548,6 +579,7 @@ int run_bench(const BenchOptions& opt) {
     out["machine"] = machine ? json(fs::absolute(opt.machine).string()) : json(nullptr);
     out["created"] = utc_timestamp();
     out["quiet_budget"] = diag::quiet_budget().to_json();
+    out["calibration"] = {{"mode", opt.calibration}, {"cases", rs.cases.size() - rs.evaluated}};
     if (signal) {
       // The cases measured before the signal are complete; the others are absent and named here.
       json names = json::array();

@@ -21,7 +21,16 @@ struct BenchOptions {
   std::filesystem::path out_dir = ".";      // bench.json goes here
   std::filesystem::path machine;            // machine.json: roofline efficiency on the console only (optional)
   std::vector<std::string> benchmark_args;  // --benchmark_* flags passed to Google Benchmark
+  // The in-core calibration cases (Family::calibration_cases) timed beside the selection:
+  // "on", "off", or "auto" (on for the quick and paper profiles' selections, off for smoke and
+  // for runs of --case names only).
+  std::string calibration = "auto";
 };
+
+// The calibration cases of `cases` (Family::calibration_cases), each once, none equal to a case
+// of `cases` (a calibration is never an evaluated case); a shape the family does not accept is
+// left out with a warning on stderr.
+std::vector<Case> calibration_cases_of(const std::vector<Case>& cases);
 
 // Exit codes: 0 all verified and timed, 3 some variant failed verification or errored
 // (reported in bench.json, never timed), 128 + signal when SIGINT / SIGTERM stopped it (bench.json

@@ -98,6 +98,10 @@ nlohmann::json case_fields(const Case& c) {
     return a;
   };
   j["traffic"] = terms(m.traffic);
+  json work = json::object();
+  for (const auto& u : m.core_work) work[u.name] = u.count;
+  if (work.empty()) work["flop"] = m.flops;
+  j["core_work"] = work;
   // The ECM's per-level traffic per phase (roofline/ecm.hpp), null when the variant declares none.
   j["ecm_traffic"] = nullptr;
   for (const auto& ph : m.phases)

@@ -238,6 +238,7 @@ Family make_family(std::string name, std::string description, const FamilyHooks&
                           r.code_path, r.runs_isa});
   f.cases = h.cases;
   f.isa_cases = h.isa_cases;
+  f.calibration_cases = h.calibration_cases;
   f.memory_bytes = h.memory_bytes;
   return f;
 }

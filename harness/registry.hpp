@@ -122,6 +122,11 @@ struct Family {
   // variant's default ISA (preferred_isa, harness/isa_choice.hpp): one per variant and dtype,
   // Isa::none, at the size the profiles run the default at. Empty or unset: nothing to choose.
   std::function<std::vector<Case>()> isa_cases;
+  // The in-core calibration of a case (docs/model.md): the same variant, ISA, dtype, params and
+  // threads at small cache-resident shapes, timed by `rooflab bench` beside it and marked
+  // "calibration" (never evaluated). The model fits the case's Model::core_work to their times
+  // and uses that as the ECM's in-core time. Empty or unset: priced against the compute ceiling.
+  std::function<std::vector<Case>(const Case&)> calibration_cases;
   // Bytes the harness will allocate for a case (data + reference), checked before allocating.
   std::function<size_t(const Case&)> memory_bytes;
   const Variant* find(std::string_view variant) const;
@@ -150,6 +155,7 @@ struct FamilyHooks {
   std::function<size_t(const Case&)> memory_bytes;
   Predictions predictions = {};                         // optional: Variant::predictions
   std::function<std::vector<Case>()> isa_cases = {};    // optional: Family::isa_cases
+  std::function<std::vector<Case>(const Case&)> calibration_cases = {};  // optional: Family::calibration_cases
 };
 Family make_family(std::string name, std::string description, const FamilyHooks& hooks,
                    const std::vector<VariantRow>& rows);

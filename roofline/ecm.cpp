@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "harness/error.hpp"
+#include "roofline/calibration.hpp"
 #include "roofline/predict.hpp"
 
 namespace rooflab::roofline {
@@ -134,7 +135,21 @@ OverlapRule overlap_rule(const Machine& machine) {
   return r;
 }
 
-Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa) {
+namespace {
+// The measured in-core time replaces T_OL for the whole run (ecm.hpp): `beyond` the transfers
+// its calibration did not see, `data` the rule's data term.
+void use_calibration(Ecm& e, const CoreFit& core, double beyond, double data) {
+  e.in_core = "calibration";
+  e.t_core_fit = core.time_s;
+  e.t_beyond = beyond;
+  e.t_ol = std::max(core.time_s, e.t_ol_peak);
+  if (core.time_s < e.t_ol_peak)
+    e.notes.push_back("the calibration's in-core time is below T_OL at the compute ceiling: the ceiling is kept");
+  e.time_s = std::max(e.t_ol + beyond, data);
+}
+}  // namespace
+
+Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa, const CoreFit* core) {
   Ecm e;
   e.overlap = overlap_rule(machine);
   if (m.phases.empty()) {
@@ -151,11 +166,17 @@ Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa) {
     e.notes.push_back("the variant declares no per-level traffic: ECM = the roofline's single-level terms "
                       "(T_nOL and the per-level transfers unknown)");
     for (const auto& n : p.notes) e.notes.push_back(n);
+    e.t_ol_peak = e.t_ol;
+    if (core)
+      use_calibration(e, *core, level_index(e.level) > level_index(core->level.empty() ? "L1" : core->level) ? e.t_mem_fallback : 0,
+                      e.t_mem_fallback);
     return e;
   }
   place(m, machine, threads, e);
   Pricer pr{machine, threads, isa, e};
   const int idx = level_index(e.level);
+  double data_sum = 0, beyond_sum = 0;
+  const int calibrated = core ? level_index(core->level.empty() ? "L1" : core->level) : 3;
   for (const LevelTraffic& lt : m.phases) {
     EcmPhase ph;
     ph.name = lt.name;
@@ -174,10 +195,19 @@ Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa) {
                             ? std::max({ph.t_nol, ph.t_l1l2, ph.t_l2l3, ph.t_l3mem})
                             : ph.t_nol + ph.t_l1l2 + ph.t_l2l3 + ph.t_l3mem;
     ph.time_s = std::max(ph.t_ol, data);
+    data_sum += data;
+    // The boundaries beyond the calibration's level (transfers into level i from level i+1).
+    double beyond = 0;
+    const double transfers[] = {ph.t_l1l2, ph.t_l2l3, ph.t_l3mem};
+    for (int i = calibrated; i < 3; ++i)
+      beyond = e.overlap.rule == "overlapping" ? std::max(beyond, transfers[i]) : beyond + transfers[i];
+    beyond_sum += beyond;
     e.time_s += ph.time_s;
     e.t_ol += ph.t_ol, e.t_nol += ph.t_nol, e.t_l1l2 += ph.t_l1l2, e.t_l2l3 += ph.t_l2l3, e.t_l3mem += ph.t_l3mem;
     e.phases.push_back(ph);
   }
+  e.t_ol_peak = e.t_ol;
+  if (core) use_calibration(e, *core, beyond_sum, data_sum);
   if (!(e.time_s > 0)) throw Error("ECM predicts zero time (no flops and no traffic)");
   return e;
 }
@@ -203,7 +233,11 @@ nlohmann::json to_json(const Ecm& e) {
             {"straddles", e.straddles},
             {"compute_isa", str(e.compute_isa)},
             {"bandwidth_isa", str(e.bandwidth_isa)},
-            {"notes", e.notes}};
+            {"notes", e.notes},
+            {"in_core", e.in_core},
+            {"T_OL_peak", e.t_ol_peak},
+            {"T_core_calibrated", e.in_core == "calibration" ? json(e.t_core_fit) : json(nullptr)},
+            {"T_beyond_calibration", e.in_core == "calibration" ? json(e.t_beyond) : json(nullptr)}};
   json phases = json::array();
   for (const auto& p : e.phases)
     phases.push_back({{"name", p.name}, {"time_s", p.time_s}, {"T_OL", p.t_ol}, {"T_nOL", p.t_nol},

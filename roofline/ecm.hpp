@@ -18,6 +18,19 @@
 // Only the boundaries outside the level the working set lives in are priced (Machine::level_for,
 // measured capacities first); `level` names it. A model without per-level traffic falls back to
 // the roofline's terms (T = max(T_OL, its memory time)) and says so.
+//
+// In-core time from the kernel itself (roofline/calibration.hpp): with a calibration fit the
+// in-core time is T_core = max(fit, T_OL at the ceiling) instead of T_OL, for the whole run.
+// The calibration shapes lived in level C (L2 for sinkhorn, L3 for gemm), so their time holds
+// the core's work and every transfer inside C; the transfers from beyond C add to it:
+//   T = max(T_core + T_beyond, data)
+//   T_beyond = per phase, the boundaries beyond C combined by the rule (overlapping: max,
+//              serial: sum), summed over the phases (fallback: the roofline memory time when
+//              the working set lies beyond C, else 0)
+//   data     = the rule's data term as without calibration (a floor)
+// Added rather than overlapped: on Zen 4 (measured overlapping for pure streams) the
+// L3-resident 1023 x 517 Sinkhorn cases ran at T_core + T_L2L3 (docs/model.md), not at their
+// max. `in_core` says which source priced each case.
 #include <string>
 #include <vector>
 
@@ -44,8 +57,10 @@ struct EcmPhase {
   double t_ol = 0, t_nol = 0, t_l1l2 = 0, t_l2l3 = 0, t_l3mem = 0;
 };
 
+struct CoreFit;
+
 struct Ecm {
-  double time_s = 0;           // sum of the phases' times
+  double time_s = 0;           // sum of the phases' times (with a calibration: see above)
   double t_ol = 0, t_nol = 0, t_l1l2 = 0, t_l2l3 = 0, t_l3mem = 0;  // sums over the phases
   std::vector<EcmPhase> phases;
   bool fallback = false;       // no per-level traffic: T = max(T_OL, roofline memory time)
@@ -58,10 +73,15 @@ struct Ecm {
   bool straddles = false;      // working set within 2x of a capacity it is placed against
   std::string compute_isa, bandwidth_isa;  // the tables used (bandwidth: the in-cache one)
   std::vector<std::string> notes;
+  std::string in_core = "peak";  // "peak" (T_OL at the compute ceiling) | "calibration"
+  double t_ol_peak = 0;          // T_OL at the compute ceiling (= t_ol with in_core "peak")
+  double t_core_fit = 0;         // the calibration fit's in-core time (in_core "calibration")
+  double t_beyond = 0;           // the transfers beyond the calibration's level (ecm.hpp)
 };
 
 // Throws Error when the machine lacks a ceiling the model names (as predict()).
-Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa = Isa::none);
+// `core`: the case's calibration fit (nullptr: priced against the compute ceiling).
+Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa = Isa::none, const CoreFit* core = nullptr);
 nlohmann::json to_json(const Ecm& e);
 
 }  // namespace rooflab::roofline

@@ -8,6 +8,7 @@
 
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
+#include "roofline/calibration.hpp"
 #include "roofline/ecm.hpp"
 #include "roofline/predict.hpp"
 
@@ -105,6 +106,32 @@ std::optional<Isa> row_pricing_isa(const json& f, const Reader& rd) {
   return pricing_isa(Isa::none, !rd.string(f, "library", "").empty() || f.contains("code_path"));
 }
 
+// The in-core units of a case (bench.json "core_work"; absent in an older bench.json: its flops).
+WorkUnits core_work_of(const json& f, const Reader& rd) {
+  WorkUnits w;
+  if (!f.contains("core_work") || f["core_work"].is_null()) {
+    w["flop"] = rd.number(f, "flops", 0.0);
+    return w;
+  }
+  if (!f["core_work"].is_object()) rd.fail("\"core_work\" must be an object {unit: count}, got " + f["core_work"].dump());
+  for (const auto& [u, n] : f["core_work"].items()) w[u] = rd.number(f["core_work"], u.c_str(), 0.0);
+  return w;
+}
+
+// What a calibration case shares with the cases it calibrates: all but the shape.
+std::string calibration_key(const json& f) {
+  json k = json::array();
+  for (const char* key : {"family", "variant", "isa", "runs_isa", "dtype", "params", "threads", "library"})
+    k.push_back(f.contains(key) ? f[key] : json(nullptr));
+  return k.dump();
+}
+
+bool is_calibration(const json& f, const Reader& rd) {
+  if (!f.contains("calibration") || f["calibration"].is_null()) return false;
+  if (!f["calibration"].is_boolean()) rd.fail("\"calibration\" must be true or false, got " + f["calibration"].dump());
+  return f["calibration"].get<bool>();
+}
+
 int threads_of(const json& f, const Reader& rd) {
   if (!f.contains("threads") || f["threads"].is_null()) return 1;
   if (!f["threads"].is_number_integer() || f["threads"].get<int64_t>() < 1 || f["threads"].get<int64_t>() > 1 << 20)
@@ -121,6 +148,7 @@ json accuracy(const json& rows) {
   };
   for (const auto& r : rows) {
     if (r["status"] != "ok" || !r["predicted_s"].is_number()) continue;
+    if (r.value("calibration", false)) continue;  // timed for the in-core fit, never evaluated
     const double med = r["median_s"].get<double>();
     const std::string fam = r["family"].is_string() ? r["family"].get<std::string>() : std::string("?");
     for (const std::string& key : {fam, std::string("all")}) {
@@ -179,7 +207,17 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
     }
   }
 
-  json rows = json::array();
+  // The calibration cases' times, by what they share with the cases they calibrate.
+  std::map<std::string, std::vector<CalibrationSample>> calibration;
+  for (const auto& name : order) {
+    const Acc& a = acc[name];
+    const Reader rd{file + ": benchmark \"" + name + "\""};
+    if (!is_calibration(a.fields, rd) || !a.error.empty() || a.times.empty()) continue;
+    calibration[calibration_key(a.fields)].push_back(
+        {name, core_work_of(a.fields, rd), median(a.times), rd.number(a.fields, "working_set", 0.0)});
+  }
+
+  json rows = json::array(), calibration_rows = json::array();
   for (const auto& name : order) {
     const Acc& a = acc[name];
     const json& f = a.fields;
@@ -193,6 +231,8 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
                           "flops", "bytes", "intensity"})
       r[k] = f.contains(k) ? f[k] : json(nullptr);
     r["message"] = "";
+    const bool calibration_row = is_calibration(f, rd);
+    r["calibration"] = calibration_row;
     if (!a.error.empty()) {
       r["status"] = "failed";
       r["message"] = a.error;
@@ -243,8 +283,30 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
       } catch (const Error& e) {
         r["prediction_missing"] = e.what();
       }
+      // The in-core time from the case's calibration shapes (never from the case itself).
+      std::optional<CoreFit> fit;
+      std::string no_fit;
+      if (!calibration_row) {
+        const auto it = calibration.find(calibration_key(f));
+        if (it == calibration.end())
+          no_fit = "no calibration case of this variant, ISA, dtype, params and threads in bench.json "
+                   "(`rooflab bench --calibration on`): in-core time at the compute ceiling";
+        else if (!(fit = fit_core(core_work_of(f, rd), it->second)))
+          no_fit = "the calibration cases give no non-negative in-core fit: in-core time at the compute ceiling";
+        else  // the deepest level its shapes lived in: the transfers beyond it are added (ecm.hpp)
+          for (const auto& s : it->second) {
+            const std::string lv = machine->level_for(s.working_set, threads);
+            static const std::string order = "L1 L2 L3 DRAM";
+            if (fit->level.empty() || order.find(lv) > order.find(fit->level)) fit->level = lv;
+          }
+      }
       try {
-        json e = to_json(ecm(model, *machine, threads, pricing.value_or(Isa::none)));
+        const Ecm ec = ecm(model, *machine, threads, pricing.value_or(Isa::none), fit ? &*fit : nullptr);
+        json e = to_json(ec);
+        e["calibration"] = fit ? to_json(*fit) : json(nullptr);
+        e["in_core_source"] = fit ? "calibration: fit to " + std::to_string(fit->cases.size()) + " cache-resident run(s) of this variant"
+                              : calibration_row ? std::string("peak: a calibration case is priced against the compute ceiling")
+                                                : "peak: " + no_fit;
         if (r["status"] == "ok" && r["median_s"].get<double>() > 0)
           e["efficiency"] = e["time_s"].get<double>() / r["median_s"].get<double>();
         else
@@ -263,13 +325,15 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
     } else {
       r["prediction_missing"] = "no machine.json (run `rooflab characterize`)";
     }
-    rows.push_back(r);
+    // Calibration rows apart: every reader of "rows" (tables, claims, figures) sees evaluated cases only.
+    (calibration_row ? calibration_rows : rows).push_back(r);
   }
   return {{"schema", "rooflab.model/1"},
           {"bench", bench_path.string()},
           {"machine", machine_json ? json(machine_path.string()) : json(nullptr)},
           {"created", utc_timestamp()},
           {"rows", rows},
+          {"calibration_rows", calibration_rows},
           {"accuracy", accuracy(rows)}};
 }
 
@@ -296,6 +360,9 @@ int model_main(const std::filesystem::path& bench_path, const std::filesystem::p
                 r["status"].get<std::string>().c_str(), num("median_s", 1e3),
                 num("predicted_s", 1e3), ecm_ms, num("gflops", 1), num("gbps", 1), num("efficiency", 1));
   }
+  if (!m["calibration_rows"].empty())
+    std::printf("(%zu calibration cases: the ECM's in-core fits, not evaluated; model.json calibration_rows)\n",
+                m["calibration_rows"].size());
   // Within X%: |median / predicted - 1| <= X (ok rows with a prediction).
   if (!m["accuracy"].empty()) {
     std::printf("\n%-24s %6s %12s %12s %10s %10s\n", "family", "cases", "roof<=10%", "roof<=20%", "ecm<=10%",

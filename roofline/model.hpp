@@ -34,6 +34,13 @@ struct LevelTraffic {
   std::string name = "main";
 };
 
+// One unit of in-core work a calibration fits a cost to (roofline/calibration.hpp): e.g.
+// {"flop", 2MNK}, or Sinkhorn's {"element", M*N}, {"row", M}, {"col", N}, {"call", 1}.
+struct WorkUnit {
+  std::string name;
+  double count = 0;
+};
+
 struct Model {
   double flops = 0;            // operations as the family counts them (FW: 2 per update)
   std::vector<Traffic> traffic;
@@ -41,6 +48,9 @@ struct Model {
   std::string compute_ceiling; // machine.json compute key, e.g. "fma_f64", "add_f64", "addmin_f32"
   std::string note;            // where the traffic formula comes from
   std::vector<LevelTraffic> phases;  // per-level traffic for the ECM (none: it falls back)
+  // The units the in-core time is linear in (empty: {"flop", flops}); a case's calibration
+  // shapes fit one cost per unit.
+  std::vector<WorkUnit> core_work;
   double bytes() const {
     double b = 0;
     for (const auto& t : traffic) b += t.bytes;

@@ -56,6 +56,14 @@ add_test(NAME cli_bench_json_has_no_prediction COMMAND sh -c
   "${RL} bench --case sinkhorn/c2r/f64/37x53/part:iter/threads:1 --machine ${CMAKE_CURRENT_SOURCE_DIR}/core/fixture_machine.json --out ${TMPD}/measured --benchmark_repetitions=2 --benchmark_min_time=0.01 > ${TMPD}/measured.txt && grep -q roofline_eff ${TMPD}/measured.txt && grep -q real_time ${TMPD}/measured/bench.json && ! grep -qE '\"predict|roofline_eff' ${TMPD}/measured/bench.json && ${RL} model --bench ${TMPD}/measured/bench.json --machine ${CMAKE_CURRENT_SOURCE_DIR}/core/fixture_machine.json --out ${TMPD}/measured > /dev/null && grep -q '\"predicted_s\": [0-9]' ${TMPD}/measured/model.json && grep -q '\"bandwidth_kernels\": \\[' ${TMPD}/measured/model.json && grep -q '\"status\": \"ok\"' ${TMPD}/measured/model.json && grep -q '\"efficiency\"' ${TMPD}/measured/model.json")
 set_tests_properties(cli_bench_json_has_no_prediction PROPERTIES LABELS integration)
 
+# The in-core calibration end to end: --calibration on adds the case's 4 Sinkhorn shapes, marked
+# in bench.json; model keeps them apart (calibration_rows, not in rows or accuracy) and prices the
+# case from them; a bad --calibration value is a usage error.
+add_test(NAME cli_bench_calibration COMMAND sh -c
+  "rm -rf ${TMPD}/calib && ${RL} bench --case sinkhorn/c2r/f64/37x53/part:iter/threads:1 --calibration on --out ${TMPD}/calib --benchmark_repetitions=1 --benchmark_min_time=0.001 > /dev/null 2>&1 && ${RL} model --bench ${TMPD}/calib/bench.json --machine ${CMAKE_CURRENT_SOURCE_DIR}/roofline/ecm_zen3_avx2.json --out ${TMPD}/calib > /dev/null && python3 -c \"import json; b=json.load(open('${TMPD}/calib/bench.json')); cal={x['rooflab']['name'] for x in b['benchmarks'] if x['rooflab']['calibration']}; assert len(cal) == 4 and b['calibration']['cases'] == 4, cal; m=json.load(open('${TMPD}/calib/model.json')); assert [r['name'] for r in m['rows']] == ['sinkhorn/c2r/f64/37x53/part:iter/threads:1'], m['rows']; assert {r['name'] for r in m['calibration_rows']} == cal; assert m['accuracy']['all']['cases'] == 1; e=m['rows'][0]['ecm']; assert e['in_core'] == 'calibration' and set(e['calibration']['cases']) == cal, e; print(e['in_core_source'])\"")
+set_tests_properties(cli_bench_calibration PROPERTIES LABELS integration)
+rooflab_cli_test(bench_calibration_bad 2 "calibration" ${RL} bench --case sinkhorn/c2r/f64/8x8/part:iter/threads:1 --calibration maybe --out ${TMPD})
+
 # The smoke profile: listed like the others, and the rtamm commands take it (bad values are
 # usage errors before any timing).
 rooflab_cli_test(list_smoke 0 "sinkhorn/c2r/f64/131x77/part:iter/threads:1" ${RL} list --profile smoke)

@@ -567,6 +567,17 @@ std::vector<Case> isa_cases() {
   return out;
 }
 
+// Calibration shape (Family::calibration_cases): the case's variant, ISA, dtype, params and
+// threads at M = N = 384 (4 x 4 sfc_ca tiles, a multiple of every MR / NR) and the K its
+// k_layers and kbf ask for (256 by default): 2.8 MiB of f64, cache-resident (L2 + L3), large
+// enough that the per-call costs (threads, packing) weigh as little as at the profiles' sizes.
+std::vector<Case> calibration_cases(const Case& c) {
+  Case k = c;
+  const int64_t layers = c.param_int("k_layers", 1), kbf = c.param_int("kbf", 2);
+  k.dims = {384, 384, kSfcBk * std::max<int64_t>(kbf, 1) * std::max<int64_t>(layers, 1)};
+  return {k};
+}
+
 std::vector<Case> cases(std::string_view profile) {
   std::vector<Case> out;
   auto fast = [](const Spec& s) { return s.kind != Kind::loops; };
@@ -666,7 +677,8 @@ template std::unique_ptr<Instance> gemm::make_instance<double>(const Case&, cons
 const Family& gemm_family() {
   static const Family f = make_family(
       "gemm", "C += A·B: loop orders, BLIS-style blocked, SFC-CA (Hilbert-curve tiles, k_layers, BRGEMM), library baselines",
-      {accepts_if_parses(params_of), model, make, cases, memory_bytes, predictions, isa_cases}, rows());
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes, predictions, isa_cases, calibration_cases},
+      rows());
   return f;
 }
 

@@ -161,6 +161,14 @@ Case make_case(const std::string& variant, DType dt, int64_t m, int64_t n, int64
   return Case{"rtamm", variant, Isa::none, dt, {m, n, k}, std::move(params), threads};
 }
 
+// Calibration shape (Family::calibration_cases): the case's order, params and threads at
+// 384 x 384 x 256 (2.8 MiB of f64, cache-resident), as gemm's.
+std::vector<Case> calibration_cases(const Case& c) {
+  Case k = c;
+  k.dims = {384, 384, 256};
+  return {k};
+}
+
 std::vector<Case> cases(std::string_view profile) {
   std::vector<Case> out;
   if (profile == "smoke") {
@@ -210,7 +218,7 @@ const Family& rtamm_family() {
   static const Family f = make_family(
       "rtamm", "RTAMM: GEMM plans (loop order x blocking pool x packing ahead) chosen at run time by cost formulas "
                "with measured unit costs",
-      {accepts_if_parses(params_of), model, make, cases, memory_bytes}, rows());
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, {}, calibration_cases}, rows());
   return f;
 }
 

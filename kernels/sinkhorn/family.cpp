@@ -204,7 +204,7 @@ std::vector<LevelTraffic> sinkhorn_phases(const Case& c, const Params& p) {
   return out;
 }
 
-Model model(const Case& c) {
+Model traffic_model(const Case& c) {
   const Params p = params_of(c);
   const double s = double(dtype_size(c.dtype));
   const double MN = double(p.M) * double(p.N);
@@ -262,6 +262,31 @@ Model model(const Case& c) {
               "x this minimal traffic (COFFEE's point; see the efficiency)";
   m.phases = sinkhorn_phases(c, p);
   return m;
+}
+
+// The in-core time's units: short rows and columns (1 x N, N x 1, 1023 x 517) pay per row,
+// per column and per call (loop set-up, reductions, vector remainders) beside the per-element
+// work, which is why a calibration fits all four (docs/model.md).
+Model model(const Case& c) {
+  Model m = traffic_model(c);
+  const Params p = params_of(c);
+  m.core_work = {{"element", double(p.M) * double(p.N)}, {"row", double(p.M)}, {"col", double(p.N)}, {"call", 1}};
+  return m;
+}
+
+// Calibration shapes (Family::calibration_cases): the case's variant, ISA, dtype, params and
+// threads at four cache-resident shapes whose elements, rows, columns and calls are linearly
+// independent: 1 x 1024 and 1024 x 1 (per column, per row), 64 x 64 and 128 x 256 (256 KiB of
+// f64, within every L2 we run on: enough elements that their cost is not lost in the per-row
+// ones, as it is between 32 x 32 and 64 x 64). None is a profile's shape.
+std::vector<Case> calibration_cases(const Case& c) {
+  std::vector<Case> out;
+  for (auto [M, N] : {std::pair<int64_t, int64_t>{1, 1024}, {1024, 1}, {64, 64}, {128, 256}}) {
+    Case k = c;
+    k.dims = {M, N};
+    out.push_back(k);
+  }
+  return out;
 }
 
 size_t memory_bytes(const Case& c) {
@@ -508,7 +533,7 @@ template std::unique_ptr<Instance> sinkhorn::make_instance<double>(const Case&, 
 const Family& sinkhorn_family() {
   static const Family f = make_family(
       "sinkhorn", "Sinkhorn-Knopp / unbalanced-OT scaling, one pass or iteration (COFFEE, TPDS 2023; MAP-UOT)",
-      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases},
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases, calibration_cases},
       {{"typical", "Algorithm 1 as written: the column pass walks down columns (stride lda)"},
        {"c2r", "COFFEE-C2R: column sums accumulated row by row, row-major scaling (Alg. 2)"},
        {"blocked", "C2R + mc x nc blocking, factors temp[nc] reused down each panel (Alg. 3)"},

@@ -24,7 +24,7 @@ for f in kernels device bench; do
        -c "$root/kernels/sinkhorn/cuda/$f.cu" -o "$out/cu_$f.o" & pids+=($!)
 done
 common=(harness/registry.cpp harness/isa_choice.cpp harness/families.cpp harness/isa.cpp harness/buffer.cpp harness/json_io.cpp harness/args.cpp harness/measure.cpp harness/diagnostics.cpp harness/host_caches.cpp
-        roofline/machine.cpp roofline/predict.cpp roofline/ecm.cpp roofline/evaluate.cpp
+        roofline/machine.cpp roofline/predict.cpp roofline/ecm.cpp roofline/calibration.cpp roofline/evaluate.cpp
         kernels/sinkhorn/cuda/plan.cpp kernels/sinkhorn/cuda/solver.cpp apps/gpu_characterize.cpp
         kernels/sinkhorn/cuda/family.cpp)
 for f in "${common[@]}" $(cd "$root" && ls kernels/sinkhorn/*.cpp | grep -v "_avx"); do cxx "$f" & pids+=($!); done

@@ -1,0 +1,245 @@
+// The ECM's in-core time from calibration runs of the kernel itself (roofline/calibration.hpp):
+// the fit's arithmetic, how the measured in-core time combines with the transfer terms under
+// both overlap rules on the AVX2-only AMD and AVX-512 Intel fixtures, the lookup in `rooflab
+// model` (a case without calibration falls back to the ceiling and says so; calibration rows are
+// never evaluated), and the families' calibration shapes. Expected values worked out by hand.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "harness/bench_driver.hpp"
+#include "harness/error.hpp"
+#include "harness/families.hpp"
+#include "harness/json_io.hpp"
+#include "roofline/calibration.hpp"
+#include "roofline/ecm.hpp"
+#include "roofline/evaluate.hpp"
+
+using namespace rooflab;
+using namespace rooflab::roofline;
+
+namespace {
+nlohmann::json zen3_json() { return read_json_file(ROOFLAB_TEST_DIR "/roofline/ecm_zen3_avx2.json"); }
+nlohmann::json xeon_json() { return read_json_file(ROOFLAB_TEST_DIR "/roofline/ecm_xeon_avx512.json"); }
+Machine with_rule(nlohmann::json j, const char* rule) {
+  j["ecm"] = {{"overlap", rule}, {"source", "test"}};
+  return machine_from_json(j);
+}
+CoreFit core(double t) {
+  CoreFit f;
+  f.time_s = t;
+  return f;
+}
+// Zen 3 fixture (test_ecm.cpp's zen3_model), avx2, DRAM: T_OL 0.1, T_nOL 0.1;
+// overlapping transfers 0.08, 0.08, 0.15 (data 0.15); serial 0.04, 0.04, 0.09 (data 0.27).
+Model zen3_model() {
+  Model m;
+  m.flops = 3.2e9;
+  m.compute_ceiling = "fma_f64";
+  m.working_set = 1e9;
+  m.traffic = {{3e9, "read"}};
+  m.phases = {LevelTraffic{{{2e10, "read"}}, {{8e9, "read"}}, {{4e9, "read"}}, {{3e9, "read"}}, "test", 3.2e9}};
+  return m;
+}
+// Xeon fixture (test_ecm.cpp's xeon_model), avx512, DRAM: T_OL 0.1; serial data
+// 0.1 + 0.06 + 0.05 + 0.1125 = 0.3225; overlapping data 0.15.
+Model xeon_model() {
+  Model m;
+  m.flops = 6.4e9;
+  m.compute_ceiling = "fma_f64";
+  m.working_set = 1e9;
+  m.phases = {LevelTraffic{{{4e10, "read"}}, {{1.6e10, "read"}}, {{8e9, "read"}}, {{3e9, "read"}}, "", 6.4e9}};
+  return m;
+}
+}  // namespace
+
+// One unit: the cost per flop of the one calibration run, times the case's flops.
+TEST(CalibrationFit, OneUnitScalesTheCalibrationRate) {
+  const auto f = fit_core({{"flop", 4e9}}, {{"k", {{"flop", 1e8}}, 0.002}});
+  ASSERT_TRUE(f);
+  EXPECT_NEAR(f->time_s, 0.08, 1e-12);  // 4e9 x 2e-11
+  EXPECT_NEAR(f->cost_s.at("flop"), 2e-11, 1e-20);
+  EXPECT_EQ(f->cases, std::vector<std::string>{"k"});
+  EXPECT_NEAR(f->max_rel_residual, 0, 1e-12);
+}
+
+// Sinkhorn's four units from the four calibration shapes, with times made from known costs:
+// 1 ns an element, 30 ns a row, 2 ns a column, 1 us a call; the 4097 x 1 case is then
+// 4097 + 4097 x 30 + 2 + 1000 ns.
+TEST(CalibrationFit, FourUnitsSeparatePerRowAndPerCallCosts) {
+  auto t = [](double M, double N) { return (M * N * 1 + M * 30 + N * 2 + 1000) * 1e-9; };
+  auto w = [](double M, double N) { return WorkUnits{{"element", M * N}, {"row", M}, {"col", N}, {"call", 1}}; };
+  std::vector<CalibrationSample> s;
+  for (auto [M, N] : {std::pair<double, double>{1, 1024}, {1024, 1}, {64, 64}, {128, 256}}) s.push_back({"c", w(M, N), t(M, N)});
+  const auto f = fit_core(w(4097, 1), s);
+  ASSERT_TRUE(f);
+  EXPECT_NEAR(f->time_s, t(4097, 1), 1e-12);
+  EXPECT_NEAR(f->cost_s.at("row"), 30e-9, 1e-13);
+  EXPECT_NEAR(f->cost_s.at("call"), 1e-6, 1e-11);
+  const auto g = fit_core(w(1023, 517), s);
+  ASSERT_TRUE(g);
+  EXPECT_NEAR(g->time_s, t(1023, 517), 1e-10);
+}
+
+// A unit whose exact cost would be negative (noise) is dropped: the best non-negative subset wins.
+TEST(CalibrationFit, NegativeCostsAreDroppedAndNothingUsableIsNullopt) {
+  // element 1 ns, but the two shapes say a call "costs" -0.5 us: the fit keeps element alone.
+  const std::vector<CalibrationSample> s = {{"a", {{"element", 1000}, {"call", 1}}, 0.5e-6},
+                                            {"b", {{"element", 2000}, {"call", 1}}, 1.5e-6}};
+  const auto f = fit_core({{"element", 4000}, {"call", 1}}, s);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->cost_s.at("call"), 0);
+  EXPECT_GT(f->cost_s.at("element"), 0);
+  EXPECT_GT(f->max_rel_residual, 0);
+  EXPECT_FALSE(fit_core({{"flop", 1e9}}, {}));
+  EXPECT_FALSE(fit_core({{"flop", 1e9}}, {{"x", {{"element", 1}}, 1e-6}}));  // no sample has the unit
+}
+
+CoreFit core(double t, const char* level) {
+  CoreFit f = core(t);
+  f.level = level;
+  return f;
+}
+
+// The measured in-core time replaces T_OL; the transfers beyond the calibration's level add to
+// it (combined by the rule), the rule's data term stays a floor: T = max(T_core + beyond, data).
+// Zen 3 fixture, calibration in L2: beyond = overlapping max(0.08, 0.15) = 0.15, serial
+// 0.04 + 0.09 = 0.13; data 0.15 (overlapping), 0.27 (serial).
+TEST(CalibrationEcm, Zen3OverlappingAndSerial) {
+  const Machine over = machine_from_json(zen3_json());  // AMD: overlapping (assumed)
+  const CoreFit slow = core(0.3, "L2"), fast = core(0.12, "L2"), in_l3 = core(0.3, "L3");
+  Ecm e = ecm(zen3_model(), over, 1, Isa::avx2, &slow);
+  EXPECT_EQ(e.in_core, "calibration");
+  EXPECT_NEAR(e.t_ol_peak, 0.1, 1e-12);
+  EXPECT_NEAR(e.t_ol, 0.3, 1e-12);
+  EXPECT_NEAR(e.t_beyond, 0.15, 1e-12);
+  EXPECT_NEAR(e.time_s, 0.45, 1e-12);
+  EXPECT_NEAR(ecm(zen3_model(), over, 1, Isa::avx2, &fast).time_s, 0.27, 1e-12);
+  EXPECT_NEAR(ecm(zen3_model(), over, 1, Isa::avx2, &in_l3).time_s, 0.45, 1e-12);  // only T_L3Mem beyond L3
+  const Machine serial = with_rule(zen3_json(), "serial");
+  EXPECT_NEAR(ecm(zen3_model(), serial, 1, Isa::avx2, &slow).time_s, 0.43, 1e-12);
+  EXPECT_NEAR(ecm(zen3_model(), serial, 1, Isa::avx2, &fast).time_s, 0.27, 1e-12);  // the data floor
+  EXPECT_NEAR(ecm(zen3_model(), serial, 1, Isa::avx2, &in_l3).time_s, 0.39, 1e-12);  // 0.3 + 0.09
+  const auto j = to_json(ecm(zen3_model(), over, 1, Isa::avx2, &slow));
+  EXPECT_EQ(j["in_core"], "calibration");
+  EXPECT_NEAR(j["T_core_calibrated"].get<double>(), 0.3, 1e-12);
+  EXPECT_NEAR(j["T_beyond_calibration"].get<double>(), 0.15, 1e-12);
+  const auto p = to_json(ecm(zen3_model(), over, 1, Isa::avx2));
+  EXPECT_EQ(p["in_core"], "peak");
+  EXPECT_TRUE(p["T_core_calibrated"].is_null());
+  EXPECT_NEAR(p["time_s"].get<double>(), 0.15, 1e-12);  // unchanged without calibration
+}
+
+// Xeon fixture, calibration in L2: beyond serial 0.05 + 0.1125 = 0.1625, data 0.3225;
+// overlapping beyond max(0.1, 0.15) = 0.15, data 0.15.
+TEST(CalibrationEcm, XeonSerialAndACalibrationBelowTheCeiling) {
+  const Machine x = machine_from_json(xeon_json());  // Intel: serial (assumed)
+  const CoreFit slow = core(0.5, "L2"), fast = core(0.2, "L2"), impossible = core(0.05, "L2");
+  EXPECT_NEAR(ecm(xeon_model(), x, 1, Isa::avx512, &slow).time_s, 0.6625, 1e-12);
+  EXPECT_NEAR(ecm(xeon_model(), x, 1, Isa::avx512, &fast).time_s, 0.3625, 1e-12);
+  EXPECT_NEAR(ecm(xeon_model(), with_rule(xeon_json(), "overlapping"), 1, Isa::avx512, &fast).time_s, 0.35, 1e-12);
+  // Faster than the ceiling allows: the ceiling's T_OL (0.1) stays the floor, with a note.
+  const Ecm e = ecm(xeon_model(), with_rule(xeon_json(), "overlapping"), 1, Isa::avx512, &impossible);
+  EXPECT_NEAR(e.t_ol, 0.1, 1e-12);
+  EXPECT_NEAR(e.time_s, 0.25, 1e-12);
+  ASSERT_FALSE(e.notes.empty());
+  EXPECT_NE(e.notes.back().find("below T_OL"), std::string::npos);
+}
+
+// No per-level traffic (sfc_ca, vendors, rtamm): T = max(T_core + the roofline memory time 0.1
+// when the working set lies beyond the calibration's level, that memory time).
+TEST(CalibrationEcm, FallbackModelsTakeTheMeasuredInCoreTime) {
+  Model m;
+  m.flops = 1.6e9;  // T_OL 0.05 on either fixture's 32 GF/s avx2 FMA
+  m.compute_ceiling = "fma_f64";
+  m.working_set = 1e9;  // DRAM
+  m.traffic = {{2e9, "read"}};
+  const CoreFit l3 = core(0.14, "L3"), dram = core(0.14, "DRAM");
+  for (const nlohmann::json& j : {zen3_json(), xeon_json()}) {
+    const Ecm e = ecm(m, machine_from_json(j), 1, Isa::avx2, &l3);
+    EXPECT_TRUE(e.fallback);
+    EXPECT_NEAR(e.t_ol_peak, 0.05, 1e-12);
+    EXPECT_NEAR(e.time_s, 0.24, 1e-12);
+    EXPECT_NEAR(ecm(m, machine_from_json(j), 1, Isa::avx2, &dram).time_s, 0.14, 1e-12);  // nothing beyond DRAM
+  }
+}
+
+// bench.json with one case, its calibration run (a smaller shape) and a case without one.
+TEST(CalibrationEvaluate, LookupFallbackAndCalibrationRowsNotEvaluated) {
+  nlohmann::json fields = {{"family", "f"}, {"variant", "v"}, {"isa", "avx2"}, {"dtype", "f64"}, {"threads", 1},
+                           {"params", nlohmann::json::object()}, {"library", nullptr}, {"flops", 1.6e9},
+                           {"working_set", 1e9}, {"compute_ceiling", "fma_f64"},
+                           {"traffic", {{{"bytes", 2e9}, {"kernel", "read"}}}}};
+  nlohmann::json bench = {{"schema", "rooflab.bench/1"}, {"benchmarks", nlohmann::json::array()}};
+  auto add = [&](const std::string& name, double flops, double ms, bool calibration, int threads) {
+    nlohmann::json f = fields;
+    f["name"] = name;
+    f["flops"] = flops;
+    if (calibration) f["working_set"] = 1e5;  // L2 on the fixture (32 KiB < 1e5 B <= 512 KiB)
+    f["core_work"] = {{"flop", flops}};
+    f["threads"] = threads;
+    f["calibration"] = calibration;
+    bench["benchmarks"].push_back({{"name", name}, {"run_type", "iteration"}, {"real_time", ms}, {"time_unit", "ms"},
+                                   {"rooflab", f}});
+  };
+  // calibrated: 1.6e9 x 1e-10 = 0.16 s in-core + 0.1 s from DRAM (beyond the calibration's L2)
+  add("f/v/avx2/f64/big/threads:1", 1.6e9, 250, false, 1);
+  add("f/v/avx2/f64/small/threads:1", 1e7, 1, true, 1);     // 1e-10 s a flop
+  add("f/v/avx2/f64/big/threads:2", 1.6e9, 130, false, 2);  // no 2-thread calibration: 0.08 s
+  const nlohmann::json machine = zen3_json();
+  const auto m = evaluate(bench, &machine, "bench.json", "machine.json");
+  const auto& rows = m["rows"];
+  ASSERT_EQ(rows.size(), 2u);  // the calibration row is apart
+  ASSERT_EQ(m["calibration_rows"].size(), 1u);
+  EXPECT_TRUE(m["calibration_rows"][0]["calibration"].get<bool>());
+  EXPECT_EQ(m["calibration_rows"][0]["ecm"]["in_core"], "peak");
+  EXPECT_EQ(rows[0]["ecm"]["in_core"], "calibration");
+  EXPECT_NEAR(rows[0]["ecm"]["time_s"].get<double>(), 0.26, 1e-12);
+  EXPECT_EQ(rows[0]["ecm"]["calibration"]["level"], "L2");
+  EXPECT_EQ(rows[0]["ecm"]["calibration"]["cases"][0], "f/v/avx2/f64/small/threads:1");
+  EXPECT_NE(rows[0]["ecm"]["in_core_source"].get<std::string>().find("calibration"), std::string::npos);
+  EXPECT_FALSE(rows[0]["calibration"].get<bool>());
+  EXPECT_EQ(rows[1]["ecm"]["in_core"], "peak");
+  // 2 threads on the fixture: max(T_OL 1.6e9 / 64 GF/s, memory 2e9 / 25 GB/s) = 0.08
+  EXPECT_NEAR(rows[1]["ecm"]["time_s"].get<double>(), 0.08, 1e-12);
+  EXPECT_NE(rows[1]["ecm"]["in_core_source"].get<std::string>().find("no calibration case"), std::string::npos);
+  EXPECT_EQ(m["accuracy"]["all"]["cases"], 2);  // the calibration row is not counted
+  // accuracy() itself skips a calibration row handed to it.
+  nlohmann::json all = rows;
+  all.push_back(m["calibration_rows"][0]);
+  EXPECT_EQ(accuracy(all)["all"]["cases"], 2);
+  EXPECT_EQ(m["accuracy"]["all"]["ecm"]["cases"], 2);
+  EXPECT_NEAR(m["accuracy"]["all"]["ecm"]["within_10"].get<double>(), 0.5, 1e-12);  // 0.25 vs 0.26; 0.13 vs 0.08
+  bench["benchmarks"][1]["rooflab"]["calibration"] = "yes";
+  EXPECT_THROW(evaluate(bench, &machine, "bench.json", "machine.json"), Error);
+}
+
+// The families' calibration shapes: valid cases, none of them an evaluated case, same variant,
+// ISA, dtype, params and threads; Sinkhorn declares its four in-core units.
+TEST(CalibrationFamilies, ShapesAreValidAndNeverAnEvaluatedCase) {
+  for (const char* profile : {"smoke", "quick"}) {
+    const std::vector<Case> cases = select_cases(profile, "", {});
+    std::set<std::string> names;
+    for (const auto& c : cases) names.insert(c.name());
+    const std::vector<Case> cal = calibration_cases_of(cases);
+    EXPECT_FALSE(cal.empty()) << profile;
+    std::set<std::string> seen;
+    for (const Case& k : cal) {
+      EXPECT_FALSE(names.count(k.name())) << k.name();
+      EXPECT_TRUE(seen.insert(k.name()).second) << k.name();
+      EXPECT_NO_THROW(validate_case(k)) << k.name();
+      EXPECT_NE(k.family, "floyd_warshall");
+    }
+  }
+  const Case sfc = parse_case_name("gemm/sfc_ca/avx2/f64/2048x2048x2048/k_layers:2/kbf:2/threads:2");
+  const auto cal = calibration_cases_of({sfc});
+  ASSERT_EQ(cal.size(), 1u);
+  EXPECT_EQ(cal[0].name(), "gemm/sfc_ca/avx2/f64/384x384x512/k_layers:2/kbf:2/threads:2");
+  const auto sk = case_fields(parse_case_name("sinkhorn/c2r/f64/4097x1/part:iter/threads:1"));
+  EXPECT_EQ(sk["core_work"]["row"], 4097.0);
+  EXPECT_EQ(sk["core_work"]["element"], 4097.0);
+  EXPECT_EQ(sk["core_work"]["col"], 1.0);
+  EXPECT_EQ(sk["core_work"]["call"], 1.0);
+  const auto g = case_fields(parse_case_name("gemm/blocked/avx2/f64/64x64x64/threads:1"));
+  EXPECT_EQ(g["core_work"]["flop"], g["flops"]);
+}
