@@ -14,42 +14,17 @@
 #include "roofline/calibration.hpp"
 #include "roofline/ecm.hpp"
 #include "roofline/evaluate.hpp"
+#include "ecm_fixtures.hpp"
 
 using namespace rooflab;
 using namespace rooflab::roofline;
+using namespace rooflab::roofline::test;
 
 namespace {
-nlohmann::json zen3_json() { return read_json_file(ROOFLAB_TEST_DIR "/roofline/ecm_zen3_avx2.json"); }
-nlohmann::json xeon_json() { return read_json_file(ROOFLAB_TEST_DIR "/roofline/ecm_xeon_avx512.json"); }
-Machine with_rule(nlohmann::json j, const char* rule) {
-  j["ecm"] = {{"overlap", rule}, {"source", "test"}};
-  return machine_from_json(j);
-}
 CoreFit core(double t) {
   CoreFit f;
   f.time_s = t;
   return f;
-}
-// Zen 3 fixture (test_ecm.cpp's zen3_model), avx2, DRAM: T_OL 0.1, T_nOL 0.1;
-// overlapping transfers 0.08, 0.08, 0.15 (data 0.15); serial 0.04, 0.04, 0.09 (data 0.27).
-Model zen3_model() {
-  Model m;
-  m.flops = 3.2e9;
-  m.compute_ceiling = "fma_f64";
-  m.working_set = 1e9;
-  m.traffic = {{3e9, "read"}};
-  m.phases = {LevelTraffic{{{2e10, "read"}}, {{8e9, "read"}}, {{4e9, "read"}}, {{3e9, "read"}}, "test", 3.2e9}};
-  return m;
-}
-// Xeon fixture (test_ecm.cpp's xeon_model), avx512, DRAM: T_OL 0.1; serial data
-// 0.1 + 0.06 + 0.05 + 0.1125 = 0.3225; overlapping data 0.15.
-Model xeon_model() {
-  Model m;
-  m.flops = 6.4e9;
-  m.compute_ceiling = "fma_f64";
-  m.working_set = 1e9;
-  m.phases = {LevelTraffic{{{4e10, "read"}}, {{1.6e10, "read"}}, {{8e9, "read"}}, {{3e9, "read"}}, "", 6.4e9}};
-  return m;
 }
 }  // namespace
 

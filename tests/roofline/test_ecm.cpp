@@ -9,17 +9,13 @@
 #include "harness/registry.hpp"
 #include "roofline/ecm.hpp"
 #include "roofline/evaluate.hpp"
+#include "ecm_fixtures.hpp"
 
 using namespace rooflab;
 using namespace rooflab::roofline;
+using namespace rooflab::roofline::test;
 
 namespace {
-nlohmann::json zen3_json() { return read_json_file(ROOFLAB_TEST_DIR "/roofline/ecm_zen3_avx2.json"); }
-nlohmann::json xeon_json() { return read_json_file(ROOFLAB_TEST_DIR "/roofline/ecm_xeon_avx512.json"); }
-Machine with_rule(nlohmann::json j, const char* rule) {
-  j["ecm"] = {{"overlap", rule}, {"source", "test"}};
-  return machine_from_json(j);
-}
 // T_OL, T_nOL, T_L1L2, T_L2L3, T_L3Mem and the time, against hand-computed values.
 void expect_ecm(const Ecm& e, std::initializer_list<double> want) {
   const double got[] = {e.t_ol, e.t_nol, e.t_l1l2, e.t_l2l3, e.t_l3mem, e.time_s};
@@ -32,19 +28,6 @@ void expect_ecm(const Ecm& e, std::initializer_list<double> want) {
   }
 }
 
-// Zen 3 fixture, avx2 at 1 thread, working set in DRAM:
-//   T_OL  = 3.2e9 / 32 GF/s = 0.1;  T_nOL = 2e10 / 200 GB/s (L1 read) = 0.1
-//   overlapping: T_L1L2 = 8e9 / 100 = 0.08, T_L2L3 = 4e9 / 50 = 0.08, T_L3Mem = 3e9 / 20 = 0.15
-//   serial:      8e9 x (1/100 - 1/200) = 0.04, 4e9 x (1/50 - 1/100) = 0.04, 3e9 x (1/20 - 1/50) = 0.09
-Model zen3_model(double working_set = 1e9) {
-  Model m;
-  m.flops = 3.2e9;
-  m.compute_ceiling = "fma_f64";
-  m.working_set = working_set;
-  m.traffic = {{3e9, "read"}};
-  m.phases = {LevelTraffic{{{2e10, "read"}}, {{8e9, "read"}}, {{4e9, "read"}}, {{3e9, "read"}}, "test", 3.2e9}};
-  return m;
-}
 }  // namespace
 
 TEST(EcmRule, AssumedFromVendorAndSaidSo) {
@@ -131,19 +114,6 @@ TEST(EcmBothMachines, PureStreamReproducesMeasuredBandwidth) {
     }
 }
 
-// Xeon fixture, avx512 at 1 thread, DRAM:
-//   T_OL = 6.4e9 / 64 = 0.1; T_nOL = 4e10 / 400 = 0.1
-//   serial (assumed for Intel): 1.6e10 x (1/160 - 1/400) = 0.06, 8e9 x (1/80 - 1/160) = 0.05,
-//     3e9 x (1/20 - 1/80) = 0.1125 -> 0.3225
-//   overlapping: max(0.1, 0.1, 1.6e10/160 = 0.1, 8e9/80 = 0.1, 3e9/20 = 0.15) = 0.15
-Model xeon_model() {
-  Model m;
-  m.flops = 6.4e9;
-  m.compute_ceiling = "fma_f64";
-  m.working_set = 1e9;
-  m.phases = {LevelTraffic{{{4e10, "read"}}, {{1.6e10, "read"}}, {{8e9, "read"}}, {{3e9, "read"}}, "", 6.4e9}};
-  return m;
-}
 
 TEST(EcmXeon, SerialRuleAssumedForIntel) {
   const Ecm e = ecm(xeon_model(), machine_from_json(xeon_json()), 1, Isa::avx512);
