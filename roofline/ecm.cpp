@@ -10,12 +10,15 @@
 namespace rooflab::roofline {
 namespace {
 const char* const kLevels[] = {"L1", "L2", "L3", "DRAM"};
+}  // namespace
 
 int level_index(const std::string& level) {
   for (int i = 0; i < 4; ++i)
     if (level == kLevels[i]) return i;
   return 3;
 }
+
+namespace {
 
 // The capacity the working set is placed against (as Machine::level_for: L1 and L2 private).
 const Machine::Level* cache_of(const Machine& machine, const std::string& name) {
@@ -136,6 +139,9 @@ OverlapRule overlap_rule(const Machine& machine) {
 }
 
 namespace {
+// The level the calibration shapes lived in (L1 when the fit does not say).
+int calibrated_level(const CoreFit& core) { return level_index(core.level.empty() ? "L1" : core.level); }
+
 // The measured in-core time replaces T_OL for the whole run (ecm.hpp): `beyond` the transfers
 // its calibration did not see, `data` the rule's data term.
 void use_calibration(Ecm& e, const CoreFit& core, double beyond, double data) {
@@ -168,15 +174,14 @@ Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa, const Core
     for (const auto& n : p.notes) e.notes.push_back(n);
     e.t_ol_peak = e.t_ol;
     if (core)
-      use_calibration(e, *core, level_index(e.level) > level_index(core->level.empty() ? "L1" : core->level) ? e.t_mem_fallback : 0,
-                      e.t_mem_fallback);
+      use_calibration(e, *core, level_index(e.level) > calibrated_level(*core) ? e.t_mem_fallback : 0, e.t_mem_fallback);
     return e;
   }
   place(m, machine, threads, e);
   Pricer pr{machine, threads, isa, e};
   const int idx = level_index(e.level);
   double data_sum = 0, beyond_sum = 0;
-  const int calibrated = core ? level_index(core->level.empty() ? "L1" : core->level) : 3;
+  const int calibrated = core ? calibrated_level(*core) : 3;
   for (const LevelTraffic& lt : m.phases) {
     EcmPhase ph;
     ph.name = lt.name;

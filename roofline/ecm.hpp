@@ -81,6 +81,8 @@ struct Ecm {
 
 // Throws Error when the machine lacks a ceiling the model names (as predict()).
 // `core`: the case's calibration fit (nullptr: priced against the compute ceiling).
+// 0..3 for "L1", "L2", "L3", "DRAM" (anything else: 3), the order the ECM prices levels in.
+int level_index(const std::string& level);
 Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa = Isa::none, const CoreFit* core = nullptr);
 nlohmann::json to_json(const Ecm& e);
 

@@ -296,8 +296,7 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
         else  // the deepest level its shapes lived in: the transfers beyond it are added (ecm.hpp)
           for (const auto& s : it->second) {
             const std::string lv = machine->level_for(s.working_set, threads);
-            static const std::string order = "L1 L2 L3 DRAM";
-            if (fit->level.empty() || order.find(lv) > order.find(fit->level)) fit->level = lv;
+            if (fit->level.empty() || level_index(lv) > level_index(fit->level)) fit->level = lv;
           }
       }
       try {
