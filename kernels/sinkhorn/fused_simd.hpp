@@ -17,10 +17,12 @@ namespace rooflab::sinkhorn::fused {
 static_assert(kFusedRows == 4, "the row groups below are written for G = 4 (config.hpp)");
 namespace {  // internal linkage in each ISA translation unit
 
-// Prefetch distance of the streamed (DRAM) rows, in bytes ahead of the loads (4 streams per
-// thread). On the 2-core Zen 3 VM, 4096^2 f64, 2 threads, best of 30 runs: fused_uv 4.09 /
-// 3.96 / 5.17 ms and mapuot 5.34 / 4.87 / 6.51 ms with no hint / 1 KiB / 2 KiB.
-constexpr int64_t kPrefetchBytes = 1024;
+// Software prefetch of the streamed (DRAM) rows, 4 streams per thread: into L2 (prefetcht1),
+// 2 KiB ahead. L1 holds the rows of the group being finished, `next` and the column factors;
+// hints into L1 (prefetcht0, 1 KiB: the Zen 3 choice among t0 distances) made the pipelined
+// sweep 12-25% slower on a Zen 4 (closing note of 2026-11-27 has the sweep).
+constexpr int64_t kPrefetchBytes = 2048;
+constexpr int kPrefetchLocality = 2;  // __builtin_prefetch: 2 = prefetcht1 (L2 and outward)
 
 // One pipelined sweep over columns [0, N):
 //   sums: s[k] = sum_j pd[k][j] * colf[j]         for the GD rows pd (the next group)
@@ -61,7 +63,7 @@ void sweep(typename V::T* const* pa, const typename V::T* f, const typename V::T
     if constexpr (prefetch) {
       // One hint per cache line and row: lanes W * sizeof(T) per step, 64-byte lines.
       if ((j * int64_t(sizeof(T))) % 64 == 0)
-        for (int k = 0; k < GD; ++k) __builtin_prefetch(pd[k] + j + PF, 0, 3);
+        for (int k = 0; k < GD; ++k) __builtin_prefetch(pd[k] + j + PF, 0, kPrefetchLocality);
     }
     body(j, V::load(colf + j), ld, st);
   }
