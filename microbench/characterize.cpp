@@ -198,7 +198,7 @@ std::string likwid_test(const std::string& base, Isa isa) {
 // rooflab's ceiling of the same kernel, level and thread count (`levels`, as in
 // bandwidth.levels) and with our curve at likwid's working set.
 json run_likwid(const CharacterizeOptions& opt, const ProfileParams& prof, Isa isa,
-                const std::vector<BwCurve>& curves, const std::vector<int>& thread_counts,
+                const KernelTable& kt, const std::vector<int>& cpus, const std::vector<BwCurve>& curves, const std::vector<int>& thread_counts,
                 const std::map<int, std::map<std::string, Range>>& ranges, size_t largest_ws,
                 const json& levels) {
   if (!opt.likwid) return {{"available", false}, {"reason", "disabled by the caller"}};
@@ -296,6 +296,16 @@ json run_likwid(const CharacterizeOptions& opt, const ProfileParams& prof, Isa i
           }
         }
         pt["compared_gbps"] = compared;
+        // Our kernel again at likwid's working set, right after its runs: the sweep ran
+        // minutes earlier, and a host can change the bandwidth in between (2 threads at DRAM on
+        // a KVM Zen 4: 33 or 63 GB/s from one run to the next, as the vCPUs shared a CCD or not).
+        // A ceiling that disagrees while this figure agrees names a machine that changed.
+        const auto now = measure_bandwidth(kt, cpus, t, {kernel}, {size_t(r.bytes)}, prof.bw, nullptr);
+        const double now_gbps = now.at(0).points.at(0).gbps.best;
+        const Agreement an = agreement(now_gbps, compared);
+        pt["rooflab_now_gbps"] = now_gbps;
+        pt["now_ratio"] = an.ratio;
+        pt["now_agrees"] = an.agrees;
         const std::string ours_name(name(kernel)), tkey = std::to_string(t);
         if (levels.contains(lvl) && levels[lvl].contains(ours_name) &&
             levels[lvl][ours_name].contains(tkey)) {
@@ -310,8 +320,12 @@ json run_likwid(const CharacterizeOptions& opt, const ProfileParams& prof, Isa i
             opt.progress(cmp + (a.agrees ? ", agrees within " : ", DISAGREES by more than ") +
                          fmt(kLikwidTolerance * 100) + "%");
           if (!a.agrees)
-            disagreements.push_back(cmp + " differ by more than " + fmt(kLikwidTolerance * 100) + "%" +
-                                    (lvl == "DRAM" && !same_pages ? pages_differ : ""));
+            disagreements.push_back(
+                cmp + " differ by more than " + fmt(kLikwidTolerance * 100) + "%" +
+                (lvl == "DRAM" && !same_pages ? pages_differ : "") +
+                (an.agrees ? "; rooflab's " + ours_name + " timed right after likwid-bench gives " + fmt(now_gbps) +
+                                 " GB/s (ratio " + fmt(an.ratio) + "): the machine's bandwidth changed between the sweep and this run"
+                           : ""));
         } else if (opt.progress) {
           opt.progress(what + " (no rooflab " + lvl + " " + ours_name + " ceiling to compare)");
         }
@@ -677,7 +691,7 @@ json characterize(const CharacterizeOptions& opt) {
 
   std::vector<int> likwid_threads = {1};
   if (max_t > 1) likwid_threads.push_back(max_t);
-  json likwid = run_likwid(opt, prof, isa, curves, likwid_threads, ranges, sizes.back(), levels);
+  json likwid = run_likwid(opt, prof, isa, kt, topo.core_cpu, curves, likwid_threads, ranges, sizes.back(), levels);
 
   // --- the document ---
   json isas = json::array();
@@ -806,7 +820,10 @@ json characterize(const CharacterizeOptions& opt) {
        "bandwidth.levels[level][read|copy][threads], ratio = rooflab_ceiling_gbps / compared_gbps, "
        "agrees = |ratio - 1| <= tolerance (" + fmt(kLikwidTolerance) + "), each disagreement "
        "a line in disagreements; rooflab_gbps = our read/copy curve "
-       "log-log interpolated at likwid's actual working set; ITERS aims at " +
+       "log-log interpolated at likwid's actual working set; rooflab_now_gbps = our kernel timed "
+       "again at that working set right after likwid-bench's runs, now_ratio = it / compared_gbps, "
+       "now_agrees likewise (a disagreement of the ceiling whose now_agrees is true names a machine "
+       "whose bandwidth changed between the sweep and likwid-bench's runs); ITERS aims at " +
            fmt(prof.likwid_seconds) + " s; each run is killed after " +
            std::to_string(prof.likwid_timeout_s) + " s."}};
 
