@@ -58,15 +58,19 @@ void* allocate_pages(size_t bytes, size_t align) {
   return p;
 }
 
-std::string page_policy() {
+std::string thp_mode() {
   std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string line, mode = "unknown";
   if (std::getline(in, line)) {
     const auto a = line.find('['), b = line.find(']');
     if (a != std::string::npos && b != std::string::npos && b > a) mode = line.substr(a + 1, b - a - 1);
   }
+  return mode;
+}
+
+std::string page_policy() {
   std::ostringstream os;
-  os << "THP " << mode << "; buffers >= " << huge_page_bytes() / 1024 << " KiB huge-page aligned, MADV_HUGEPAGE";
+  os << "THP " << thp_mode() << "; buffers >= " << huge_page_bytes() / 1024 << " KiB huge-page aligned, MADV_HUGEPAGE";
   return os.str();
 }
 }  // namespace rooflab

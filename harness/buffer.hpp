@@ -27,6 +27,7 @@ size_t huge_page_bytes();  // the THP size (/sys/kernel/mm/transparent_hugepage/
 // How buffers get their pages here, for machine.json / bench.json: THP mode, huge page size,
 // and the threshold allocate_pages() applies.
 std::string page_policy();
+std::string thp_mode();  // "always", "madvise", "never" (/sys/kernel/mm/transparent_hugepage/enabled) or "unknown"
 
 template <class T>
 struct AlignedBuffer {

@@ -75,15 +75,25 @@ std::string likwid_bench_version(const std::string& exe) {
   return std::regex_search(out, m, ver) ? m[1].str() : "";
 }
 
+std::string likwid_huge_page_env(const std::string& thp_mode, const std::string& glibc,
+                                 const std::string& tunables) {
+  if (thp_mode != "madvise") return "";
+  int major = 0, minor = 0;
+  if (std::sscanf(glibc.c_str(), "%d.%d", &major, &minor) != 2 || major < 2 || (major == 2 && minor < 35))
+    return "";
+  return "GLIBC_TUNABLES=" + (tunables.empty() ? "" : tunables + ":") + "glibc.malloc.hugetlb=1";
+}
+
 LikwidResult run_likwid_bench(const std::string& exe, const std::string& test, size_t bytes,
-                              int threads, uint64_t iters, int timeout_s) {
+                              int threads, uint64_t iters, int timeout_s, const std::string& env) {
   LikwidResult r;
   // likwid sizes are decimal (kB = 1000 bytes) and cover all streams of all threads.
   const size_t kb = std::max<size_t>(1, (bytes + 500) / 1000);
-  r.command = "likwid-bench -t " + test + " -w N:" + std::to_string(kb) + "kB:" +
-              std::to_string(threads) + " -i " + std::to_string(iters);
-  auto [rc, out] = run_command("timeout " + std::to_string(timeout_s) + " '" + exe + "'" +
-                               r.command.substr(std::string("likwid-bench").size()));
+  const std::string args = " -t " + test + " -w N:" + std::to_string(kb) + "kB:" +
+                           std::to_string(threads) + " -i " + std::to_string(iters);
+  r.command = (env.empty() ? "" : env + " ") + "likwid-bench" + args;
+  auto [rc, out] = run_command((env.empty() ? "" : "env '" + env + "' ") + "timeout " +
+                               std::to_string(timeout_s) + " '" + exe + "'" + args);
   auto parsed = parse_likwid_bench(out);
   if (rc == 124) {
     r.error = "timed out after " + std::to_string(timeout_s) + " s";

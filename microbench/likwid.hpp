@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace rooflab::microbench {
 
@@ -14,6 +15,7 @@ struct LikwidResult {
   size_t bytes = 0;      // likwid's "Size (Byte)": the working set it actually used
   std::string error;     // why not ok: the tool's own last message when it has one
   std::string command;
+  std::vector<double> runs_gbps;  // every run's gbps where several were made (characterize)
 };
 
 // Parses likwid-bench's report; nullopt when it has no "MByte/s:" line.
@@ -43,8 +45,20 @@ Agreement agreement(double rooflab_gbps, double likwid_gbps, double tolerance = 
 // longer per pass (noise), or the sizes are not increasing.
 std::optional<double> per_byte_gbps(double small, double small_gbps, double large, double large_gbps);
 
-// `exe -t test -w N:<bytes>:<threads> -i iters`, killed after timeout_s seconds.
+// `exe -t test -w N:<bytes>:<threads> -i iters`, killed after timeout_s seconds; `env`
+// (e.g. from likwid_huge_page_env) is set for that process only.
 LikwidResult run_likwid_bench(const std::string& exe, const std::string& test, size_t bytes,
-                              int threads, uint64_t iters, int timeout_s);
+                              int threads, uint64_t iters, int timeout_s, const std::string& env = "");
+
+// likwid-bench takes its buffers from malloc, which under THP "madvise" leaves them on 4 KiB
+// pages while rooflab's are advised MADV_HUGEPAGE (harness/buffer.hpp): on a KVM Zen 4 its DRAM
+// load read 18 GB/s against 26 with huge pages. glibc >= 2.35's tunable glibc.malloc.hugetlb=1
+// makes malloc advise its large chunks MADV_HUGEPAGE, in that process only. The environment
+// assignment that gives likwid-bench the pages rooflab's buffers get: for THP `thp_mode`
+// "madvise" and a glibc of version `glibc` ("2.36") that has the tunable, GLIBC_TUNABLES with
+// `tunables` (the caller's GLIBC_TUNABLES, kept) and hugetlb=1; else "" (THP "always": both
+// already get huge pages; "never": neither does; an older glibc: it cannot).
+std::string likwid_huge_page_env(const std::string& thp_mode, const std::string& glibc,
+                                 const std::string& tunables);
 
 }  // namespace rooflab::microbench

@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 
+#include "harness/buffer.hpp"
 #include "harness/error.hpp"
 #include "harness/measure.hpp"
 #include "microbench/sysinfo.hpp"
@@ -44,6 +45,11 @@ bool nontemporal(BwKernel k) { return k == BwKernel::copy_nt || k == BwKernel::t
 bool has_streams(BwKernel k) { return k == BwKernel::read || k == BwKernel::update; }
 std::string curve_name(BwKernel k, int streams) {
   return std::string(name(k)) + (streams == 1 ? "" : "_s" + std::to_string(streams));
+}
+
+size_t stream_offset(int q, size_t stream_bytes, size_t gap, size_t huge_page) {
+  const size_t g = (stream_bytes + huge_page - 1) / huge_page * huge_page;
+  return size_t(q) * (g + gap);
 }
 
 size_t elements_per_array(size_t ws, BwKernel k, int streams, int threads, size_t cap) {
@@ -157,7 +163,7 @@ void check_threads(const std::vector<int>& cpus, int threads) {
 }
 
 // Pads between arrays (see measure_curves): half a page plus a line, and 37 pages.
-constexpr size_t kArrayPad = 33 * 64 + 37 * 4096;
+constexpr size_t kArrayPad = kStreamGaps[1];
 
 struct CurveSpec {
   BwKernel kernel;
@@ -179,17 +185,19 @@ std::vector<BwCurve> measure_curves(const KernelTable& kt, const std::vector<int
   //  - 37 pages, so arrays are never a power-of-two distance apart: AMD Zen's L1 way
   //    predictor tags lines by a hash of linear-address bits 12..27, and arrays exactly
   //    2^27 or 2^28 bytes apart collide in it (measured: L1 copy 130 instead of 205 GB/s).
-  // S-stream kernels place their S arrays (each 1/S of the one-array working set) the same
-  // way, `sub_stride(S)` apart from the start of the buffer.
+  // S-stream kernels place their S arrays (each 1/S of the one-array working set) at
+  // stream_offset() for each of kStreamGaps.
   const size_t per_array = (max_ws / size_t(threads) + 63) / 64 * 64;
   const size_t stride = per_array + kArrayPad;
-  auto sub_stride = [&](int S) { return (per_array / size_t(S) + 63) / 64 * 64 + kArrayPad; };
+  const size_t huge = huge_page_bytes();
+  auto sub_bytes = [&](int S) { return (per_array / size_t(S) + 63) / 64 * 64; };
+  const size_t max_gap = *std::max_element(std::begin(kStreamGaps), std::end(kStreamGaps));
   size_t buf_bytes = 3 * stride;
   bool multi = false;
   for (const auto& sp : specs) {
     if (sp.streams == 1) continue;
     multi = true;
-    buf_bytes = std::max(buf_bytes, size_t(sp.streams) * sub_stride(sp.streams));
+    buf_bytes = std::max(buf_bytes, stream_offset(sp.streams, sub_bytes(sp.streams), max_gap, huge));
   }
 
   std::vector<BwCurve> curves;
@@ -230,10 +238,9 @@ std::vector<BwCurve> measure_curves(const KernelTable& kt, const std::vector<int
         const BwKernel k = specs[ki].kernel;
         const int S = specs[ki].streams;
         const size_t arrays = size_t(arrays_touched(k));
-        double* ptr[8];  // the S arrays of an S-stream kernel
-        for (int q = 0; q < S; ++q)
-          ptr[q] = reinterpret_cast<double*>(base + size_t(q) * sub_stride(S));
+        double* ptr[8];  // the S arrays of an S-stream kernel, placed per gap below
         const BwArrays arr{a, b, c, ptr};
+        const size_t gaps = S == 1 ? 1 : std::size(kStreamGaps);
         if (master && progress) try {
           progress("bandwidth " + curve_name(k, S) + " " + std::to_string(threads) +
                    (threads == 1 ? " thread" : " threads") + ": " +
@@ -248,17 +255,23 @@ std::vector<BwCurve> measure_curves(const KernelTable& kt, const std::vector<int
           const size_t n = elements_per_array(ws, k, S, threads, per_array / sizeof(double));
           if (n == last_n) continue;  // rounding merged two sweep sizes
           last_n = n;
-          auto run = [&](uint64_t reps) { sink += run_bandwidth_kernel(kt, k, S, arr, n, reps); };
-          timed_samples(sh, master, timing, run);
-          if (master) {
-            const double bytes_ws =
-                double(n * sizeof(double) * arrays * size_t(S) * size_t(threads));
-            const double traffic =
-                double(n * sizeof(double)) * arrays_counted(k) * S * threads;
-            std::vector<double> gbps;
-            for (double s : sh.secs_per_rep) gbps.push_back(traffic / s * 1e-9);
-            curves[ki].points.push_back({size_t(bytes_ws), summarize(gbps, true)});
+          const double bytes_ws = double(n * sizeof(double) * arrays * size_t(S) * size_t(threads));
+          const double traffic = double(n * sizeof(double)) * arrays_counted(k) * S * threads;
+          BwPoint pt{size_t(bytes_ws), {}, {}};
+          for (size_t g = 0; g < gaps; ++g) {
+            for (int q = 0; q < S; ++q)
+              ptr[q] = reinterpret_cast<double*>(base + stream_offset(q, sub_bytes(S), kStreamGaps[g], huge));
+            auto run = [&](uint64_t reps) { sink += run_bandwidth_kernel(kt, k, S, arr, n, reps); };
+            timed_samples(sh, master, timing, run);
+            if (master) {
+              std::vector<double> gbps;
+              for (double s : sh.secs_per_rep) gbps.push_back(traffic / s * 1e-9);
+              const Stat st = summarize(gbps, true);
+              if (S > 1) pt.placements_gbps.push_back(st.best);
+              if (g == 0 || st.best > pt.gbps.best) pt.gbps = st;
+            }
           }
+          if (master) curves[ki].points.push_back(pt);
         }
       }
       g_sink.store(sink, std::memory_order_relaxed);

@@ -34,7 +34,8 @@ struct Stat {
 
 struct BwPoint {
   size_t bytes;  // working set of all arrays and threads, after rounding to whole cache lines
-  Stat gbps;
+  Stat gbps;     // S-stream kernels: the placement (kStreamGaps) with the best sample
+  std::vector<double> placements_gbps;  // S-stream kernels: best sample per kStreamGaps entry
 };
 struct BwCurve {
   BwKernel kernel;
@@ -48,6 +49,16 @@ std::string curve_name(BwKernel k, int streams);
 bool has_streams(BwKernel k);
 
 using Progress = std::function<void(const std::string&)>;
+
+// Where the S arrays of an S-stream kernel start: stream q at q x (G + gap) bytes into the
+// thread's buffer, G = one stream's share of the largest working set rounded up to a huge page,
+// so that only `gap` sets the streams' relative 4 KiB and huge-page phases. Each point is
+// measured at every gap and the best kept, since the phase that suits one kernel slows another
+// (KVM Zen 4, 4 x 64 MiB, best of 5 interleaved rounds: gap 64 B read 34 GB/s, update 53;
+// gap 2112 B + 37 pages read 29, update 54; gap 2112 B update 43, its streams 0 and 2 then
+// 128 B apart mod 4 KiB, a false store-to-load dependency).
+inline constexpr size_t kStreamGaps[] = {64, 33 * 64 + 37 * 4096};
+size_t stream_offset(int q, size_t stream_bytes, size_t gap, size_t huge_page);
 
 // Elements per array per thread that measure_bandwidth* use for a working set of `ws` bytes on
 // `threads` threads: whole cache lines, at least one, at most `cap` elements (the buffer);

@@ -1,3 +1,4 @@
+#include <gnu/libc-version.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,11 +15,13 @@
 #include "harness/machine_cpu.hpp"
 #include "harness/buffer.hpp"
 #include "microbench/characterize.hpp"
+#include "microbench/likwid.hpp"
 #include "microbench/measure.hpp"
 
 using nlohmann::json;
 using rooflab::microbench::characterize;
 using rooflab::microbench::CharacterizeOptions;
+using rooflab::microbench::likwid_huge_page_env;
 
 namespace {
 // One tiny run shared by the schema tests (about a second; likwid off for determinism).
@@ -241,17 +244,23 @@ TEST(Characterize, CurvesListTheirDipsAndEachIsAWarning) {
   EXPECT_EQ(bw.at("warnings").size(), dips);
 }
 
-// A stand-in likwid-bench that reports 1e6 GB/s: every comparison with a rooflab ceiling must
-// then disagree, with ratio = ceiling / likwid's figure, and be listed in disagreements.
+// A stand-in likwid-bench whose runs report 1e6, 2e6, 3e6 GB/s in turn: each point is the best
+// of 3 runs (the tiny profile's), so 3e6; every comparison with a rooflab ceiling must then
+// disagree, with ratio = ceiling / likwid's figure, and be listed in disagreements. It logs the
+// GLIBC_TUNABLES it was given.
 TEST(Characterize, LikwidPointsCompareWithTheLevelCeilingOfTheirKernel) {
   const std::string dir = ::testing::TempDir() + "/fake_likwid";
+  std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string exe = dir + "/likwid-bench";
   {
     std::ofstream f(exe);
     f << R"(#!/bin/sh
+d=$(dirname "$0")
 case "$1" in -h) echo 'likwid-bench -- Version 9.9';; *)
-printf 'Size (Byte):\t\t24000\nMByte/s:\t\t1000000000.0\n';; esac
+n=$(cat "$d/count" 2>/dev/null || echo 0); echo $((n + 1)) > "$d/count"
+echo "tunables=$GLIBC_TUNABLES" >> "$d/env.log"
+printf 'Size (Byte):\t\t24000\nMByte/s:\t\t%d000000000.0\n' $((n % 3 + 1));; esac
 )";
   }
   std::filesystem::permissions(exe, std::filesystem::perms::owner_all);
@@ -272,8 +281,12 @@ printf 'Size (Byte):\t\t24000\nMByte/s:\t\t1000000000.0\n';; esac
   EXPECT_EQ(lb.at("version"), "9.9");
   EXPECT_DOUBLE_EQ(lb.at("tolerance").get<double>(), 0.10);
   size_t compared = 0;
+  EXPECT_EQ(lb.at("runs"), 3);
   for (const auto& p : lb.at("points")) {
-    EXPECT_DOUBLE_EQ(p.at("gbps").get<double>(), 1e6);
+    EXPECT_DOUBLE_EQ(p.at("gbps").get<double>(), 3e6);
+    std::vector<double> runs = p.at("runs_gbps").get<std::vector<double>>();
+    std::sort(runs.begin(), runs.end());
+    EXPECT_EQ(runs, (std::vector<double>{1e6, 2e6, 3e6}));
     const std::string lvl = p.at("level"), t = std::to_string(p.at("threads").get<int>());
     const std::string k = p.at("kernel") == "load" ? "read" : "copy";
     const json& levels = m.at("bandwidth").at("levels");
@@ -283,22 +296,39 @@ printf 'Size (Byte):\t\t24000\nMByte/s:\t\t1000000000.0\n';; esac
     }
     ++compared;
     EXPECT_DOUBLE_EQ(p.at("rooflab_ceiling_gbps").get<double>(), levels[lvl][k][t].get<double>());
-    EXPECT_DOUBLE_EQ(p.at("ratio").get<double>(), levels[lvl][k][t].get<double>() / 1e6);
+    EXPECT_DOUBLE_EQ(p.at("ratio").get<double>(), levels[lvl][k][t].get<double>() / 3e6);
     EXPECT_EQ(p.at("agrees"), false);
     EXPECT_TRUE(positive_finite(p.at("rooflab_gbps")));
+    // Our kernel timed again at likwid's size: far below the fake's 3e6 GB/s, so no agreement.
+    EXPECT_TRUE(positive_finite(p.at("rooflab_now_gbps")));
+    EXPECT_DOUBLE_EQ(p.at("now_ratio").get<double>(), p.at("rooflab_now_gbps").get<double>() / 3e6);
+    EXPECT_EQ(p.at("now_agrees"), false);
   }
   EXPECT_GE(compared, 1u);
   EXPECT_EQ(lb.at("disagreements").size(), compared);
-  // Whether both got the same pages is said once, and beside each DRAM disagreement unless THP
-  // is "always" (likwid-bench's own buffers then get huge pages too).
-  const bool thp_always = rooflab::page_policy().rfind("THP always;", 0) == 0;
-  EXPECT_EQ(lb.at("pages").get<std::string>().rfind(thp_always ? "both on huge pages" : "likwid-bench on 4 KiB pages", 0), 0u)
+  // likwid-bench gets the pages rooflab's buffers get: THP "always" and "never" alike for
+  // both, under "madvise" through the glibc tunable in its environment (and its command);
+  // only where the glibc lacks it do they differ, said once and beside each DRAM disagreement.
+  const std::string thp = rooflab::thp_mode();
+  const char* tun = std::getenv("GLIBC_TUNABLES");
+  const std::string env = likwid_huge_page_env(thp, gnu_get_libc_version(), tun ? tun : "");
+  const bool same = thp == "always" || thp == "never" || !env.empty();
+  EXPECT_EQ(lb.at("pages").get<std::string>().rfind(same ? "both on" : "likwid-bench on 4 KiB pages", 0), 0u)
       << lb.at("pages");
+  for (const auto& p : lb.at("points"))
+    EXPECT_EQ(p.at("command").get<std::string>().rfind(env.empty() ? "likwid-bench " : env + " likwid-bench ", 0), 0u)
+        << p.at("command");
+  std::ifstream log(dir + "/env.log");
+  size_t runs = 0;
+  for (std::string line; std::getline(log, line); ++runs)
+    EXPECT_EQ(line.find("glibc.malloc.hugetlb=1") != std::string::npos, !env.empty()) << line;
+  EXPECT_GE(runs, 3 * lb.at("points").size());
   for (const auto& d : lb.at("disagreements")) {
     const std::string s = d.get<std::string>();
     EXPECT_NE(s.find("differ by more than 10%"), std::string::npos) << s;
     const bool dram = s.find("DRAM") != std::string::npos;
-    EXPECT_EQ(s.find("4 KiB pages here") != std::string::npos, dram && !thp_always) << s;
+    EXPECT_EQ(s.find("4 KiB pages here") != std::string::npos, dram && !same) << s;
+    EXPECT_EQ(s.find("bandwidth changed"), std::string::npos) << s;  // now_agrees is false
   }
 }
 

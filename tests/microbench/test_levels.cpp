@@ -188,6 +188,22 @@ TEST(Interpolate, LogLogBetweenPointsAndClampedOutside) {
   EXPECT_THROW(interpolate({}, 1), rooflab::Error);
 }
 
+// likwid-bench gets huge pages through its own process's glibc tunable where rooflab's buffers
+// get them by madvise (THP "madvise") and the glibc has it (2.35 on); nowhere else.
+TEST(LikwidPages, HugePageTunableOnlyUnderThpMadviseWithAGlibcThatHasIt) {
+  EXPECT_EQ(likwid_huge_page_env("madvise", "2.36", ""), "GLIBC_TUNABLES=glibc.malloc.hugetlb=1");
+  EXPECT_EQ(likwid_huge_page_env("madvise", "2.35", ""), "GLIBC_TUNABLES=glibc.malloc.hugetlb=1");
+  EXPECT_EQ(likwid_huge_page_env("madvise", "3.0", ""), "GLIBC_TUNABLES=glibc.malloc.hugetlb=1");
+  // The caller's own tunables are kept.
+  EXPECT_EQ(likwid_huge_page_env("madvise", "2.39", "glibc.malloc.arena_max=2"),
+            "GLIBC_TUNABLES=glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1");
+  EXPECT_EQ(likwid_huge_page_env("madvise", "2.34", ""), "");   // no such tunable yet
+  EXPECT_EQ(likwid_huge_page_env("madvise", "", ""), "");       // unknown glibc
+  EXPECT_EQ(likwid_huge_page_env("always", "2.36", ""), "");    // huge pages anyway
+  EXPECT_EQ(likwid_huge_page_env("never", "2.36", ""), "");     // 4 KiB pages for both
+  EXPECT_EQ(likwid_huge_page_env("unknown", "2.36", ""), "");
+}
+
 TEST(LikwidParse, ReadsBandwidthAndSize) {
   const char* out =
       "Cycles:\t\t\t3185\nTime:\t\t\t1.302462e-06 sec\nSize (Byte):\t\t15872\n"

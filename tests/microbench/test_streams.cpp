@@ -2,6 +2,8 @@
 // for what has no S-stream form. Tiny sizes and samples: this checks the plumbing, not speed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "harness/error.hpp"
 #include "microbench/kernels.hpp"
 #include "microbench/measure.hpp"
@@ -76,4 +78,42 @@ TEST(Streams, RefusesKernelsWithoutStreamsAndUnprovidedCounts) {
   EXPECT_NE(why(BwKernel::copy, 2).find("'copy' has no S-stream form"), std::string::npos);
   EXPECT_NE(why(BwKernel::read, 3).find("3 streams requested"), std::string::npos);
   EXPECT_EQ(why(BwKernel::read, 4), "");
+}
+
+// Stream q starts q x (G + gap) in: G a whole number of huge pages of at least one stream, so
+// the streams never overlap and only the gap sets their 4 KiB and huge-page phases.
+TEST(Streams, PlacementsAreHugePageStridesPlusTheGap) {
+  const size_t huge = size_t(2) << 20;
+  for (size_t gap : kStreamGaps)
+    for (size_t sb : {size_t(64), size_t(3) << 20, size_t(64) << 20}) {
+      EXPECT_EQ(stream_offset(0, sb, gap, huge), 0u);
+      for (int q = 1; q < 8; ++q) {
+        const size_t o = stream_offset(q, sb, gap, huge), prev = stream_offset(q - 1, sb, gap, huge);
+        EXPECT_GE(o - prev, sb) << "streams overlap, gap " << gap;
+        EXPECT_EQ(o % huge, (size_t(q) * gap) % huge) << "gap " << gap << " q " << q;
+      }
+    }
+  // Two placements whose 4 KiB phases differ: the one that suits read can slow update.
+  ASSERT_GE(std::size(kStreamGaps), 2u);
+  EXPECT_NE(kStreamGaps[0] % 4096, kStreamGaps[1] % 4096);
+  EXPECT_NE(kStreamGaps[0] % huge / 4096, kStreamGaps[1] % huge / 4096);
+}
+
+// Every S-stream point is timed at each placement and keeps the best; S = 1 has one placement.
+TEST(Streams, EachPointKeepsItsBestPlacement) {
+  const KernelTable& kt = kernels_for(rooflab::best_isa());
+  const auto curves = measure_bandwidth_streams(kt, cpus(), 1, {BwKernel::read, BwKernel::update},
+                                                {1, 4}, {size_t(256) << 10}, kFast, nullptr);
+  ASSERT_EQ(curves.size(), 4u);
+  for (const BwCurve& c : curves) {
+    ASSERT_EQ(c.points.size(), 1u);
+    const BwPoint& p = c.points[0];
+    if (c.streams == 1) {
+      EXPECT_TRUE(p.placements_gbps.empty());
+      continue;
+    }
+    ASSERT_EQ(p.placements_gbps.size(), std::size(kStreamGaps)) << curve_name(c.kernel, c.streams);
+    for (double g : p.placements_gbps) EXPECT_GT(g, 0);
+    EXPECT_DOUBLE_EQ(p.gbps.best, *std::max_element(p.placements_gbps.begin(), p.placements_gbps.end()));
+  }
 }

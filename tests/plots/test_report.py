@@ -276,7 +276,7 @@ def test_machine_section_shows_ceilings_next_to_likwid_bench_and_flags_a_disagre
     machine["likwid_bench"] = {
         "available": True, "version": "5.2", "tolerance": 0.1, "disagreements": [dis],
         "points": [dict(pt, level="L1", gbps=335.0, rooflab_ceiling_gbps=187.0, ratio=0.558, agrees=False,
-                        rooflab_gbps=283.0),
+                        rooflab_gbps=283.0, rooflab_now_gbps=271.5),
                    dict(pt, level="L2", bytes=512000, gbps=101.0, rooflab_ceiling_gbps=97.5, ratio=0.965,
                         agrees=True, rooflab_gbps=96.0),
                    dict(pt, level="DRAM", bytes=1 << 28, gbps=20.0, rooflab_gbps=19.0)]}
@@ -288,8 +288,10 @@ def test_machine_section_shows_ceilings_next_to_likwid_bench_and_flags_a_disagre
     assert "1 of 3 likwid-bench comparisons disagree with rooflab&#x27;s ceiling by more than 10%" in sec
     l1 = re.search(r'<tr class="disagrees"><td>L1</td>.*?</tr>', sec, re.S).group(0)
     assert "335" in l1 and "187" in l1 and "283" in l1 and "0.558" in l1 and "DISAGREES" in l1
+    assert "271.5" in l1  # rooflab's kernel re-timed after likwid-bench
     l2 = re.search(r"<tr><td>L2</td>.*?</tr>", sec, re.S).group(0)
     assert "101" in l2 and "97.5" in l2 and "<td>yes</td>" in l2
+    assert re.search(r">96</td><td[^>]*>—</td><td[^>]*>0.965<", l2)  # an older point without a re-timing
     assert re.search(r"<tr><td>DRAM</td>.*?<td>—</td></tr>", sec, re.S)  # no ceiling: no verdict
     diag = section(page, "<h2>Self-diagnosis</h2>", "<h2>Machine</h2>")
     assert "likwid-bench: likwid-bench load_avx512" in diag and "bandwidth: read 1 thread: 5.69 KiB" in diag

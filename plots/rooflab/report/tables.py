@@ -170,7 +170,8 @@ def bandwidth_isa_table(run: Run) -> tuple[list[str], list[list[str]]]:
 
 def likwid_table(run: Run) -> tuple[list[str], list[list[str]], list[str]]:
     """likwid-bench against rooflab, one row per kernel, level and thread count: likwid-bench's
-    GB/s at its working set, rooflab's ceiling for that level (and its curve at the same size),
+    GB/s at its working set (best of its runs), rooflab's ceiling for that level (and its curve at
+    the same size, and its kernel timed again there right after likwid-bench: "—" in older files),
     their ratio and a flag when they disagree by more than the tolerance. Also the row classes
     ("disagrees" for a disagreement). Empty when likwid-bench did not run."""
     lb = (run.machine or {}).get("likwid_bench") or {}
@@ -178,7 +179,7 @@ def likwid_table(run: Run) -> tuple[list[str], list[list[str]], list[str]]:
         return [], [], []
     tol = lb.get("tolerance", 0.10)
     head = ["level", "likwid-bench test", "threads", "bytes", "likwid-bench GB/s", "likwid-bench per byte GB/s",
-            "rooflab ceiling GB/s", "rooflab curve GB/s", "ratio", f"within ±{tol:.0%}"]
+            "rooflab ceiling GB/s", "rooflab curve GB/s", "rooflab re-timed GB/s", "ratio", f"within ±{tol:.0%}"]
     rows, classes = [], []
     for p in lb.get("points", []):
         agrees = p.get("agrees")
@@ -187,6 +188,7 @@ def likwid_table(run: Run) -> tuple[list[str], list[list[str]], list[str]]:
                      human_bytes(p.get("bytes", 0)), fmt_num(p.get("gbps"), 4),
                      "—" if p.get("per_byte_gbps") is None else fmt_num(p.get("per_byte_gbps"), 4),
                      fmt_num(p.get("rooflab_ceiling_gbps"), 4), fmt_num(p.get("rooflab_gbps"), 4),
+                     "—" if p.get("rooflab_now_gbps") is None else fmt_num(p.get("rooflab_now_gbps"), 4),
                      fmt_num(p.get("ratio"), 3), flag])
         classes.append("disagrees" if agrees is False else "")
     return head, rows, classes
