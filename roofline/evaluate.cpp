@@ -118,10 +118,12 @@ WorkUnits core_work_of(const json& f, const Reader& rd) {
   return w;
 }
 
-// What a calibration case shares with the cases it calibrates: all but the shape.
+// What a calibration case shares with the cases it calibrates: all but the shape (and the
+// family's calibration group, e.g. Floyd-Warshall's row stride).
 std::string calibration_key(const json& f) {
   json k = json::array();
-  for (const char* key : {"family", "variant", "isa", "runs_isa", "dtype", "params", "threads", "library"})
+  for (const char* key : {"family", "variant", "isa", "runs_isa", "dtype", "params", "threads", "library",
+                          "calibration_group"})
     k.push_back(f.contains(key) ? f[key] : json(nullptr));
   return k.dump();
 }
