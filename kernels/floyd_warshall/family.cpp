@@ -263,14 +263,16 @@ Model traffic_model(const Case& c) {
 // updates of the thread that does most, per parallel phase: critical_tile_ops; flat: each k's
 // rows split statically), so that a small calibration shape, whose threads idle more, prices
 // the large case's balanced phases right: the updates by the plain kernel and (regblock) by the
-// register-blocked one, whose share grows with the tiles (1 - (2 nt - 1) / nt^2), the k-steps
-// (N for flat, each a parallel pass and barrier; np / bs pivot steps for tiled) and the call.
+// register-blocked one, whose share grows with the tiles (1 - (2 nt - 1) / nt^2), flat's rows
+// (a calibration shape's are shorter: its loop overhead per row weighs more), the k-steps (N
+// for flat, each a parallel pass and barrier; np / bs pivot steps for tiled) and the call.
 Model model(const Case& c) {
   Model m = traffic_model(c);
   const Params p = params_of(c);
   const double np = double(padded_size(p.n, p.plan)), threads = std::max(1, c.threads);
   if (!tiled(p.plan)) {
-    m.core_work = {{"update", np * std::ceil(np / threads) * np}, {"step", np}, {"call", 1}};
+    const double rows = np * std::ceil(np / threads);  // per k, a thread's rows (static split)
+    m.core_work = {{"update", rows * np}, {"row", rows}, {"step", np}, {"call", 1}};
   } else {
     const double bs = double(p.plan.bs), nt = np / bs;
     const CriticalOps ops = critical_tile_ops(p.plan, int64_t(nt), int(threads));
@@ -279,7 +281,7 @@ Model model(const Case& c) {
   }
   // The row stride decides the L1 sets a tile's rows map to and which loads alias a store 4 KiB
   // before them (N = 1024 f32: every row); the calibration shapes keep the case's stride.
-  m.calibration_group = "row stride " + std::to_string(p.ld * int64_t(dtype_size(c.dtype))) + " B";
+  if (tiled(p.plan)) m.calibration_group = "row stride " + std::to_string(p.ld * int64_t(dtype_size(c.dtype))) + " B";
   return m;
 }
 
@@ -288,17 +290,31 @@ Model model(const Case& c) {
 // or L3, the level recorded per fit) with the case's own row stride (N x N x LD, LD = its padded
 // N): the same cache-set mapping and 4K aliasing as the case, in cache. Four sizes separate the
 // units (512: the recursion's default task of 256 rows runs in parallel only from there).
-// Shapes above the case's padded N or below its bs are left out.
+// Shapes above the case's padded N or below its bs are left out. Flat keeps whole rows
+// (N x N): its rows are the matrix's, and a shorter row at a longer stride would leave part of
+// each cache's sets unused, which the case's full rows do not (N = 512 at 4 KiB: half of L2).
 std::vector<Case> calibration_cases(const Case& c) {
   const Params p = params_of(c);
   std::vector<Case> out;
   for (int64_t n : {128, 256, 384, 512}) {
     if (n > p.ld || (tiled(p.plan) && n < p.plan.bs)) continue;
     Case k = c;
-    k.dims = {n, n, p.ld};
+    k.dims = tiled(p.plan) ? std::vector<int64_t>{n, n, p.ld} : std::vector<int64_t>{n, n};
     out.push_back(k);
   }
   return out;
+}
+
+// Overlap probe (Family::overlap_probes) for flat, whose N passes stream the matrix from the
+// level it lives in: N = 896 (3.1 MiB of f32: beyond two cores' L2 here), how much of that
+// stream the row loop hides. The tiled schedules' transfers beyond their calibration are a few
+// percent of their time: no probe.
+std::vector<Case> overlap_probes(const Case& c) {
+  const Params p = params_of(c);
+  if (tiled(p.plan) || p.n <= 896) return {};
+  Case k = c;
+  k.dims = {896, 896};
+  return {k};
 }
 
 size_t memory_bytes(const Case& c) {
@@ -532,7 +548,7 @@ template std::unique_ptr<Instance> fw::make_instance<double>(const Case&, const 
 const Family& floyd_warshall_family() {
   static const Family f = make_family(
       "floyd_warshall", "Floyd-Warshall all-pairs shortest paths, cache-oblivious + SIMD + BDL + register blocking (Endo)",
-      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases, calibration_cases}, rows());
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases, calibration_cases, overlap_probes}, rows());
   return f;
 }
 
