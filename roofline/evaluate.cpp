@@ -151,8 +151,10 @@ void measure_overlap(CoreFit& fit, const std::vector<CalibrationSample>& samples
     if (!s.probe || !probe_fields.count(s.name)) continue;
     const json& f = *probe_fields.at(s.name);
     const Reader rd{file + ": benchmark \"" + s.name + "\""};
-    CoreFit full = fit;
+    CoreFit full = fit;  // the probe's own in-core time: its units at the fitted costs
     full.overlap = 1;
+    full.time_s = 0;
+    for (const auto& [u, cost] : fit.cost_s) full.time_s += cost * (s.work.count(u) ? s.work.at(u) : 0.0);
     Ecm e;
     try {
       e = ecm(model_from_fields(f, rd), machine, threads, isa, &full);

@@ -289,16 +289,6 @@ std::vector<Case> calibration_cases(const Case& c) {
   return out;
 }
 
-// Overlap probe (Family::overlap_probes): 1024 x 1024, 8 MiB of f64 (4 of f32), beyond every L2
-// we run on and within their L3: how much of the L2 <- L3 stream the kernel hides behind its
-// in-core work (docs/model.md). Also applied to the DRAM cases' transfers (no DRAM probe: it
-// would have to exceed the L3, up to hundreds of MiB).
-std::vector<Case> overlap_probes(const Case& c) {
-  Case k = c;
-  k.dims = {1024, 1024};
-  return {k};
-}
-
 size_t memory_bytes(const Case& c) {
   if (c.dims.size() != 2) return 0;
   const size_t s = dtype_size(c.dtype), M = size_t(c.dims[0]), N = size_t(c.dims[1]);
@@ -543,7 +533,7 @@ template std::unique_ptr<Instance> sinkhorn::make_instance<double>(const Case&, 
 const Family& sinkhorn_family() {
   static const Family f = make_family(
       "sinkhorn", "Sinkhorn-Knopp / unbalanced-OT scaling, one pass or iteration (COFFEE, TPDS 2023; MAP-UOT)",
-      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases, calibration_cases, overlap_probes},
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases, calibration_cases},
       {{"typical", "Algorithm 1 as written: the column pass walks down columns (stride lda)"},
        {"c2r", "COFFEE-C2R: column sums accumulated row by row, row-major scaling (Alg. 2)"},
        {"blocked", "C2R + mc x nc blocking, factors temp[nc] reused down each panel (Alg. 3)"},

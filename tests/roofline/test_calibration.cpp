@@ -261,8 +261,8 @@ TEST(CalibrationFamilies, ShapesAreValidAndNeverAnEvaluatedCase) {
   EXPECT_EQ(g["core_work"]["flop"], g["flops"]);
 }
 
-// Overlap probes (Family::overlap_probes): marked, one level deeper, none for the loop orders
-// or the tiled Floyd-Warshall schedules.
+// Overlap probes (Family::overlap_probes): marked, one level deeper, none for the loop orders,
+// the tiled Floyd-Warshall schedules or Sinkhorn.
 TEST(CalibrationFamilies, OverlapProbes) {
   std::set<std::string> probes;
   const auto cal = calibration_cases_of({parse_case_name("gemm/blocked/avx2/f32/1000x777x513/threads:2"),
@@ -271,8 +271,8 @@ TEST(CalibrationFamilies, OverlapProbes) {
                                          parse_case_name("floyd_warshall/naive/f32/1024x1024/threads:1"),
                                          parse_case_name("floyd_warshall/bdl/avx2/f32/1024x1024/sched:rec/bs:64/task:256/threads:1")},
                                         &probes);
+  // Sinkhorn has none: its 1024 x 1024 probe's share did not carry to the other shapes (model.md).
   EXPECT_EQ(probes, (std::set<std::string>{"gemm/blocked/avx2/f32/768x768x256/threads:2",
-                                           "sinkhorn/c2r/f64/1024x1024/part:row/threads:1",
                                            "floyd_warshall/naive/f32/896x896/threads:1"}));
   for (const auto& name : probes)
     EXPECT_TRUE(std::any_of(cal.begin(), cal.end(), [&](const Case& k) { return k.name() == name; })) << name;
@@ -318,12 +318,16 @@ TEST(CalibrationFamilies, FloydWarshallShapesAndUnits) {
   EXPECT_EQ(r1["update"], 16 * 31 * tile);
   EXPECT_EQ(r1["update_regblock"], (4096 - 16 * 31) * tile);
   // recursive, 2 threads: the critical path lies between half and all of the work, and a
-  // shape whose diagonal calls are below the task size (4 tiles) runs on one thread.
+  // diagonal call below the task size (4 tiles) runs on one thread.
   const auto r2 = case_fields(parse_case_name("floyd_warshall/regblock/avx2/f32/1024x1024/sched:rec/layout:bdl/bs:64/task:256/threads:2"))["core_work"];
   const double all2 = r2["update"].get<double>() + r2["update_regblock"].get<double>();
   EXPECT_GE(all2, 2048 * tile);
   EXPECT_LT(all2, 2048 * tile * 1.15);
-  const auto small = case_fields(parse_case_name("floyd_warshall/bdl/avx2/f32/256x256x1024/sched:rec/bs:64/task:256/threads:2"))["core_work"];
-  EXPECT_EQ(small["update"], 64 * tile);  // 4^3 tile ops, all on one thread
+  const auto small = case_fields(parse_case_name("floyd_warshall/bdl/avx2/f32/128x128x1024/sched:rec/bs:64/task:256/threads:2"))["core_work"];
+  EXPECT_EQ(small["update"], 8 * tile);  // 2^3 tile ops, all on one thread
   EXPECT_FALSE(small.contains("update_regblock"));
+  // 4 tiles a side: the top call in parallel, its 2-tile diagonal calls serial: per phase
+  // 8 (diagonal) + 8 (4 pieces of 4 ops) + 4 (2 pieces of 4) twice = 40 of the 64 tile ops.
+  const auto four = case_fields(parse_case_name("floyd_warshall/bdl/avx2/f32/256x256x1024/sched:rec/bs:64/task:256/threads:2"))["core_work"];
+  EXPECT_EQ(four["update"], 40 * tile);
 }
