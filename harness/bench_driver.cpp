@@ -42,18 +42,24 @@ std::vector<Case> select_cases(const std::string& profile, const std::string& fi
   return cases;
 }
 
-std::vector<Case> calibration_cases_of(const std::vector<Case>& cases) {
+std::vector<Case> calibration_cases_of(const std::vector<Case>& cases, std::set<std::string>* probes) {
   std::set<std::string> seen;
   for (const Case& c : cases) seen.insert(c.name());
   std::vector<Case> out;
   for (const Case& c : cases) {
     const Family* fam = find_family(c.family);
     if (!fam || !fam->calibration_cases) continue;
-    for (const Case& k : fam->calibration_cases(c)) {
+    std::vector<Case> shapes = fam->calibration_cases(c);
+    const size_t n_core = shapes.size();
+    if (probes && fam->overlap_probes)
+      for (Case& k : fam->overlap_probes(c)) shapes.push_back(std::move(k));
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const Case& k = shapes[i];
       if (!seen.insert(k.name()).second) continue;
       try {
         validate_case(k);
         out.push_back(k);
+        if (i >= n_core) probes->insert(k.name());
       } catch (const Error& e) {  // the case is then priced against the compute ceiling, and says so
         std::fprintf(stderr, "warning: no in-core calibration for %s: %s\n", c.name().c_str(), e.what());
       }
@@ -72,6 +78,7 @@ struct RunState {
   std::vector<Case> cases;
   std::vector<json> fields;                 // case_fields per case
   size_t evaluated = 0;                     // cases from this index on are calibration cases
+  std::set<std::string> probes;             // the calibration cases that are overlap probes
   std::vector<double> predicted_s;          // console only (--machine); 0 when no prediction
   std::map<size_t, Verification> verified; // per case index
   std::map<size_t, std::string> errors;     // per case index: setup/verification failure
@@ -351,7 +358,7 @@ int run_bench(const BenchOptions& opt) {
                          (opt.calibration == "auto" && opt.cases.empty() &&
                           (opt.profile == "quick" || opt.profile == "paper"));
   if (calibrate)
-    for (Case& k : calibration_cases_of(rs.cases)) rs.cases.push_back(std::move(k));
+    for (Case& k : calibration_cases_of(rs.cases, &rs.probes)) rs.cases.push_back(std::move(k));
 
   std::unique_ptr<roofline::Machine> machine;
   if (!opt.machine.empty()) {
@@ -368,6 +375,7 @@ int run_bench(const BenchOptions& opt) {
       f = case_fields(c);
       // Timed for the model's in-core time only: `rooflab model` never evaluates it.
       f["calibration"] = rs.fields.size() >= rs.evaluated;
+      if (f["calibration"].get<bool>()) f["calibration_probe"] = rs.probes.count(c.name()) > 0;
       if (machine) {
         try {
           const Variant& v = variant_of(c);

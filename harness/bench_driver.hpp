@@ -4,6 +4,7 @@
 // fields, docs/json.md).
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,8 @@ struct BenchOptions {
 // The calibration cases of `cases` (Family::calibration_cases), each once, none equal to a case
 // of `cases` (a calibration is never an evaluated case); a shape the family does not accept is
 // left out with a warning on stderr.
-std::vector<Case> calibration_cases_of(const std::vector<Case>& cases);
+// With `probes`: the families' overlap probes (Family::overlap_probes) too, their names added.
+std::vector<Case> calibration_cases_of(const std::vector<Case>& cases, std::set<std::string>* probes = nullptr);
 
 // Exit codes: 0 all verified and timed, 3 some variant failed verification or errored
 // (reported in bench.json, never timed), 128 + signal when SIGINT / SIGTERM stopped it (bench.json

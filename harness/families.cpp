@@ -102,6 +102,7 @@ nlohmann::json case_fields(const Case& c) {
   for (const auto& u : m.core_work) work[u.name] = u.count;
   if (work.empty()) work["flop"] = m.flops;
   j["core_work"] = work;
+  j["calibration_group"] = m.calibration_group.empty() ? json(nullptr) : json(m.calibration_group);
   // The ECM's per-level traffic per phase (roofline/ecm.hpp), null when the variant declares none.
   j["ecm_traffic"] = nullptr;
   for (const auto& ph : m.phases)

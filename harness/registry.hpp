@@ -127,6 +127,11 @@ struct Family {
   // "calibration" (never evaluated). The model fits the case's Model::core_work to their times
   // and uses that as the ECM's in-core time. Empty or unset: priced against the compute ceiling.
   std::function<std::vector<Case>(const Case&)> calibration_cases;
+  // Overlap probes (docs/model.md): calibration shapes of the same case that live one level
+  // deeper than calibration_cases' (marked "calibration_probe"): the share of the transfers from
+  // beyond the calibration's level that the kernel does not hide is measured on them, not
+  // assumed. Empty or unset: those transfers are added in full.
+  std::function<std::vector<Case>(const Case&)> overlap_probes;
   // Bytes the harness will allocate for a case (data + reference), checked before allocating.
   std::function<size_t(const Case&)> memory_bytes;
   const Variant* find(std::string_view variant) const;
@@ -156,6 +161,7 @@ struct FamilyHooks {
   Predictions predictions = {};                         // optional: Variant::predictions
   std::function<std::vector<Case>()> isa_cases = {};    // optional: Family::isa_cases
   std::function<std::vector<Case>(const Case&)> calibration_cases = {};  // optional: Family::calibration_cases
+  std::function<std::vector<Case>(const Case&)> overlap_probes = {};     // optional: Family::overlap_probes
 };
 Family make_family(std::string name, std::string description, const FamilyHooks& hooks,
                    const std::vector<VariantRow>& rows);

@@ -43,7 +43,7 @@ std::optional<CoreFit> fit_core(const WorkUnits& work, const std::vector<Calibra
   for (const auto& [u, n] : work) units.push_back(u);
   std::vector<const CalibrationSample*> used;
   for (const auto& s : samples) {
-    bool all = s.time_s > 0 && std::isfinite(s.time_s);
+    bool all = !s.probe && s.time_s > 0 && std::isfinite(s.time_s);
     for (const auto& u : units) all = all && s.work.count(u) && std::isfinite(s.work.at(u)) && s.work.at(u) >= 0;
     if (all) used.push_back(&s);
   }
@@ -95,8 +95,10 @@ std::optional<CoreFit> fit_core(const WorkUnits& work, const std::vector<Calibra
 }
 
 nlohmann::json to_json(const CoreFit& f) {
+  auto str = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
   return {{"time_s", f.time_s}, {"cost_s", f.cost_s}, {"cases", f.cases}, {"max_rel_residual", f.max_rel_residual},
-          {"level", f.level.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.level)}};
+          {"level", str(f.level)}, {"overlap", f.overlap}, {"overlap_probe", str(f.overlap_probe)},
+          {"overlap_level", str(f.overlap_level)}};
 }
 
 }  // namespace rooflab::roofline

@@ -26,6 +26,7 @@ struct CalibrationSample {
   WorkUnits work;
   double time_s = 0;  // its median time
   double working_set = 0;  // its bytes (where it lived: CoreFit::level)
+  bool probe = false;      // an overlap probe (Family::overlap_probes): not fitted, see CoreFit::overlap
 };
 
 struct CoreFit {
@@ -36,10 +37,17 @@ struct CoreFit {
   // Where the calibration shapes lived (the deepest of their levels, Machine::level_for): the
   // transfers from beyond it are not in their time (ecm.hpp). Set by the caller; "" = L1.
   std::string level;
+  // The share of the transfers from beyond `level` that the kernel does not hide behind its
+  // in-core work (ecm.hpp), measured on an overlap probe of the same case one level deeper:
+  //   overlap = (t_probe - T_core(probe)) / T_beyond(probe), clamped to [0, 1]
+  // 1 (added in full) without a probe; `overlap_probe` names the probe, "" when none was used.
+  double overlap = 1;
+  std::string overlap_probe;
+  std::string overlap_level;  // where the probe lived
 };
 
 // nullopt when no sample has every unit of `work`, or none of the fits is non-negative with a
-// positive time. Samples lacking a unit of `work` are skipped.
+// positive time. Samples lacking a unit of `work`, and probes, are skipped.
 std::optional<CoreFit> fit_core(const WorkUnits& work, const std::vector<CalibrationSample>& samples);
 
 nlohmann::json to_json(const CoreFit& f);

@@ -143,15 +143,17 @@ namespace {
 int calibrated_level(const CoreFit& core) { return level_index(core.level.empty() ? "L1" : core.level); }
 
 // The measured in-core time replaces T_OL for the whole run (ecm.hpp): `beyond` the transfers
-// its calibration did not see, `data` the rule's data term.
-void use_calibration(Ecm& e, const CoreFit& core, double beyond, double data) {
+// its calibration did not see. No floor from the rule's data term: its in-cache terms are in the
+// calibration's time already, and the transfers beyond it are what the probe says is not hidden.
+void use_calibration(Ecm& e, const CoreFit& core, double beyond) {
   e.in_core = "calibration";
   e.t_core_fit = core.time_s;
+  beyond *= core.overlap;  // the share the kernel does not hide (measured by a probe, else 1)
   e.t_beyond = beyond;
   e.t_ol = std::max(core.time_s, e.t_ol_peak);
   if (core.time_s < e.t_ol_peak)
     e.notes.push_back("the calibration's in-core time is below T_OL at the compute ceiling: the ceiling is kept");
-  e.time_s = std::max(e.t_ol + beyond, data);
+  e.time_s = e.t_ol + beyond;
 }
 }  // namespace
 
@@ -174,13 +176,13 @@ Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa, const Core
     for (const auto& n : p.notes) e.notes.push_back(n);
     e.t_ol_peak = e.t_ol;
     if (core)
-      use_calibration(e, *core, level_index(e.level) > calibrated_level(*core) ? e.t_mem_fallback : 0, e.t_mem_fallback);
+      use_calibration(e, *core, level_index(e.level) > calibrated_level(*core) ? e.t_mem_fallback : 0);
     return e;
   }
   place(m, machine, threads, e);
   Pricer pr{machine, threads, isa, e};
   const int idx = level_index(e.level);
-  double data_sum = 0, beyond_sum = 0;
+  double beyond_sum = 0;
   const int calibrated = core ? calibrated_level(*core) : 3;
   for (const LevelTraffic& lt : m.phases) {
     EcmPhase ph;
@@ -200,7 +202,6 @@ Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa, const Core
                             ? std::max({ph.t_nol, ph.t_l1l2, ph.t_l2l3, ph.t_l3mem})
                             : ph.t_nol + ph.t_l1l2 + ph.t_l2l3 + ph.t_l3mem;
     ph.time_s = std::max(ph.t_ol, data);
-    data_sum += data;
     // The boundaries beyond the calibration's level (transfers into level i from level i+1).
     double beyond = 0;
     const double transfers[] = {ph.t_l1l2, ph.t_l2l3, ph.t_l3mem};
@@ -212,7 +213,7 @@ Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa, const Core
     e.phases.push_back(ph);
   }
   e.t_ol_peak = e.t_ol;
-  if (core) use_calibration(e, *core, beyond_sum, data_sum);
+  if (core) use_calibration(e, *core, beyond_sum);
   if (!(e.time_s > 0)) throw Error("ECM predicts zero time (no flops and no traffic)");
   return e;
 }

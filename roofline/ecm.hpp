@@ -22,15 +22,17 @@
 // In-core time from the kernel itself (roofline/calibration.hpp): with a calibration fit the
 // in-core time is T_core = max(fit, T_OL at the ceiling) instead of T_OL, for the whole run.
 // The calibration shapes lived in level C (L2 for sinkhorn, L3 for gemm), so their time holds
-// the core's work and every transfer inside C; the transfers from beyond C add to it:
-//   T = max(T_core + T_beyond, data)
+// the core's work and every transfer inside C; of the transfers from beyond C the share the
+// kernel does not hide is added:
+//   T = T_core + overlap x T_beyond
 //   T_beyond = per phase, the boundaries beyond C combined by the rule (overlapping: max,
 //              serial: sum), summed over the phases (fallback: the roofline memory time when
 //              the working set lies beyond C, else 0)
-//   data     = the rule's data term as without calibration (a floor)
-// Added rather than overlapped: on Zen 4 (measured overlapping for pure streams) the
-// L3-resident 1023 x 517 Sinkhorn cases ran at T_core + T_L2L3 (docs/model.md), not at their
-// max. `in_core` says which source priced each case.
+//   overlap  = CoreFit::overlap, measured on an overlap probe of the same kernel one level
+//              deeper (Family::overlap_probes); 1 without one (on Zen 4 the L3-resident 1023 x
+//              517 Sinkhorn cases ran at T_core + T_L2L3, docs/model.md)
+// No floor from the rule's data term: its in-cache terms are in the calibration's time.
+// `in_core` says which source priced each case.
 #include <string>
 #include <vector>
 

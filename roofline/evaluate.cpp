@@ -118,10 +118,12 @@ WorkUnits core_work_of(const json& f, const Reader& rd) {
   return w;
 }
 
-// What a calibration case shares with the cases it calibrates: all but the shape.
+// What a calibration case shares with the cases it calibrates: all but the shape (and the
+// family's calibration group, e.g. Floyd-Warshall's row stride).
 std::string calibration_key(const json& f) {
   json k = json::array();
-  for (const char* key : {"family", "variant", "isa", "runs_isa", "dtype", "params", "threads", "library"})
+  for (const char* key : {"family", "variant", "isa", "runs_isa", "dtype", "params", "threads", "library",
+                          "calibration_group"})
     k.push_back(f.contains(key) ? f[key] : json(nullptr));
   return k.dump();
 }
@@ -137,6 +139,34 @@ int threads_of(const json& f, const Reader& rd) {
   if (!f["threads"].is_number_integer() || f["threads"].get<int64_t>() < 1 || f["threads"].get<int64_t>() > 1 << 20)
     rd.fail("\"threads\" must be an integer in [1, 1048576], got " + f["threads"].dump());
   return f["threads"].get<int>();
+}
+// The share of the transfers beyond the fit's level that the kernel does not hide, from its
+// overlap probe (calibration.hpp CoreFit::overlap): the probe priced by the fit, its measured
+// time against T_core + T_beyond. A probe whose T_beyond is under 5% of its time measures
+// nothing (noise) and is not used; the first usable probe decides.
+void measure_overlap(CoreFit& fit, const std::vector<CalibrationSample>& samples,
+                     const std::map<std::string, const json*>& probe_fields, const Machine& machine, int threads,
+                     Isa isa, const std::string& file) {
+  for (const auto& s : samples) {
+    if (!s.probe || !probe_fields.count(s.name)) continue;
+    const json& f = *probe_fields.at(s.name);
+    const Reader rd{file + ": benchmark \"" + s.name + "\""};
+    CoreFit full = fit;  // the probe's own in-core time: its units at the fitted costs
+    full.overlap = 1;
+    full.time_s = 0;
+    for (const auto& [u, cost] : fit.cost_s) full.time_s += cost * (s.work.count(u) ? s.work.at(u) : 0.0);
+    Ecm e;
+    try {
+      e = ecm(model_from_fields(f, rd), machine, threads, isa, &full);
+    } catch (const Error&) {  // priced as the case is: its own row says why
+      continue;
+    }
+    if (!(e.t_beyond > 0.05 * s.time_s)) continue;
+    fit.overlap = std::clamp((s.time_s - e.t_ol) / e.t_beyond, 0.0, 1.0);
+    fit.overlap_probe = s.name;
+    fit.overlap_level = e.level;
+    return;
+  }
 }
 }  // namespace
 
@@ -209,12 +239,15 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
 
   // The calibration cases' times, by what they share with the cases they calibrate.
   std::map<std::string, std::vector<CalibrationSample>> calibration;
+  std::map<std::string, const json*> probe_fields;  // the overlap probes' fields, by name
   for (const auto& name : order) {
     const Acc& a = acc[name];
     const Reader rd{file + ": benchmark \"" + name + "\""};
     if (!is_calibration(a.fields, rd) || !a.error.empty() || a.times.empty()) continue;
-    calibration[calibration_key(a.fields)].push_back(
-        {name, core_work_of(a.fields, rd), median(a.times), rd.number(a.fields, "working_set", 0.0)});
+    calibration[calibration_key(a.fields)].push_back({name, core_work_of(a.fields, rd), median(a.times),
+                                                      rd.number(a.fields, "working_set", 0.0),
+                                                      a.fields.value("calibration_probe", false)});
+    if (calibration[calibration_key(a.fields)].back().probe) probe_fields[name] = &a.fields;
   }
 
   json rows = json::array(), calibration_rows = json::array();
@@ -293,11 +326,14 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
                    "(`rooflab bench --calibration on`): in-core time at the compute ceiling";
         else if (!(fit = fit_core(core_work_of(f, rd), it->second)))
           no_fit = "the calibration cases give no non-negative in-core fit: in-core time at the compute ceiling";
-        else  // the deepest level its shapes lived in: the transfers beyond it are added (ecm.hpp)
+        else {  // the deepest level its shapes lived in: the transfers beyond it are added (ecm.hpp)
           for (const auto& s : it->second) {
+            if (s.probe) continue;
             const std::string lv = machine->level_for(s.working_set, threads);
             if (fit->level.empty() || level_index(lv) > level_index(fit->level)) fit->level = lv;
           }
+          measure_overlap(*fit, it->second, probe_fields, *machine, threads, pricing.value_or(Isa::none), file);
+        }
       }
       try {
         const Ecm ec = ecm(model, *machine, threads, pricing.value_or(Isa::none), fit ? &*fit : nullptr);

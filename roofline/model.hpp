@@ -51,6 +51,10 @@ struct Model {
   // The units the in-core time is linear in (empty: {"flop", flops}); a case's calibration
   // shapes fit one cost per unit.
   std::vector<WorkUnit> core_work;
+  // What a case shares with its calibration shapes beyond variant, ISA, dtype, params and
+  // threads (bench.json "calibration_group"; "" = nothing): Floyd-Warshall's row stride, which
+  // its calibration shapes keep so that they see the same cache-set and 4K-aliasing pattern.
+  std::string calibration_group;
   double bytes() const {
     double b = 0;
     for (const auto& t : traffic) b += t.bytes;

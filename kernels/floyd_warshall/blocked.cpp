@@ -33,6 +33,14 @@ void blocked_order(int64_t nt, const Op& op) {
   }
 }
 
+// blocked_order's critical path: the pivot tile, then the most tiles a thread gets of each
+// static phase (pivot row and column: plain; the rest: C is neither A nor B).
+CriticalOps blocked_critical_ops(int64_t nt, int threads) {
+  const int64_t t = threads < 1 ? 1 : threads, others = nt - 1;
+  const double row_col = double((2 * others + t - 1) / t), rest = double((others * others + t - 1) / t);
+  return {double(nt) * (1 + row_col + rest), double(nt) * (1 + row_col)};
+}
+
 template <class T>
 void blocked_schedule(const Grid<T>& g) {
   blocked_order(g.nt, [&g](int64_t I, int64_t J, int64_t K) { g.op(I, J, K); });

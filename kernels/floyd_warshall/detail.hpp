@@ -30,6 +30,10 @@ struct Grid {
 template <class T> void flat_schedule(const Kernels<T>& k, T* D, int64_t n, int64_t ld);
 template <class T> void blocked_schedule(const Grid<T>& g);
 template <class T> void recursive_schedule(const Grid<T>& g, int64_t task_min_tiles);
+// Their critical paths in tile ops (floyd_warshall.hpp critical_tile_ops), as the code above
+// splits the work: {all, plain (C is A or B)}.
+CriticalOps blocked_critical_ops(int64_t nt, int threads);
+CriticalOps recursive_critical_ops(int64_t nt, int64_t task_min_tiles, int threads);
 // Layout conversion (bdl.cpp): standard np x np (stride ld) <-> tiles of bs x bs.
 template <class T> void to_bdl(const T* D, int64_t np, int64_t ld, int64_t bs, T* S);
 template <class T> void from_bdl(const T* S, int64_t np, int64_t bs, T* D, int64_t ld);

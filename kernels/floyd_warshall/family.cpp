@@ -67,6 +67,7 @@ constexpr int64_t kFullReferenceMax = 2048;
 
 struct Params {
   int64_t n = 0;
+  int64_t ld = 0;  // row stride in elements (N x N x LD: a calibration shape's; else the padded N)
   Plan plan;
   Graph graph = Graph::sparse;
   const Spec* spec = nullptr;
@@ -82,8 +83,8 @@ Params params_of(const Case& c) {
   p.spec = spec_of(c.variant);
   if (!p.spec) throw Error(name + ": unknown floyd_warshall variant '" + c.variant + "'");
   const Spec& s = *p.spec;
-  if (c.dims.size() != 2 || c.dims[0] != c.dims[1])
-    throw Error(name + ": floyd_warshall takes a square matrix, NxN");
+  if ((c.dims.size() != 2 && c.dims.size() != 3) || c.dims[0] != c.dims[1])
+    throw Error(name + ": floyd_warshall takes a square matrix, NxN (or NxNxLD with row stride LD)");
   p.n = c.dims[0];
   if (p.n <= 0) throw Error(name + ": N must be >= 1, got " + std::to_string(p.n));
 
@@ -130,6 +131,10 @@ Params params_of(const Case& c) {
                 std::to_string(p.n));
   p.plan.task_min = c.param_int("task", kDefaultTaskMin);
   if (p.plan.task_min < 1) throw Error(name + ": task (minimum rows of a task) must be >= 1");
+  const int64_t np = padded_size(p.n, p.plan);
+  p.ld = c.dims.size() == 3 ? c.dims[2] : np;
+  if (p.ld < np)
+    throw Error(name + ": row stride LD = " + std::to_string(p.ld) + " is below the padded N = " + std::to_string(np));
   return p;
 }
 
@@ -169,7 +174,7 @@ bool tiled(const Plan& plan) { return plan.schedule != Schedule::flat; }
 //        is not vectorized, its flops count 16 / s each
 // Cache sizes are this host's (harness/host_caches), as the bench that records the model runs
 // here.
-Model model(const Case& c) {
+Model traffic_model(const Case& c) {
   const Params p = params_of(c);
   const double s = double(dtype_size(c.dtype)), n = double(p.n);
   const double np = double(padded_size(p.n, p.plan)), bs = double(p.plan.bs);
@@ -236,7 +241,7 @@ Model model(const Case& c) {
     };
     lt.l3 = beyond(double(hc.l2));
     lt.mem = beyond(double(hc.l3));
-    if (p.plan.layout == Layout::standard && std::fmod(np * s, 4096.0) == 0)
+    if (p.plan.layout == Layout::standard && std::fmod(double(p.ld) * s, 4096.0) == 0)
       lt.note = (lt.note.empty() ? "" : lt.note + "; ") +
                 std::string("row stride a multiple of 4 KiB: a tile's rows share L1 sets and loads alias "
                             "earlier stores (conflict misses and 4K aliasing not modeled)");
@@ -250,13 +255,72 @@ Model model(const Case& c) {
     }
   }
   if (np != n) m.note += "; N padded to " + std::to_string(int64_t(np)) + " (+inf vertices)";
+  if (double(p.ld) != np) m.note += "; row stride " + std::to_string(p.ld) + " elements";
   return m;
+}
+
+// The in-core time's units (calibration.hpp), counted on the schedule's critical path (the
+// updates of the thread that does most, per parallel phase: critical_tile_ops; flat: each k's
+// rows split statically), so that a small calibration shape, whose threads idle more, prices
+// the large case's balanced phases right: the updates by the plain kernel and (regblock) by the
+// register-blocked one, whose share grows with the tiles (1 - (2 nt - 1) / nt^2), flat's rows
+// (a calibration shape's are shorter: its loop overhead per row weighs more), the k-steps (N
+// for flat, each a parallel pass and barrier; np / bs pivot steps for tiled) and the call.
+Model model(const Case& c) {
+  Model m = traffic_model(c);
+  const Params p = params_of(c);
+  const double np = double(padded_size(p.n, p.plan)), threads = std::max(1, c.threads);
+  if (!tiled(p.plan)) {
+    const double rows = np * std::ceil(np / threads);  // per k, a thread's rows (static split)
+    m.core_work = {{"update", rows * np}, {"row", rows}, {"step", np}, {"call", 1}};
+  } else {
+    const double bs = double(p.plan.bs), nt = np / bs;
+    const CriticalOps ops = critical_tile_ops(p.plan, int64_t(nt), int(threads));
+    m.core_work = {{"update", ops.plain * bs * bs * bs}, {"step", nt}, {"call", 1}};
+    if (p.plan.regblock) m.core_work.push_back({"update_regblock", (ops.all - ops.plain) * bs * bs * bs});
+  }
+  // The row stride decides the L1 sets a tile's rows map to and which loads alias a store 4 KiB
+  // before them (N = 1024 f32: every row); the calibration shapes keep the case's stride.
+  if (tiled(p.plan)) m.calibration_group = "row stride " + std::to_string(p.ld * int64_t(dtype_size(c.dtype))) + " B";
+  return m;
+}
+
+// Calibration shapes (Family::calibration_cases): the case's variant, ISA, dtype, params and
+// threads at N = 128, 256, 384, 512 (f32: 64 KiB-1 MiB, f64: 128 KiB-2 MiB, BDL twice that: L2
+// or L3, the level recorded per fit) with the case's own row stride (N x N x LD, LD = its padded
+// N): the same cache-set mapping and 4K aliasing as the case, in cache. Four sizes separate the
+// units (512: the recursion's default task of 256 rows runs in parallel only from there).
+// Shapes above the case's padded N or below its bs are left out. Flat keeps whole rows
+// (N x N): its rows are the matrix's, and a shorter row at a longer stride would leave part of
+// each cache's sets unused, which the case's full rows do not (N = 512 at 4 KiB: half of L2).
+std::vector<Case> calibration_cases(const Case& c) {
+  const Params p = params_of(c);
+  std::vector<Case> out;
+  for (int64_t n : {128, 256, 384, 512}) {
+    if (n > p.ld || (tiled(p.plan) && n < p.plan.bs)) continue;
+    Case k = c;
+    k.dims = tiled(p.plan) ? std::vector<int64_t>{n, n, p.ld} : std::vector<int64_t>{n, n};
+    out.push_back(k);
+  }
+  return out;
+}
+
+// Overlap probe (Family::overlap_probes) for flat, whose N passes stream the matrix from the
+// level it lives in: N = 896 (3.1 MiB of f32: beyond two cores' L2 here), how much of that
+// stream the row loop hides. The tiled schedules' transfers beyond their calibration are a few
+// percent of their time: no probe.
+std::vector<Case> overlap_probes(const Case& c) {
+  const Params p = params_of(c);
+  if (tiled(p.plan) || p.n <= 896) return {};
+  Case k = c;
+  k.dims = {896, 896};
+  return {k};
 }
 
 size_t memory_bytes(const Case& c) {
   const Params p = params_of(c);
   const size_t s = dtype_size(c.dtype), np = size_t(padded_size(p.n, p.plan)), n = size_t(p.n);
-  size_t b = np * np * s;                                     // D
+  size_t b = np * size_t(p.ld) * s;                           // D (rows of LD)
   if (p.plan.layout == Layout::bdl) b += np * np * s;         // BDL scratch
   if (p.n <= kFullReferenceMax) b += n * n * sizeof(double);  // the double reference
   return b;
@@ -267,13 +331,13 @@ template <class T>
 class FwInstance final : public Instance {
  public:
   FwInstance(const Params& p, Kernels<T> k)
-      : p_(p), k_(k), np_(padded_size(p.n, p.plan)), D_(size_t(np_ * np_)),
+      : p_(p), k_(k), np_(padded_size(p.n, p.plan)), ld_(p.ld), D_(size_t(np_ * ld_)),
         work_(p.plan.layout == Layout::bdl ? size_t(np_ * np_) : 0) {
     fill();
-    check_input(D_.data(), p_.n, np_);
+    check_input(D_.data(), p_.n, ld_);
   }
 
-  void run() override { solve(p_.plan, k_, D_.data(), np_, np_, work_.data()); }
+  void run() override { solve(p_.plan, k_, D_.data(), np_, ld_, work_.data()); }
 
   // Back to the input graph before each repetition. Not needed for correctness (FW is
   // idempotent on its own result, and no kernel's work depends on the values), but it makes
@@ -296,14 +360,15 @@ class FwInstance final : public Instance {
 
  private:
   void fill() {
-    generate(p_.graph, p_.n, D_.data(), np_);
-    // Padding: vertices without edges (inf everywhere, the diagonal too: never relaxed).
+    generate(p_.graph, p_.n, D_.data(), ld_);
+    // Padding: vertices without edges (inf everywhere, the diagonal too: never relaxed); the
+    // columns from np to LD are never read.
     const T inf = std::numeric_limits<T>::infinity();
     for (int64_t i = 0; i < np_; ++i)
-      for (int64_t j = i < p_.n ? p_.n : 0; j < np_; ++j) D_[size_t(i * np_ + j)] = inf;
+      for (int64_t j = i < p_.n ? p_.n : 0; j < ld_; ++j) D_[size_t(i * ld_ + j)] = inf;
   }
 
-  T at(int64_t i, int64_t j) const { return D_[size_t(i * np_ + j)]; }
+  T at(int64_t i, int64_t j) const { return D_[size_t(i * ld_ + j)]; }
 
   // |got - expected|, 0 for equal infinities, inf for NaN or a finite/inf mismatch.
   static double err(double got, double expected) {
@@ -318,7 +383,7 @@ class FwInstance final : public Instance {
     std::ostringstream os;
     os.precision(10);
     const int64_t n = p_.n;
-    if (const int64_t c = negative_cycle_vertex(D_.data(), n, np_); c >= 0) {
+    if (const int64_t c = negative_cycle_vertex(D_.data(), n, ld_); c >= 0) {
       v.max_err = std::numeric_limits<double>::infinity();
       os << "negative cycle: D[" << c << "][" << c << "] = " << at(c, c)
          << " < 0 after FW (vertex " << c << " lies on a cycle of negative weight); "
@@ -370,7 +435,7 @@ class FwInstance final : public Instance {
 
   Params p_;
   Kernels<T> k_;
-  int64_t np_;
+  int64_t np_, ld_;
   AlignedBuffer<T> D_, work_;
 };
 
@@ -483,7 +548,7 @@ template std::unique_ptr<Instance> fw::make_instance<double>(const Case&, const 
 const Family& floyd_warshall_family() {
   static const Family f = make_family(
       "floyd_warshall", "Floyd-Warshall all-pairs shortest paths, cache-oblivious + SIMD + BDL + register blocking (Endo)",
-      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases}, rows());
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases, calibration_cases, overlap_probes}, rows());
   return f;
 }
 

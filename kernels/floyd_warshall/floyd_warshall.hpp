@@ -71,6 +71,16 @@ struct Plan {
 // (the extra rows and columns are vertices without edges: +inf), n for flat.
 int64_t padded_size(int64_t n, const Plan& plan);
 
+// The tile ops on a tiled schedule's critical path with `threads` threads: per parallel phase
+// the most one thread runs (the schedule's own split: static for blocked, pieces dealt in order
+// for recursive), summed over the phases; `plain` those run by the plain kernel (C is A or B,
+// or every op without register blocking). The model's in-core units (family.cpp): a small
+// calibration shape has few tiles per phase, so its threads idle more than the case's do.
+struct CriticalOps {
+  double all = 0, plain = 0;
+};
+CriticalOps critical_tile_ops(const Plan& plan, int64_t nt, int threads);
+
 // Solves in place. D is np x np (np = padded_size(n, plan)) with row stride ld >= np, the
 // padding rows/columns +inf. work: np * np elements of scratch for layout bdl (else unused).
 // Call from outside a parallel region; it uses omp_get_max_threads() threads.

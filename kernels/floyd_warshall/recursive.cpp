@@ -18,6 +18,9 @@
 // (its second half is empty and those calls are skipped), which covers any N.
 #include <omp.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "kernels/floyd_warshall/detail.hpp"
 
 namespace rooflab::fw::detail {
@@ -121,6 +124,50 @@ struct Par {
   }
 };
 }  // namespace
+
+namespace {
+// Par's structure, counting instead of running: a call's tile ops, its plain ones (i == k or
+// j == k: ranges are equal or disjoint, Range), and per phase the pieces dealt in order to the
+// least-loaded thread (schedule(dynamic, 1) with pieces of similar size).
+struct Count {
+  int64_t task_min, want;
+  int threads;
+  static CriticalOps ops(const Call& c) {
+    if (c.empty()) return {};
+    const double r = double(c.rows.n), n = double(c.cols.n), k = double(c.ks.n);
+    const bool ca = c.cols == c.ks, cb = c.rows == c.ks;
+    return {r * n * k, ca && cb ? 2 * k * k - k : ca || cb ? r * n : 0};
+  }
+  CriticalOps diagonal(const Call& c) const {
+    if (c.empty()) return {};
+    if (c.rows.n < task_min || c.rows.n == 1) return ops(c);
+    CriticalOps sum;
+    for (const CriticalOps& x : {diagonal(sub(c, 0, 0, 0)), phase(sub(c, 0, 1, 0), sub(c, 1, 0, 0)),
+                                 phase(sub(c, 1, 1, 0), Call{}), diagonal(sub(c, 1, 1, 1)),
+                                 phase(sub(c, 1, 0, 1), sub(c, 0, 1, 1)), phase(sub(c, 0, 0, 1), Call{})})
+      sum.all += x.all, sum.plain += x.plain;
+    return sum;
+  }
+  CriticalOps phase(const Call& a, const Call& b) const {
+    const Pieces pa(a, want), pb(b, want);
+    std::vector<CriticalOps> load(size_t(this->threads), CriticalOps{});
+    for (int64_t i = 0; i < pa.count() + pb.count(); ++i) {
+      const CriticalOps x = ops(i < pa.count() ? pa.piece(i) : pb.piece(i - pa.count()));
+      auto least = std::min_element(load.begin(), load.end(),
+                                    [](const CriticalOps& p, const CriticalOps& q) { return p.all < q.all; });
+      least->all += x.all, least->plain += x.plain;
+    }
+    return *std::max_element(load.begin(), load.end(),
+                             [](const CriticalOps& p, const CriticalOps& q) { return p.all < q.all; });
+  }
+};
+}  // namespace
+
+CriticalOps recursive_critical_ops(int64_t nt, int64_t task_min_tiles, int threads) {
+  const Call all{{0, nt}, {0, nt}, {0, nt}};
+  if (threads <= 1) return Count::ops(all);  // recursive_schedule: no team
+  return Count{task_min_tiles < 1 ? 1 : task_min_tiles, int64_t(threads), threads}.diagonal(all);
+}
 
 template <class T>
 void recursive_schedule(const Grid<T>& g, int64_t task_min_tiles) {

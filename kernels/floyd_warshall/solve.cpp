@@ -11,6 +11,14 @@ int64_t padded_size(int64_t n, const Plan& plan) {
   return (n + plan.bs - 1) / plan.bs * plan.bs;
 }
 
+CriticalOps critical_tile_ops(const Plan& plan, int64_t nt, int threads) {
+  if (plan.schedule == Schedule::flat) throw Error("floyd_warshall: the flat schedule has no tiles");
+  CriticalOps c = plan.schedule == Schedule::blocked ? detail::blocked_critical_ops(nt, threads)
+                                                     : detail::recursive_critical_ops(nt, (plan.task_min + plan.bs - 1) / plan.bs, threads);
+  if (!plan.regblock) c.plain = c.all;
+  return c;
+}
+
 template <class T>
 void solve(const Plan& plan, const Kernels<T>& k, T* D, int64_t np, int64_t ld, T* work) {
   if (plan.schedule == Schedule::flat) {

@@ -578,6 +578,17 @@ std::vector<Case> calibration_cases(const Case& c) {
   return {k};
 }
 
+// Overlap probe (Family::overlap_probes): the calibration shape at M = N = 768 (7.5 MiB of f64,
+// 3.8 of f32: beyond the L2s, within the L3): where the calibration sat in L2 (f32 on two cores'
+// L2), how much of the L2 <- L3 traffic the kernel hides. Not for the loop orders (seconds a run).
+std::vector<Case> overlap_probes(const Case& c) {
+  const Spec* s = spec_of(c.variant);
+  if (!s || s->kind == Kind::loops) return {};
+  std::vector<Case> out = calibration_cases(c);
+  for (Case& k : out) k.dims[0] = k.dims[1] = 768;
+  return out;
+}
+
 std::vector<Case> cases(std::string_view profile) {
   std::vector<Case> out;
   auto fast = [](const Spec& s) { return s.kind != Kind::loops; };
@@ -677,7 +688,7 @@ template std::unique_ptr<Instance> gemm::make_instance<double>(const Case&, cons
 const Family& gemm_family() {
   static const Family f = make_family(
       "gemm", "C += A·B: loop orders, BLIS-style blocked, SFC-CA (Hilbert-curve tiles, k_layers, BRGEMM), library baselines",
-      {accepts_if_parses(params_of), model, make, cases, memory_bytes, predictions, isa_cases, calibration_cases},
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes, predictions, isa_cases, calibration_cases, overlap_probes},
       rows());
   return f;
 }

@@ -259,6 +259,25 @@ TEST_P(FwSolvers, MatchesTheReferenceAtManyN) {
   }
 }
 
+// A row stride above the padded N (N x N x LD: the ECM's calibration shapes, which keep the
+// case's stride): the same exact distances, at a stride of 4 KiB and an odd one, 1 and 2 threads.
+TEST_P(FwSolvers, RowStrideLd) {
+  const SolverCfg& cf = GetParam();
+  for (const auto& [n, ld, threads] : {std::tuple<int64_t, int64_t, int>{65, 512, 2}, {100, 133, 1}, {128, 1024, 2}}) {
+    std::string name = cf.name(n, 0, "sparse", threads);
+    const std::string dims = std::to_string(n) + "x" + std::to_string(n);
+    name.replace(name.find(dims), dims.size(), dims + "x" + std::to_string(ld));
+    const Verification v = verify(name, threads);
+    ASSERT_TRUE(v.ok) << name << ": " << v.detail;
+    ASSERT_EQ(v.max_err, 0) << name;
+  }
+  // Below the padded N it is refused.
+  const Case c = parse_case_name(cf.name(100, 0, "sparse", 1));
+  Case k = c;
+  k.dims = {100, 100, 99};
+  EXPECT_NE(floyd_warshall_family().find(k.variant)->accepts(k), "");
+}
+
 // A graph with a negative cycle: every solver must leave a negative diagonal, and verify()
 // must say so instead of comparing distances.
 TEST_P(FwSolvers, ReportsANegativeCycle) {

@@ -5,6 +5,7 @@
 // never evaluated), and the families' calibration shapes. Expected values worked out by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "harness/bench_driver.hpp"
@@ -77,9 +78,9 @@ CoreFit core(double t, const char* level) {
 }
 
 // The measured in-core time replaces T_OL; the transfers beyond the calibration's level add to
-// it (combined by the rule), the rule's data term stays a floor: T = max(T_core + beyond, data).
-// Zen 3 fixture, calibration in L2: beyond = overlapping max(0.08, 0.15) = 0.15, serial
-// 0.04 + 0.09 = 0.13; data 0.15 (overlapping), 0.27 (serial).
+// it (combined by the rule), with no floor from the rule's data term (its in-cache terms are in
+// the calibration): T = T_core + beyond. Zen 3 fixture, calibration in L2: beyond = overlapping
+// max(0.08, 0.15) = 0.15, serial 0.04 + 0.09 = 0.13 (the data term, 0.27, no longer a floor).
 TEST(CalibrationEcm, Zen3OverlappingAndSerial) {
   const Machine over = machine_from_json(zen3_json());  // AMD: overlapping (assumed)
   const CoreFit slow = core(0.3, "L2"), fast = core(0.12, "L2"), in_l3 = core(0.3, "L3");
@@ -93,7 +94,7 @@ TEST(CalibrationEcm, Zen3OverlappingAndSerial) {
   EXPECT_NEAR(ecm(zen3_model(), over, 1, Isa::avx2, &in_l3).time_s, 0.45, 1e-12);  // only T_L3Mem beyond L3
   const Machine serial = with_rule(zen3_json(), "serial");
   EXPECT_NEAR(ecm(zen3_model(), serial, 1, Isa::avx2, &slow).time_s, 0.43, 1e-12);
-  EXPECT_NEAR(ecm(zen3_model(), serial, 1, Isa::avx2, &fast).time_s, 0.27, 1e-12);  // the data floor
+  EXPECT_NEAR(ecm(zen3_model(), serial, 1, Isa::avx2, &fast).time_s, 0.25, 1e-12);  // 0.12 + 0.13, below data 0.27
   EXPECT_NEAR(ecm(zen3_model(), serial, 1, Isa::avx2, &in_l3).time_s, 0.39, 1e-12);  // 0.3 + 0.09
   const auto j = to_json(ecm(zen3_model(), over, 1, Isa::avx2, &slow));
   EXPECT_EQ(j["in_core"], "calibration");
@@ -105,7 +106,7 @@ TEST(CalibrationEcm, Zen3OverlappingAndSerial) {
   EXPECT_NEAR(p["time_s"].get<double>(), 0.15, 1e-12);  // unchanged without calibration
 }
 
-// Xeon fixture, calibration in L2: beyond serial 0.05 + 0.1125 = 0.1625, data 0.3225;
+// Xeon fixture, calibration in L2: beyond serial 0.05 + 0.1125 = 0.1625;
 // overlapping beyond max(0.1, 0.15) = 0.15, data 0.15.
 TEST(CalibrationEcm, XeonSerialAndACalibrationBelowTheCeiling) {
   const Machine x = machine_from_json(xeon_json());  // Intel: serial (assumed)
@@ -121,8 +122,8 @@ TEST(CalibrationEcm, XeonSerialAndACalibrationBelowTheCeiling) {
   EXPECT_NE(e.notes.back().find("below T_OL"), std::string::npos);
 }
 
-// No per-level traffic (sfc_ca, vendors, rtamm): T = max(T_core + the roofline memory time 0.1
-// when the working set lies beyond the calibration's level, that memory time).
+// No per-level traffic (sfc_ca, vendors, rtamm): T = T_core + the roofline memory time 0.1 when
+// the working set lies beyond the calibration's level.
 TEST(CalibrationEcm, FallbackModelsTakeTheMeasuredInCoreTime) {
   Model m;
   m.flops = 1.6e9;  // T_OL 0.05 on either fixture's 32 GF/s avx2 FMA
@@ -137,6 +138,26 @@ TEST(CalibrationEcm, FallbackModelsTakeTheMeasuredInCoreTime) {
     EXPECT_NEAR(e.time_s, 0.24, 1e-12);
     EXPECT_NEAR(ecm(m, machine_from_json(j), 1, Isa::avx2, &dram).time_s, 0.14, 1e-12);  // nothing beyond DRAM
   }
+}
+
+// The measured overlap (CoreFit::overlap, from a probe): only that share of the transfers beyond
+// the calibration's level is added. Zen 3 overlapping: 0.3 + 0.4 x 0.15 = 0.36; serial 0.3 +
+// 0.4 x 0.13 = 0.352. Xeon serial: 0.5 + 0.4 x 0.1625 = 0.565; overlap 0: the in-core time alone.
+TEST(CalibrationEcm, MeasuredOverlapScalesTheTransfersBeyond) {
+  CoreFit f = core(0.3, "L2");
+  f.overlap = 0.4;
+  const Ecm e = ecm(zen3_model(), machine_from_json(zen3_json()), 1, Isa::avx2, &f);
+  EXPECT_NEAR(e.t_beyond, 0.06, 1e-12);
+  EXPECT_NEAR(e.time_s, 0.36, 1e-12);
+  EXPECT_NEAR(ecm(zen3_model(), with_rule(zen3_json(), "serial"), 1, Isa::avx2, &f).time_s, 0.352, 1e-12);
+  CoreFit x = core(0.5, "L2");
+  x.overlap = 0.4;
+  EXPECT_NEAR(ecm(xeon_model(), machine_from_json(xeon_json()), 1, Isa::avx512, &x).time_s, 0.565, 1e-12);
+  x.overlap = 0;
+  EXPECT_NEAR(ecm(xeon_model(), machine_from_json(xeon_json()), 1, Isa::avx512, &x).time_s, 0.5, 1e-12);
+  const auto j = to_json(f);
+  EXPECT_NEAR(j["overlap"].get<double>(), 0.4, 1e-12);
+  EXPECT_TRUE(j["overlap_probe"].is_null());
 }
 
 // bench.json with one case, its calibration run (a smaller shape) and a case without one.
@@ -187,6 +208,28 @@ TEST(CalibrationEvaluate, LookupFallbackAndCalibrationRowsNotEvaluated) {
   EXPECT_NEAR(m["accuracy"]["all"]["ecm"]["within_10"].get<double>(), 0.5, 1e-12);  // 0.25 vs 0.26; 0.13 vs 0.08
   bench["benchmarks"][1]["rooflab"]["calibration"] = "yes";
   EXPECT_THROW(evaluate(bench, &machine, "bench.json", "machine.json"), Error);
+
+  // An overlap probe of the same case in L3 (1e7 B on the fixture: 512 KiB < 1e7 <= 32 MiB):
+  // 4e8 flops = 0.04 s in-core at the fit's 1e-10 s a flop, 5e8 B read from L3 = 0.01 s
+  // beyond the calibration's L2; measured 46 ms: the kernel adds (0.046 - 0.04) / 0.01 = 0.6
+  // of it. The big case: 0.16 + 0.6 x 0.1 (its DRAM time) = 0.22. The probe is never fitted.
+  bench["benchmarks"][1]["rooflab"]["calibration"] = true;
+  add("f/v/avx2/f64/probe/threads:1", 4e8, 46, true, 1);
+  bench["benchmarks"].back()["rooflab"]["working_set"] = 1e7;
+  bench["benchmarks"].back()["rooflab"]["traffic"] = {{{"bytes", 5e8}, {"kernel", "read"}}};
+  bench["benchmarks"].back()["rooflab"]["calibration_probe"] = true;
+  const auto p = evaluate(bench, &machine, "bench.json", "machine.json");
+  ASSERT_EQ(p["calibration_rows"].size(), 2u);
+  const auto& c = p["rows"][0]["ecm"]["calibration"];
+  EXPECT_NEAR(c["overlap"].get<double>(), 0.6, 1e-9);
+  EXPECT_EQ(c["overlap_probe"], "f/v/avx2/f64/probe/threads:1");
+  EXPECT_EQ(c["overlap_level"], "L3");
+  EXPECT_EQ(c["cases"].size(), 1u);  // the probe is not fitted
+  EXPECT_NEAR(c["time_s"].get<double>(), 0.16, 1e-9);
+  EXPECT_NEAR(p["rows"][0]["ecm"]["time_s"].get<double>(), 0.22, 1e-9);
+  // A probe slower than T_core + T_beyond adds everything (overlap clamped to 1).
+  bench["benchmarks"].back()["real_time"] = 80;
+  EXPECT_NEAR(evaluate(bench, &machine, "bench.json", "machine.json")["rows"][0]["ecm"]["time_s"].get<double>(), 0.26, 1e-9);
 }
 
 // The families' calibration shapes: valid cases, none of them an evaluated case, same variant,
@@ -203,7 +246,6 @@ TEST(CalibrationFamilies, ShapesAreValidAndNeverAnEvaluatedCase) {
       EXPECT_FALSE(names.count(k.name())) << k.name();
       EXPECT_TRUE(seen.insert(k.name()).second) << k.name();
       EXPECT_NO_THROW(validate_case(k)) << k.name();
-      EXPECT_NE(k.family, "floyd_warshall");
     }
   }
   const Case sfc = parse_case_name("gemm/sfc_ca/avx2/f64/2048x2048x2048/k_layers:2/kbf:2/threads:2");
@@ -217,4 +259,75 @@ TEST(CalibrationFamilies, ShapesAreValidAndNeverAnEvaluatedCase) {
   EXPECT_EQ(sk["core_work"]["call"], 1.0);
   const auto g = case_fields(parse_case_name("gemm/blocked/avx2/f64/64x64x64/threads:1"));
   EXPECT_EQ(g["core_work"]["flop"], g["flops"]);
+}
+
+// Overlap probes (Family::overlap_probes): marked, one level deeper, none for the loop orders,
+// the tiled Floyd-Warshall schedules or Sinkhorn.
+TEST(CalibrationFamilies, OverlapProbes) {
+  std::set<std::string> probes;
+  const auto cal = calibration_cases_of({parse_case_name("gemm/blocked/avx2/f32/1000x777x513/threads:2"),
+                                         parse_case_name("gemm/ijk/f64/512x512x512/threads:2"),
+                                         parse_case_name("sinkhorn/c2r/f64/4096x4096/part:row/threads:1"),
+                                         parse_case_name("floyd_warshall/naive/f32/1024x1024/threads:1"),
+                                         parse_case_name("floyd_warshall/bdl/avx2/f32/1024x1024/sched:rec/bs:64/task:256/threads:1")},
+                                        &probes);
+  // Sinkhorn has none: its 1024 x 1024 probe's share did not carry to the other shapes (model.md).
+  EXPECT_EQ(probes, (std::set<std::string>{"gemm/blocked/avx2/f32/768x768x256/threads:2",
+                                           "floyd_warshall/naive/f32/896x896/threads:1"}));
+  for (const auto& name : probes)
+    EXPECT_TRUE(std::any_of(cal.begin(), cal.end(), [&](const Case& k) { return k.name() == name; })) << name;
+  // Without the set, no probes (the calibration shape only).
+  EXPECT_EQ(calibration_cases_of({parse_case_name("gemm/blocked/avx2/f32/1000x777x513/threads:2")}).size(), 1u);
+}
+
+// Floyd-Warshall: calibration shapes at the case's row stride (tiled: N x N x LD, one group per
+// stride), whole rows for flat; in-core units on the schedule's critical path.
+TEST(CalibrationFamilies, FloydWarshallShapesAndUnits) {
+  const Case simd = parse_case_name("floyd_warshall/simd/avx2/f32/1024x1024/sched:blocked/layout:std/bs:64/threads:2");
+  std::vector<std::string> names;
+  for (const Case& k : calibration_cases_of({simd})) names.push_back(k.name());
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "floyd_warshall/simd/avx2/f32/128x128x1024/sched:blocked/layout:std/bs:64/threads:2",
+                       "floyd_warshall/simd/avx2/f32/256x256x1024/sched:blocked/layout:std/bs:64/threads:2",
+                       "floyd_warshall/simd/avx2/f32/384x384x1024/sched:blocked/layout:std/bs:64/threads:2",
+                       "floyd_warshall/simd/avx2/f32/512x512x1024/sched:blocked/layout:std/bs:64/threads:2"}));
+  // The case and its shapes share the group (the stride: 4 KiB); 777 (padded 832) has its own.
+  EXPECT_EQ(case_fields(simd)["calibration_group"], "row stride 4096 B");
+  EXPECT_EQ(case_fields(calibration_cases_of({simd})[0])["calibration_group"], "row stride 4096 B");
+  EXPECT_EQ(case_fields(parse_case_name("floyd_warshall/simd/avx2/f32/777x777/sched:blocked/layout:std/bs:64/threads:2"))
+                ["calibration_group"], "row stride 3328 B");
+  // Padded 128 (smoke, N = 97): only the 128 shape fits the stride.
+  EXPECT_EQ(calibration_cases_of({parse_case_name("floyd_warshall/bdl/avx2/f32/97x97/sched:rec/bs:64/task:256/threads:2")}).size(), 1u);
+  const Case naive = parse_case_name("floyd_warshall/naive/f32/1024x1024/threads:2");
+  EXPECT_EQ(calibration_cases_of({naive})[3].name(), "floyd_warshall/naive/f32/512x512/threads:2");
+  EXPECT_TRUE(case_fields(naive)["calibration_group"].is_null());
+  // flat, 2 threads: each k, a thread's 512 rows of 1024 updates; 1024 steps.
+  const auto nw = case_fields(naive)["core_work"];
+  EXPECT_EQ(nw["update"], 1024.0 * 512 * 1024);
+  EXPECT_EQ(nw["row"], 1024.0 * 512);
+  EXPECT_EQ(nw["step"], 1024.0);
+  // blocked, 2 threads, nt = 16: per pivot step 1 + ceil(30 / 2) plain tile ops and
+  // ceil(225 / 2) = 113 register-blocked ones: 16 x 16 and 16 x 113 tiles of 64^3 updates.
+  const double tile = 64.0 * 64 * 64;
+  const auto rb = case_fields(parse_case_name("floyd_warshall/regblock/avx2/f32/1024x1024/sched:blocked/layout:bdl/bs:64/threads:2"))["core_work"];
+  EXPECT_EQ(rb["update"], 16 * 16 * tile);
+  EXPECT_EQ(rb["update_regblock"], 16 * 113 * tile);
+  EXPECT_EQ(rb["step"], 16.0);
+  // recursive, 1 thread: every tile op on the path, 16 x 31 of them plain (i == k or j == k).
+  const auto r1 = case_fields(parse_case_name("floyd_warshall/regblock/avx2/f32/1024x1024/sched:rec/layout:bdl/bs:64/task:256/threads:1"))["core_work"];
+  EXPECT_EQ(r1["update"], 16 * 31 * tile);
+  EXPECT_EQ(r1["update_regblock"], (4096 - 16 * 31) * tile);
+  // recursive, 2 threads: the critical path lies between half and all of the work, and a
+  // diagonal call below the task size (4 tiles) runs on one thread.
+  const auto r2 = case_fields(parse_case_name("floyd_warshall/regblock/avx2/f32/1024x1024/sched:rec/layout:bdl/bs:64/task:256/threads:2"))["core_work"];
+  const double all2 = r2["update"].get<double>() + r2["update_regblock"].get<double>();
+  EXPECT_GE(all2, 2048 * tile);
+  EXPECT_LT(all2, 2048 * tile * 1.15);
+  const auto small = case_fields(parse_case_name("floyd_warshall/bdl/avx2/f32/128x128x1024/sched:rec/bs:64/task:256/threads:2"))["core_work"];
+  EXPECT_EQ(small["update"], 8 * tile);  // 2^3 tile ops, all on one thread
+  EXPECT_FALSE(small.contains("update_regblock"));
+  // 4 tiles a side: the top call in parallel, its 2-tile diagonal calls serial: per phase
+  // 8 (diagonal) + 8 (4 pieces of 4 ops) + 4 (2 pieces of 4) twice = 40 of the 64 tile ops.
+  const auto four = case_fields(parse_case_name("floyd_warshall/bdl/avx2/f32/256x256x1024/sched:rec/bs:64/task:256/threads:2"))["core_work"];
+  EXPECT_EQ(four["update"], 40 * tile);
 }
