@@ -398,7 +398,8 @@ json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& 
   if (opt.remeasure_rounds > 0)
     out["remeasure"] = {
         {"method", "where the chosen plan is not the sweep's oracle, both re-timed in rounds of four samples "
-                   "chosen, oracle, oracle, chosen (ABBA); ratio = median over rounds of (c1 + c2) / (o1 + o2) (quiet "
+                   "chosen, oracle, oracle, chosen (ABBA), the same runs per sample for both (sized by the "
+                   "faster plan's warm run); ratio = median over rounds of (c1 + c2) / (o1 + o2) (quiet "
                    "rounds when >= 5); interval: sign-test order statistics, >= 90%; hit: ratio <= threshold; "
                    "miss_model: the interval above it; miss_noise: the rest"},
         {"rounds", opt.remeasure_rounds}, {"threshold", kThreshold}, {"confidence", 0.9}};
