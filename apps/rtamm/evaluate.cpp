@@ -118,6 +118,14 @@ std::string miss_class(const PairedRatio& r, double threshold) {
   return r.lo > threshold ? "miss_model" : "miss_noise";
 }
 
+int64_t paired_runs(const std::vector<double>& warm_run_s, double min_sample_s) {
+  double t = INFINITY;
+  for (double x : warm_run_s)
+    if (x > 0 && x < t) t = x;
+  if (!(min_sample_s > 0) || !std::isfinite(t)) return 1;
+  return std::max<int64_t>(1, int64_t(std::ceil(min_sample_s / t)));
+}
+
 std::string plan_difference(const Plan& a, const Plan& b) {
   std::string s;
   auto add = [&](const char* w) {
@@ -233,7 +241,8 @@ struct Timed {
   int64_t samples = 0, quiet = 0;
 };
 Timed time_plans(const std::vector<Plan>& ps, int samples, const gemm::Ukernel<double>& uk,
-                 detail::Problem<double>& prob, double* work, const EvalOptions& opt, json& failures, size_t si) {
+                 detail::Problem<double>& prob, double* work, const EvalOptions& opt, json& failures, size_t si,
+                 bool same_runs = false) {
   const gemm::Dims& d = prob.d;
   const size_t n = ps.size();
   auto run = [&](const Plan& p) { run_plan(p, uk, d, prob.A.data(), prob.B.data(), prob.C.data(), work); };
@@ -242,11 +251,15 @@ Timed time_plans(const std::vector<Plan>& ps, int samples, const gemm::Ukernel<d
   std::vector<double> first(n);
   for (size_t i = 0; i < n; ++i) {
     prob.reset();
+    run(ps[i]);
+    const Verification v = prob.check(false, 1);
+    if (!v.ok) failures.push_back({{"shape", si}, {"plan", plan_id(ps[i])}, {"detail", v.detail}});
+    // The verification run can be cold (workspace pages touched first, caches holding another
+    // plan's buffers): sized from it, a small shape's samples were single runs, each paying the
+    // switch from the previous plan. A second, warm run sizes them.
     const auto tf = clk::now();
     run(ps[i]);
     first[i] = seconds_since(tf);
-    const Verification v = prob.check(false, 1);
-    if (!v.ok) failures.push_back({{"shape", si}, {"plan", plan_id(ps[i])}, {"detail", v.detail}});
   }
   for (size_t i = 0; i < n; ++i)
     batches.push_back([&, i](int64_t runs, bool) {
@@ -257,6 +270,8 @@ Timed time_plans(const std::vector<Plan>& ps, int samples, const gemm::Ukernel<d
   measure::Policy p;
   p.repetitions = samples;
   p.min_time_s = opt.min_sample_s;  // runs per sample: ceil(min_sample_s / the plan's first run)
+  // Plans compared head to head: the same runs per sample for all (paired_runs).
+  if (same_runs) p.runs_per_sample = paired_runs(first, opt.min_sample_s);
   p.warmup = 0;                     // the verification run was the warm-up
   p.quiet.threads = omp_get_max_threads();
   // Bounded per round (opt.wait_quiet_s) and in total (the command's diag::quiet_budget).
@@ -278,18 +293,20 @@ Timed time_plans(const std::vector<Plan>& ps, int samples, const gemm::Ukernel<d
   return out;
 }
 
-// Chosen vs oracle again (paired_ratio's ABBA rounds): one warm-up run of each (its time sizes
-// the samples), then `rounds` rounds of the batches chosen, oracle, oracle, chosen.
+// Chosen vs oracle again (paired_ratio's ABBA rounds): a warm-up and a timed run of each (the
+// timed ones size the samples, paired_runs), then `rounds` rounds of the batches chosen, oracle,
+// oracle, chosen.
 PairedRatio remeasure(const Plan& chosen, const Plan& oracle, int rounds, const gemm::Ukernel<double>& uk,
                       detail::Problem<double>& prob, double* work, const EvalOptions& opt, int64_t& samples,
                       int64_t& quiet) {
   const gemm::Dims& d = prob.d;
   const Plan* ps[2] = {&chosen, &oracle};
-  double first[2];
+  std::vector<double> warm(2);
   for (int i = 0; i < 2; ++i) {
+    run_plan(*ps[i], uk, d, prob.A.data(), prob.B.data(), prob.C.data(), work);
     const auto t0 = clk::now();
     run_plan(*ps[i], uk, d, prob.A.data(), prob.B.data(), prob.C.data(), work);
-    first[i] = seconds_since(t0);
+    warm[i] = seconds_since(t0);
   }
   std::vector<measure::Batch> batches;
   for (int i : {0, 1, 1, 0})
@@ -300,12 +317,11 @@ PairedRatio remeasure(const Plan& chosen, const Plan& oracle, int rounds, const 
     });
   measure::Policy p;
   p.repetitions = rounds;
-  p.min_time_s = opt.min_sample_s;
+  p.runs_per_sample = paired_runs(warm, opt.min_sample_s);
   p.warmup = 0;
   p.quiet.threads = omp_get_max_threads();
   p.quiet.wait_s = opt.wait_quiet_s;
-  const std::vector<measure::Result> rs =
-      measure::measure_round_robin(batches, p, {first[0], first[1], first[1], first[0]});
+  const std::vector<measure::Result> rs = measure::measure_round_robin(batches, p);
   std::vector<double> v[4];
   std::vector<bool> q;
   const size_t k = std::min({rs[0].samples.size(), rs[1].samples.size(), rs[2].samples.size(), rs[3].samples.size()});
@@ -382,7 +398,8 @@ json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& 
   if (opt.remeasure_rounds > 0)
     out["remeasure"] = {
         {"method", "where the chosen plan is not the sweep's oracle, both re-timed in rounds of four samples "
-                   "chosen, oracle, oracle, chosen (ABBA); ratio = median over rounds of (c1 + c2) / (o1 + o2) (quiet "
+                   "chosen, oracle, oracle, chosen (ABBA), the same runs per sample for both (sized by the "
+                   "faster plan's warm run); ratio = median over rounds of (c1 + c2) / (o1 + o2) (quiet "
                    "rounds when >= 5); interval: sign-test order statistics, >= 90%; hit: ratio <= threshold; "
                    "miss_model: the interval above it; miss_noise: the rest"},
         {"rounds", opt.remeasure_rounds}, {"threshold", kThreshold}, {"confidence", 0.9}};
@@ -418,7 +435,7 @@ json evaluate(const Engine& engine, const Plan& stat, const std::vector<Shape>& 
     // oracle and static plans are re-timed head to head (round robin, 2 x samples) for the
     // accuracy, gain and loss.
     const Timed rtt = time_plans({plans[chosen], plans[oracle], plans[static_idx]}, 2 * opt.samples, uk, prob,
-                                 work.data(), opt, out["failures"], si);
+                                 work.data(), opt, out["failures"], si, true);
     total_samples += rtt.samples, quiet_samples += rtt.quiet;
     const std::vector<double>& rt = rtt.best;
     const json retimed = {{"chosen", rt[0]}, {"oracle", std::min(rt[1], rt[0])}, {"static", rt[2]}};

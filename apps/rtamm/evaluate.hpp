@@ -58,6 +58,12 @@ struct PairedRatio {
 PairedRatio paired_ratio(const std::vector<double>& c1, const std::vector<double>& o1,
                          const std::vector<double>& o2, const std::vector<double>& c2,
                          const std::vector<bool>& quiet = {});
+// Runs per sample, the same for every plan timed against the others: each sample lasts at least
+// min_sample_s with the fastest warm run (seconds; entries <= 0 ignored; 1 when none). Sized per
+// plan from one run each, a plan whose single run was slow (the first after the other plan, a
+// timer interrupt) got few runs per sample, and a fixed cost per sample (the switch from the
+// other plan's buffers) weighed on it alone: identical plans re-measured 1.1-1.3x apart on 48^3.
+int64_t paired_runs(const std::vector<double>& warm_run_s, double min_sample_s);
 // "hit" (median <= threshold), "miss_model" (the whole interval above the threshold: the chosen
 // plan is slower beyond the measurement's noise) or "miss_noise" (median above, the interval
 // reaching the threshold or unknown).

@@ -750,6 +750,17 @@ TEST(RtammEvaluate, RemeasuredRatioCancelsDriftAndClassifiesMisses) {
   EXPECT_THROW(paired_ratio({1.0}, {1.0, 1.0}, {1.0}, {1.0}), Error);
 }
 
+TEST(RtammEvaluate, PairedRunsSizeEveryPlanByTheFastest) {
+  // 8 us and 40 us warm runs, 0.5 ms samples: 63 runs for both (the fastest sizes them), so a
+  // fixed per-sample cost is spread over the same number of runs in each plan's samples.
+  EXPECT_EQ(paired_runs({8e-6, 40e-6}, 5e-4), 63);
+  EXPECT_EQ(paired_runs({40e-6, 8e-6}, 5e-4), 63);
+  EXPECT_EQ(paired_runs({1e-3, 2e-3}, 5e-4), 1);  // runs longer than a sample: one
+  EXPECT_EQ(paired_runs({0.0, -1.0, 1e-4}, 5e-4), 5);  // unknown times ignored
+  EXPECT_EQ(paired_runs({}, 5e-4), 1);
+  EXPECT_EQ(paired_runs({1e-5}, 0), 1);
+}
+
 TEST(RtammEvaluate, PlanDifferenceNamesTheDimensions) {
   const Plan a{Order::mnk, {96, 240, 64}, Ahead::ab};
   EXPECT_EQ(plan_difference(a, a), "same");
