@@ -81,10 +81,8 @@ std::optional<CoreFit> fit_core(const WorkUnits& work, const std::vector<Calibra
     if (!(res < best - 1e-12)) continue;
     CoreFit f;
     for (const auto& u : units) f.cost_s[u] = 0;
-    for (size_t j = 0; j < cols.size(); ++j) {
-      f.cost_s[units[cols[j]]] = x[j];
-      f.time_s += x[j] * work.at(units[cols[j]]);
-    }
+    for (size_t j = 0; j < cols.size(); ++j) f.cost_s[units[cols[j]]] = x[j];
+    f.time_s = f.price(work);
     if (!(f.time_s > 0)) continue;
     for (const auto* s : used) f.cases.push_back(s->name);
     f.max_rel_residual = worst;

@@ -44,6 +44,14 @@ struct CoreFit {
   double overlap = 1;
   std::string overlap_probe;
   std::string overlap_level;  // where the probe lived
+
+  // The in-core time of `work` at the fitted costs (a unit the fit has no cost for: 0).
+  double price(const WorkUnits& work) const {
+    double t = 0;
+    for (const auto& [u, cost] : cost_s)
+      if (auto it = work.find(u); it != work.end()) t += cost * it->second;
+    return t;
+  }
 };
 
 // nullopt when no sample has every unit of `work`, or none of the fits is non-negative with a

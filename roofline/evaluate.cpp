@@ -153,8 +153,7 @@ void measure_overlap(CoreFit& fit, const std::vector<CalibrationSample>& samples
     const Reader rd{file + ": benchmark \"" + s.name + "\""};
     CoreFit full = fit;  // the probe's own in-core time: its units at the fitted costs
     full.overlap = 1;
-    full.time_s = 0;
-    for (const auto& [u, cost] : fit.cost_s) full.time_s += cost * (s.work.count(u) ? s.work.at(u) : 0.0);
+    full.time_s = fit.price(s.work);
     Ecm e;
     try {
       e = ecm(model_from_fields(f, rd), machine, threads, isa, &full);
