@@ -93,44 +93,48 @@ struct Pieces {
   Call piece(int64_t i) const { return Call{c.rows.part(dr, i >> dc), c.cols.part(dc, i & ((int64_t(1) << dc) - 1)), c.ks}; }
 };
 
+// One phase's work: the pieces of two independent non-diagonal calls (the second may be
+// empty), numbered a's first.
+struct Phase {
+  Pieces pa, pb;
+  Phase(const Call& a, const Call& b, int64_t want) : pa(a, want), pb(b, want) {}
+  int64_t count() const { return pa.count() + pb.count(); }
+  Call piece(int64_t i) const { return i < pa.count() ? pa.piece(i) : pb.piece(i - pa.count()); }
+};
+
+// The parallel recursion of a diagonal call, written once: Par runs it, Count prices it.
+// `v.serial(c)` gets a call one thread runs whole, `v.phase(p)` a phase of independent pieces.
+template <class Visitor>
+void diagonal(const Call& c, int64_t task_min, int64_t want, Visitor& v) {
+  if (c.empty()) return;
+  if (c.rows.n < task_min || c.rows.n == 1) return v.serial(c);
+  diagonal(sub(c, 0, 0, 0), task_min, want, v);
+  v.phase(Phase(sub(c, 0, 1, 0), sub(c, 1, 0, 0), want));
+  v.phase(Phase(sub(c, 1, 1, 0), Call{}, want));
+  diagonal(sub(c, 1, 1, 1), task_min, want, v);
+  v.phase(Phase(sub(c, 1, 0, 1), sub(c, 0, 1, 1), want));
+  v.phase(Phase(sub(c, 0, 0, 1), Call{}, want));
+}
+
 // Run by every thread of the team (the same calls in the same order on all of them).
 template <class T>
 struct Par {
   const Rec<T>& rec;
-  int64_t task_min;  // diagonal calls of fewer tiles run on one thread
-  int64_t want;      // pieces per non-diagonal call: one per thread (see recursive_schedule)
-
-  void diagonal(const Call& c) const {
-    if (c.empty()) return;
-    if (c.rows.n < task_min || c.rows.n == 1) {
+  void serial(const Call& c) const {
 #pragma omp single
-      rec.run(c);
-      return;
-    }
-    diagonal(sub(c, 0, 0, 0));
-    phase(sub(c, 0, 1, 0), sub(c, 1, 0, 0));
-    phase(sub(c, 1, 1, 0), Call{});
-    diagonal(sub(c, 1, 1, 1));
-    phase(sub(c, 1, 0, 1), sub(c, 0, 1, 1));
-    phase(sub(c, 0, 0, 1), Call{});
+    rec.run(c);
   }
-
-  // Two independent non-diagonal calls (the second may be empty), their pieces shared out.
-  void phase(const Call& a, const Call& b) const {
-    const Pieces pa(a, want), pb(b, want);
-    const int64_t na = pa.count(), total = na + pb.count();
+  void phase(const Phase& p) const {
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t i = 0; i < total; ++i) rec.run(i < na ? pa.piece(i) : pb.piece(i - na));
+    for (int64_t i = 0; i < p.count(); ++i) rec.run(p.piece(i));
   }
 };
-}  // namespace
 
-namespace {
-// Par's structure, counting instead of running: a call's tile ops, its plain ones (i == k or
+// The critical path of that recursion in tile ops: a call's ops, its plain ones (i == k or
 // j == k: ranges are equal or disjoint, Range), and per phase the pieces dealt in order to the
 // least-loaded thread (schedule(dynamic, 1) with pieces of similar size).
 struct Count {
-  int64_t task_min, want;
+  CriticalOps sum;
   int threads;
   static CriticalOps ops(const Call& c) {
     if (c.empty()) return {};
@@ -138,27 +142,17 @@ struct Count {
     const bool ca = c.cols == c.ks, cb = c.rows == c.ks;
     return {r * n * k, ca && cb ? 2 * k * k - k : ca || cb ? r * n : 0};
   }
-  CriticalOps diagonal(const Call& c) const {
-    if (c.empty()) return {};
-    if (c.rows.n < task_min || c.rows.n == 1) return ops(c);
-    CriticalOps sum;
-    for (const CriticalOps& x : {diagonal(sub(c, 0, 0, 0)), phase(sub(c, 0, 1, 0), sub(c, 1, 0, 0)),
-                                 phase(sub(c, 1, 1, 0), Call{}), diagonal(sub(c, 1, 1, 1)),
-                                 phase(sub(c, 1, 0, 1), sub(c, 0, 1, 1)), phase(sub(c, 0, 0, 1), Call{})})
-      sum.all += x.all, sum.plain += x.plain;
-    return sum;
-  }
-  CriticalOps phase(const Call& a, const Call& b) const {
-    const Pieces pa(a, want), pb(b, want);
-    std::vector<CriticalOps> load(size_t(this->threads), CriticalOps{});
-    for (int64_t i = 0; i < pa.count() + pb.count(); ++i) {
-      const CriticalOps x = ops(i < pa.count() ? pa.piece(i) : pb.piece(i - pa.count()));
-      auto least = std::min_element(load.begin(), load.end(),
-                                    [](const CriticalOps& p, const CriticalOps& q) { return p.all < q.all; });
+  void add(const CriticalOps& x) { sum.all += x.all, sum.plain += x.plain; }
+  void serial(const Call& c) { add(ops(c)); }
+  void phase(const Phase& p) {
+    std::vector<CriticalOps> load(size_t(threads), CriticalOps{});
+    const auto by_all = [](const CriticalOps& a, const CriticalOps& b) { return a.all < b.all; };
+    for (int64_t i = 0; i < p.count(); ++i) {
+      const CriticalOps x = ops(p.piece(i));
+      auto least = std::min_element(load.begin(), load.end(), by_all);
       least->all += x.all, least->plain += x.plain;
     }
-    return *std::max_element(load.begin(), load.end(),
-                             [](const CriticalOps& p, const CriticalOps& q) { return p.all < q.all; });
+    add(*std::max_element(load.begin(), load.end(), by_all));
   }
 };
 }  // namespace
@@ -166,7 +160,9 @@ struct Count {
 CriticalOps recursive_critical_ops(int64_t nt, int64_t task_min_tiles, int threads) {
   const Call all{{0, nt}, {0, nt}, {0, nt}};
   if (threads <= 1) return Count::ops(all);  // recursive_schedule: no team
-  return Count{task_min_tiles < 1 ? 1 : task_min_tiles, int64_t(threads), threads}.diagonal(all);
+  Count count{{}, threads};
+  diagonal(all, task_min_tiles < 1 ? 1 : task_min_tiles, int64_t(threads), count);
+  return count.sum;
 }
 
 template <class T>
@@ -177,9 +173,9 @@ void recursive_schedule(const Grid<T>& g, int64_t task_min_tiles) {
   if (threads == 1) return rec.run(all);  // no team
   // One piece per thread: each piece sweeps all of ks, so more, smaller pieces read A and B
   // more often from the shared cache and memory than they gain in balance.
-  const Par<T> par{rec, task_min_tiles < 1 ? 1 : task_min_tiles, int64_t(threads)};
+  const Par<T> par{rec};
 #pragma omp parallel
-  par.diagonal(all);
+  diagonal(all, task_min_tiles < 1 ? 1 : task_min_tiles, int64_t(threads), par);
 }
 template void recursive_schedule<float>(const Grid<float>&, int64_t);
 template void recursive_schedule<double>(const Grid<double>&, int64_t);
