@@ -7,6 +7,7 @@
 // No packing: each element is touched once per pass, so a packed copy could not pay off.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/sinkhorn/detail.hpp"
 
@@ -18,7 +19,7 @@ int64_t clamp_block(int64_t b, int64_t n) { return std::clamp<int64_t>(b, 1, std
 // op(row segment, vec segment) over every mc x nc block, rows outer. Each of the mc rows is
 // read one nc segment at a time, so the hardware's stream prefetch would restart at every
 // segment: while a segment is worked on, the same row's next segment (the rows of the next
-// block, for the last panel) is prefetched towards L2, a line per line worked (at most one
+// block, for the last panel of several) is prefetched towards L2, a line per line worked (at most one
 // segment's worth: more, in one burst, cost more than it saved in cache), which keeps mc
 // streams running from memory.
 template <class T, class Op>
@@ -37,11 +38,24 @@ void for_blocks(const SkArgs<T>& a, Op op) {
       const int64_t nn = last_panel ? std::min(nc, a.N) : std::min(nc, a.N - j0 - nc);
       for (int64_t i = i0; i < i1; ++i) {
         T* row = a.A + i * a.lda + j0;
-        const T* next = !last_panel ? row + nc : i + mc < a.M ? a.A + (i + mc) * a.lda : nullptr;
-        for (int64_t j = 0; j < jn; j += step) {
-          if (next && j < nn)
-            for (int64_t p = j; p < std::min(j + step, nn); p += line) __builtin_prefetch(next + p, 0, 2);
-          op(row + j, a.work + j0 + j, std::min(step, jn - j));
+        // With one panel (nc >= N) the rows are walked in order, one stream the hardware
+        // prefetcher follows: hints would only cost issue slots.
+        const T* next = !last_panel ? row + nc : j0 > 0 && i + mc < a.M ? a.A + (i + mc) * a.lda : nullptr;
+        // A line of `next` hinted per line worked, up to nn.
+        const auto hint = [&](int64_t j, int64_t n) {
+          if (next)
+            for (int64_t p = j; p < std::min(j + n, nn); p += line) __builtin_prefetch(next + p, 0, 2);
+        };
+        int64_t j = 0;
+        // Full steps at a compile-time length: the compiler unrolls them, where a run-time
+        // length cost its loop set-up and tail per step, more than a cached step's work.
+        for (; j + step <= jn; j += step) {
+          hint(j, step);
+          op(row + j, a.work + j0 + j, std::integral_constant<int64_t, step>{});
+        }
+        if (j < jn) {
+          hint(j, jn - j);
+          op(row + j, a.work + j0 + j, jn - j);
         }
       }
     }
@@ -50,14 +64,14 @@ void for_blocks(const SkArgs<T>& a, Op op) {
 
 template <class T>
 void col_sums(const SkArgs<T>& a) {
-  for_blocks(a, [](const T* __restrict row, T* __restrict sum, int64_t jn) {
+  for_blocks(a, [](const T* __restrict row, T* __restrict sum, auto jn) {
     for (int64_t j = 0; j < jn; ++j) sum[j] += row[j];
   });
 }
 
 template <class T>
 void col_scale(const SkArgs<T>& a) {
-  for_blocks(a, [](T* __restrict row, const T* __restrict temp, int64_t jn) {
+  for_blocks(a, [](T* __restrict row, const T* __restrict temp, auto jn) {
     for (int64_t j = 0; j < jn; ++j) row[j] *= temp[j];
   });
 }
