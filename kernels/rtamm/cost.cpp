@@ -8,7 +8,6 @@
 
 #include "harness/error.hpp"
 #include "harness/machine_cpu.hpp"
-#include "kernels/rtamm/exec.hpp"
 #include "kernels/rtamm/rtamm.hpp"
 
 namespace rooflab::rtamm {
@@ -27,144 +26,48 @@ int source_level(const gemm::Dims& d, int64_t elem, const Caches& c) {
 }
 
 namespace {
-// The 2-thread (T-thread) schedule priced on its critical path. Every phase of the executor is an
-// `omp for schedule(static)` over tasks of unequal size (an A sliver is MR x Kcg elements, a C row
-// Ncg), split by count: thread t gets a contiguous range (libgomp: the first n % T threads one
-// more). In a transfer phase the A and B slivers come first, so one thread packs them while the
-// other copies C rows: on 528x48x48 with one 816x216x80 block the first phase took 32.9 us on
-// thread 0 and 6.3 us on thread 1 (the balanced sum, what the plain formula prices, ~20 us).
-// A phase lasts as long as its slowest thread: each phase is priced as T x the work of its
-// critical thread (the one slowest at the given prices, calibrated when a calibration is
-// present), so with balanced work it equals the plain formula. Kernel phases: the tiles split by
-// count, each thread packs the ahead tasks of its tiles (the executor spreads them over the tiles
-// in task order).
-struct Share {
-  double a = 0, b = 0, c = 0, c_ahead = 0, s = 0;  // elements
-  double calls = 0, k = 0;                         // micro-kernel calls, sum of their kc
-};
-// Thread t's contiguous range [lo, hi) of n tasks under schedule(static) with T threads.
-void static_range(int64_t n, int T, int t, int64_t& lo, int64_t& hi) {
-  const int64_t q = n / T, r = n % T;
-  lo = t < r ? t * (q + 1) : r * (q + 1) + (t - r) * q;
-  hi = lo + (t < r ? q + 1 : q);
-}
-// Elements of tasks [lo, hi) of a transfer's task list (A slivers, B slivers, C rows loaded, C
-// rows stored: detail::Omp::task's order) added to sh; `ahead`: C loads go to c_ahead.
-void add_tasks(const detail::Xfer& x, int mr, int nr, int64_t lo, int64_t hi, bool ahead, Share& sh) {
-  auto take = [&](int64_t count, auto elements) {  // the part of [lo, hi) in the next `count` tasks
-    const int64_t x0 = std::clamp<int64_t>(lo, 0, count), x1 = std::clamp<int64_t>(hi, 0, count);
-    if (x1 > x0) elements(x0, x1);
-    lo -= count, hi -= count;
-  };
-  if (x.a)  // slivers i in [x0, x1): rows min(mc, x1 MR) - x0 MR, each kc long
-    take(detail::ceil_div(x.sa.mc, mr), [&](int64_t x0, int64_t x1) {
-      sh.a += double((std::min(x.sa.mc, x1 * mr) - x0 * mr) * x.sa.kc);
-    });
-  if (x.b)
-    take(detail::ceil_div(x.sb.nc, nr), [&](int64_t x0, int64_t x1) {
-      sh.b += double((std::min(x.sb.nc, x1 * nr) - x0 * nr) * x.sb.kc);
-    });
-  if (x.cl)
-    take(x.scl.mc, [&](int64_t x0, int64_t x1) { (ahead ? sh.c_ahead : sh.c) += double((x1 - x0) * x.scl.nc); });
-  if (x.cs) take(x.scs.mc, [&](int64_t x0, int64_t x1) { sh.s += double((x1 - x0) * x.scs.nc); });
-}
-
-// Walks the executor's phases (detail::drive) and sums each phase's critical thread x T.
-struct CriticalPath {
-  const BlockUnits& bu;
-  int l, mr, nr, T;
-  double scale[6];     // load_a, load_b, load_c, load_c_ahead, store_c, kernel: which thread is slowest
-  Share sum;           // of the critical threads' work
-  double olp_ldst = 0, olp_cmpt = 0;  // kernel phases: the critical thread's ahead transfers and tiles
-  int64_t phases = 0;
-  Share sh[64];
-
-  double transfers(const Share& x, const double* sc) const {
-    return x.a * bu.load_a[l] * sc[0] + x.b * bu.load_b[l] * sc[1] + x.c * bu.load_c[l] * sc[2] +
-           x.c_ahead * bu.load_c[l] * sc[3] + x.s * bu.store_c[l] * sc[4];
-  }
-  double kernel_ns(const Share& x) const { return x.calls * bu.call_ns + x.k * bu.k_ns; }
-  double price(const Share& x) const { return transfers(x, scale) + kernel_ns(x) * scale[5]; }
-  const Share& critical() const {
-    size_t w = 0;
-    double best = -1;
-    for (int t = 0; t < T; ++t)
-      if (const double v = price(sh[t]); v > best) best = v, w = size_t(t);
-    return sh[w];
-  }
-  void add(const Share& x) {
-    sum.a += x.a, sum.b += x.b, sum.c += x.c, sum.c_ahead += x.c_ahead, sum.s += x.s;
-    sum.calls += x.calls, sum.k += x.k;
-  }
-  void phase(const detail::Xfer& x) {
-    ++phases;
-    const int64_t n = detail::task_count(x, mr, nr);
-    for (int t = 0; t < T; ++t) {
-      sh[t] = Share{};
-      int64_t lo, hi;
-      static_range(n, T, t, lo, hi);
-      add_tasks(x, mr, nr, lo, hi, false, sh[t]);
-    }
-    add(critical());
-  }
-  void kernel(const Step& s, int, int, int, const detail::Xfer& nx) {
-    ++phases;
-    const int64_t tiles = detail::ceil_div(s.mc, mr) * detail::ceil_div(s.nc, nr);
-    const int64_t P = nx.any() ? detail::task_count(nx, mr, nr) : 0;
-    for (int t = 0; t < T; ++t) {
-      sh[t] = Share{};
-      int64_t lo, hi;
-      static_range(tiles, T, t, lo, hi);
-      sh[t].calls = double(hi - lo), sh[t].k = double((hi - lo) * s.kc);
-      if (P > 0) add_tasks(nx, mr, nr, P * lo / tiles, P * hi / tiles, true, sh[t]);
-    }
-    const Share& c = critical();
-    add(c);
-    static constexpr double unit[5] = {1, 1, 1, 1, 1};
-    olp_ldst += transfers(c, unit), olp_cmpt += kernel_ns(c);
-  }
-};
-
-// The formula for one plan with its units resolved: the terms (unscaled: the calibration's scales
-// only choose each phase's critical thread) and the overlappable parts (kernel phases: the
-// critical thread's ahead transfers and its tiles, unscaled).
-Cost terms_with(const Plan& p, const gemm::Dims& d, const Units& u, const BlockUnits& bu, int level) {
-  const Calibration& k = u.calib;
-  const size_t bi = size_t(&bu - u.blocks.data());
-  const double ks = k.present && bi < k.kernel.size() ? k.kernel[bi] : 1.0;
-  CriticalPath cp{bu, level, u.mr, u.nr, std::clamp(u.threads, 1, 64),
-                  {k.load_a, k.load_b, k.load_c, k.load_c_ahead, k.store_c, ks}, {}, 0, 0, 0, {}};
-  if (!k.present) std::fill(std::begin(cp.scale), std::end(cp.scale), 1.0);
-  detail::drive(p, d, cp);
-  const double T = double(cp.T);
+// The formula for one plan with its units resolved: the terms (unscaled) and the overlappable
+// parts. ldst_olp: what an ahead plan packs / loads during the kernels (the first step's blocks
+// are loaded before any kernel runs: not overlapped).
+Cost terms_with(const Plan& p, const gemm::Dims& d, const Units& u, const BlockUnits& bu, const BlockCounts& bc,
+                int level) {
+  const Movement mv = movement(p, d, bc);
   Cost c;
   c.level = level;
-  const int l = level;
-  c.load_a = T * cp.sum.a * bu.load_a[l];
-  c.load_b = T * cp.sum.b * bu.load_b[l];
-  c.load_c = T * cp.sum.c * bu.load_c[l];
-  c.load_c_ahead = T * cp.sum.c_ahead * bu.load_c[l];
-  c.store_c = T * cp.sum.s * bu.store_c[l];
-  c.kernel = T * (cp.sum.calls * bu.call_ns + cp.sum.k * bu.k_ns);
-  c.sync = double(cp.phases) * u.sync_ns + u.region_ns;
-  if (p.ahead != Ahead::none) c.ldst_olp = T * cp.olp_ldst, c.cmpt_olp = T * cp.olp_cmpt;
+  const int l = c.level;
+  c.load_a = mv.a * bu.load_a[l];
+  c.load_b = mv.b * bu.load_b[l];
+  c.load_c = mv.c_load * bu.load_c[l];
+  c.store_c = mv.c_store * bu.store_c[l];
+  c.kernel = double(mv.kernel_calls) * bu.call_ns + mv.kernel_k * bu.k_ns;
+  c.sync = double(mv.phases) * u.sync_ns + u.region_ns;
+  if (p.ahead != Ahead::none) {
+    const double m0 = double(std::min(p.b.mcg, d.m)), n0 = double(std::min(p.b.ncg, d.n)),
+                 k0 = double(std::min(p.b.kcg, d.k));
+    const double first = m0 * k0 * bu.load_a[l] + k0 * n0 * bu.load_b[l] +
+                         (p.ahead == Ahead::abc ? m0 * n0 * bu.load_c[l] : 0.0);
+    c.ldst_olp = c.load_a + c.load_b + (p.ahead == Ahead::abc ? c.load_c : 0.0) - first;
+    c.cmpt_olp = c.kernel;
+  }
   return c;
 }
 
-// The formula: sum of the terms - rho min(LDST, CMPT) (rho = 1: the paper's max); with a
+// The plain formula: sum of the terms - rho min(LDST, CMPT) (rho = 1: the paper's max); with a
 // calibration every term scaled and its fitted overlap instead of rho. Cost's parts come scaled.
-Cost cost_with(const Plan& p, const gemm::Dims& d, const Units& u, const BlockUnits& bu, int level) {
-  Cost c = terms_with(p, d, u, bu, level);
+Cost cost_with(const Plan& p, const gemm::Dims& d, const Units& u, const BlockUnits& bu, const BlockCounts& bc,
+               int level) {
+  Cost c = terms_with(p, d, u, bu, bc, level);
   const Calibration& k = u.calib;
   double overlap = bu.rho[c.level];
   if (k.present) {
+    const bool abc = p.ahead == Ahead::abc;
     c.load_a *= k.load_a, c.load_b *= k.load_b, c.store_c *= k.store_c, c.sync *= k.sync;
-    c.load_c *= k.load_c, c.load_c_ahead *= k.load_c_ahead;
+    c.load_c *= abc ? k.load_c_ahead : k.load_c;
     const size_t bi = size_t(&bu - u.blocks.data());
     c.kernel *= bi < k.kernel.size() ? k.kernel[bi] : 1.0;
     overlap = k.overlap;
   }
-  c.total = c.load_a + c.load_b + c.load_c + c.load_c_ahead + c.store_c + c.kernel + c.sync;
+  c.total = c.load_a + c.load_b + c.load_c + c.store_c + c.kernel + c.sync;
   if (p.ahead != Ahead::none) c.total -= overlap * std::min(c.ldst_olp, c.cmpt_olp);
   return c;
 }
@@ -181,15 +84,16 @@ int64_t elem_of(const Units& u) { return u.dtype == "f32" ? 4 : 8; }
 Cost cost(const Plan& p, const gemm::Dims& d, const Units& u) {
   const BlockUnits* bu = u.find(p.b);
   if (!bu) missing_triple(p, u);
-  return cost_with(p, d, u, *bu, source_level(d, elem_of(u), u.caches));
+  return cost_with(p, d, u, *bu, block_counts(p.b, d, u.mr, u.nr), source_level(d, elem_of(u), u.caches));
 }
 
 std::vector<double> calib_features(const Plan& p, const gemm::Dims& d, const Units& u) {
   const BlockUnits* bu = u.find(p.b);
   if (!bu) missing_triple(p, u);
-  const Cost c = terms_with(p, d, u, *bu, source_level(d, elem_of(u), u.caches));
+  const Cost c = terms_with(p, d, u, *bu, block_counts(p.b, d, u.mr, u.nr), source_level(d, elem_of(u), u.caches));
+  const bool abc = p.ahead == Ahead::abc;
   std::vector<double> f(kCalibFixed + u.blocks.size(), 0.0);
-  f[0] = c.load_a, f[1] = c.load_b, f[2] = c.load_c, f[3] = c.load_c_ahead, f[4] = c.store_c;
+  f[0] = c.load_a, f[1] = c.load_b, f[2] = abc ? 0.0 : c.load_c, f[3] = abc ? c.load_c : 0.0, f[4] = c.store_c;
   f[5] = c.sync;
   f[6] = p.ahead == Ahead::none ? 0.0 : -std::min(c.ldst_olp, c.cmpt_olp);
   f[kCalibFixed + size_t(bu - u.blocks.data())] = c.kernel;
@@ -224,40 +128,21 @@ std::vector<double> nnls(const std::vector<std::vector<double>>& X, const std::v
   return c;
 }
 
-namespace {
-Calibration fit_pass(const Units& priced, const std::vector<Plan>& plans, const std::vector<gemm::Dims>& shapes,
-                     const std::vector<std::vector<double>>& measured);
-}  // namespace
-
 Calibration fit_calibration(const Units& u, const std::vector<Plan>& plans, const std::vector<gemm::Dims>& shapes,
                             const std::vector<std::vector<double>>& measured) {
   if (plans.empty() || shapes.empty() || measured.size() != shapes.size())
     throw Error("rtamm calibration: no training data (plans x shapes times)");
-  for (size_t s = 0; s < shapes.size(); ++s)
-    if (measured[s].size() != plans.size()) throw Error("rtamm calibration: a shape lacks plan times");
-  // Each phase's critical thread depends on the prices: chosen at the plain unit costs first, then
-  // at the fitted ones, and fitted again (the features are linear in the scales once it is chosen).
-  Units priced = u;
-  priced.calib = Calibration{};
-  Calibration k;
-  for (int pass = 0; pass < 2; ++pass) {
-    k = fit_pass(priced, plans, shapes, measured);
-    priced.calib = k;
-  }
-  return k;
-}
-
-namespace {
-Calibration fit_pass(const Units& priced, const std::vector<Plan>& plans, const std::vector<gemm::Dims>& shapes,
-                     const std::vector<std::vector<double>>& measured) {
+  Units plain = u;
+  plain.calib = Calibration{};
   // Per shape: its plans' features and times (finite positive times only).
   std::vector<std::vector<std::vector<double>>> F(shapes.size());
   std::vector<std::vector<double>> T(shapes.size());
   for (size_t s = 0; s < shapes.size(); ++s) {
+    if (measured[s].size() != plans.size()) throw Error("rtamm calibration: a shape lacks plan times");
     for (size_t i = 0; i < plans.size(); ++i) {
       const double t = measured[s][i];
       if (!(t > 0) || !std::isfinite(t)) continue;
-      F[s].push_back(calib_features(plans[i], shapes[s], priced));
+      F[s].push_back(calib_features(plans[i], shapes[s], plain));
       T[s].push_back(t);
     }
   }
@@ -298,7 +183,6 @@ Calibration fit_pass(const Units& priced, const std::vector<Plan>& plans, const 
   k.kernel.assign(c.begin() + kCalibFixed, c.end());
   return k;
 }
-}  // namespace
 
 Engine::Engine(std::vector<Plan> plans, Units units) : plans_(std::move(plans)), units_(std::move(units)) {
   if (plans_.empty()) throw Error("rtamm engine: no plans (empty blocking pool)");
@@ -306,20 +190,29 @@ Engine::Engine(std::vector<Plan> plans, Units units) : plans_(std::move(plans)),
     const BlockUnits* bu = units_.find(p.b);
     if (!bu) missing_triple(p, units_);
     bu_.push_back(bu);
+    const auto it = std::find(blocks_.begin(), blocks_.end(), p.b);
+    block_of_.push_back(size_t(it - blocks_.begin()));
+    if (it == blocks_.end()) blocks_.push_back(p.b);
   }
 }
 
 double Engine::predict(size_t i, const gemm::Dims& d) const {
-  return cost_with(plans_[i], d, units_, *bu_[i], source_level(d, elem_of(units_), units_.caches)).total;
+  return cost_with(plans_[i], d, units_, *bu_[i], block_counts(plans_[i].b, d, units_.mr, units_.nr),
+                   source_level(d, elem_of(units_), units_.caches))
+      .total;
 }
 
-// Every plan's formula (each walks its plan's phases: the critical path).
+// Every plan's formula; the block counts once per triple (the decision is timed per GEMM call).
 size_t Engine::choose(const gemm::Dims& d) const {
+  BlockCounts bc[64];
+  const size_t nb = std::min<size_t>(blocks_.size(), 64);
+  for (size_t b = 0; b < nb; ++b) bc[b] = block_counts(blocks_[b], d, units_.mr, units_.nr);
   const int level = source_level(d, elem_of(units_), units_.caches);
   size_t best = 0;
   double bcost = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < plans_.size(); ++i) {
-    const double c = cost_with(plans_[i], d, units_, *bu_[i], level).total;
+    const size_t b = block_of_[i];
+    const double c = cost_with(plans_[i], d, units_, *bu_[i], b < nb ? bc[b] : block_counts(blocks_[b], d, units_.mr, units_.nr), level).total;
     if (c < bcost) bcost = c, best = i;
   }
   return best;

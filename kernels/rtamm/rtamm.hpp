@@ -220,8 +220,7 @@ Units load_units(const std::filesystem::path& machine_json, const std::string& d
 
 // ---- Cost formulas and the adaptive engine -----------------------------------------------------
 struct Cost {
-  // ns; load_c: C blocks loaded in transfer phases, load_c_ahead: during kernel phases (ahead:abc)
-  double load_a = 0, load_b = 0, load_c = 0, load_c_ahead = 0, store_c = 0, kernel = 0, sync = 0;
+  double load_a = 0, load_b = 0, load_c = 0, store_c = 0, kernel = 0, sync = 0;  // ns
   double ldst_olp = 0, cmpt_olp = 0;   // the overlapped parts (ahead plans)
   double total = 0;
   int level = kL2;
@@ -257,6 +256,8 @@ class Engine {
   std::vector<Plan> plans_;
   Units units_;
   std::vector<const BlockUnits*> bu_;
+  std::vector<Block> blocks_;     // the distinct triples
+  std::vector<size_t> block_of_;  // plan -> its triple in blocks_
 };
 
 }  // namespace rtamm
