@@ -9,7 +9,7 @@
 //                       per micro-kernel call = call_ns + k_ns * kc
 //   rho                 the kernel phase with the next A and B blocks packed in between the
 //                       tiles (ahead:ab) vs the two separately: the fraction of the shorter hidden
-//   sync_ns             one empty phase (omp for + barrier)
+//   sync_ns             one empty phase (the barrier)
 // Every number is the best of 9 samples of >= 1 ms (calibrated repetitions) after a warm-up,
 // taken round robin over all quantities of all block shapes (sync_ns: 200 samples of >= 20 us),
 // by the measurement driver (harness/measure.hpp).

@@ -10,7 +10,7 @@
 //   load C block  = copy Mcg x Ncg into a local buffer    OP_load(Mcg, Ncg)
 //   store C block = copy the local block back             OP_store(Mcg, Ncg)
 //   kernel        = the MR x NR micro-kernel over all tiles of the block, OP_kernel
-// Every phase is an OpenMP for over its tasks (slivers, rows, tiles) with the implicit barrier:
+// In every phase each thread runs its share of each task group (slivers, rows, tiles), then a barrier:
 // all threads work on one block at a time, as the 64 CPEs of one CG do in the paper.
 // Packing ahead (the paper's double buffering): ahead:ab (M2B2) packs the next step's A and B
 // blocks into the second buffers, interleaved with the current kernel's tiles; ahead:abc (M3B2)

@@ -19,6 +19,7 @@
 #include "harness/machine_cpu.hpp"
 #include "apps/rtamm/evaluate.hpp"
 #include "apps/rtamm/units.hpp"
+#include "kernels/rtamm/exec.hpp"
 #include "kernels/rtamm/problem.hpp"
 #include "kernels/rtamm/rtamm.hpp"
 
@@ -82,7 +83,42 @@ TEST(RtammPlans, EveryOrderAndAheadIsExactAtOddShapes) {
       // cases, as barriers are slow when the 2-core machine is busy.
       expect_exact<double>({o, blocks[0], a}, shapes[0], 2);
       expect_exact<double>({o, blocks[1], a}, shapes[1], 2);
+      // Three: shares of unequal size in every group (tiles, slivers, rows, ahead tasks).
+      expect_exact<double>({o, blocks[2], a}, shapes[1], 3);
     }
+}
+
+// Every thread runs its share of each task group of a phase (A slivers, B slivers, C rows), not a
+// split of the task list by count: on 528x48x48 with one 816x216x80 block that split gave one of
+// two threads all 66 A and 2 B slivers plus 230 C rows, the other 298 C rows only.
+TEST(RtammPlans, EveryThreadGetsItsShareOfEachTaskGroup) {
+  detail::Xfer x;
+  x.a = x.b = x.cl = true;
+  x.sa.mc = x.scl.mc = 528, x.sa.kc = 48, x.sb.kc = 48, x.sb.nc = x.scl.nc = 48;
+  int64_t n[4];
+  detail::group_counts(x, 8, 24, n);
+  EXPECT_EQ(n[0], 66);
+  EXPECT_EQ(n[1], 2);
+  EXPECT_EQ(n[2], 528);
+  EXPECT_EQ(n[3], 0);
+  EXPECT_EQ(detail::task_count(x, 8, 24), 596);
+  for (int64_t parts : {1, 2, 3, 7})
+    for (int g = 0; g < 4; ++g) {
+      // The parts cover the group exactly once, in order, each within one task of n / parts.
+      int64_t end = 0;
+      for (int64_t p = 0; p < parts; ++p) {
+        int64_t lo, hi;
+        detail::share(n[g], p, parts, lo, hi);
+        EXPECT_EQ(lo, end) << g << " " << p << "/" << parts;
+        EXPECT_LE(hi - lo, n[g] / parts + 1);
+        EXPECT_GE(hi - lo, n[g] / parts);
+        end = hi;
+      }
+      EXPECT_EQ(end, n[g]);
+    }
+  int64_t lo, hi;
+  detail::share(n[0], 0, 2, lo, hi);
+  EXPECT_EQ(hi - lo, 33);  // half of the A slivers on each of two threads
 }
 
 TEST(RtammPlans, F32Exact) {
