@@ -42,6 +42,7 @@ struct CoreFit {
   //   overlap = (t_probe - T_core(probe)) / T_beyond(probe), clamped to [0, 1]
   // 1 (added in full) without a probe; `overlap_probe` names the probe, "" when none was used.
   double overlap = 1;
+  double overlap_measured = 1;  // the probe's ratio before the clamp (1 without a probe)
   std::string overlap_probe;
   std::string overlap_level;  // where the probe lived
 

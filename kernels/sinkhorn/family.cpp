@@ -289,6 +289,22 @@ std::vector<Case> calibration_cases(const Case& c) {
   return out;
 }
 
+// Overlap probe (Family::overlap_probes), for the cases whose matrix is at least 2x this
+// machine's L3 (sysfs): the same pass on 3/4 of the rows (still 1.5x the L3, so in DRAM as the
+// case), the row length and stride kept, so a column walk crosses the same pages and sets. How
+// much of the DRAM stream a pass hides behind its in-core work is a property of the pass (the
+// row pass hides much, a fused one little; typical's column walk pays page walks on top: a
+// share above 1, docs/model.md). An L3 probe (1024 x 1024, tried) did not carry to DRAM, so the
+// model uses a probe only for cases in its own level or deeper (evaluate.cpp).
+std::vector<Case> overlap_probes(const Case& c) {
+  if (c.dims.size() != 2) return {};
+  const double s = double(dtype_size(c.dtype)), l3 = double(host_cache_sizes().l3);
+  if (!(double(c.dims[0]) * double(c.dims[1]) * s >= 2 * l3) || c.dims[0] < 4) return {};
+  Case k = c;
+  k.dims[0] = c.dims[0] * 3 / 4;
+  return {k};
+}
+
 size_t memory_bytes(const Case& c) {
   if (c.dims.size() != 2) return 0;
   const size_t s = dtype_size(c.dtype), M = size_t(c.dims[0]), N = size_t(c.dims[1]);
@@ -533,7 +549,7 @@ template std::unique_ptr<Instance> sinkhorn::make_instance<double>(const Case&, 
 const Family& sinkhorn_family() {
   static const Family f = make_family(
       "sinkhorn", "Sinkhorn-Knopp / unbalanced-OT scaling, one pass or iteration (COFFEE, TPDS 2023; MAP-UOT)",
-      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases, calibration_cases},
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases, calibration_cases, overlap_probes},
       {{"typical", "Algorithm 1 as written: the column pass walks down columns (stride lda)"},
        {"c2r", "COFFEE-C2R: column sums accumulated row by row, row-major scaling (Alg. 2)"},
        {"blocked", "C2R + mc x nc blocking, factors temp[nc] reused down each panel (Alg. 3)"},
