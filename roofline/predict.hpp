@@ -28,6 +28,9 @@ struct Prediction {
   double time_s = 0;
   double compute_time_s = 0;
   double memory_time_s = 0;
+  // The memory time at each stream's own ceiling (read, update, ...), before the one-pipe DRAM
+  // ceiling of the bound (predict.cpp): what the ECM's fallback prices, a prediction, not a bound.
+  double memory_time_kernels_s = 0;
   double compute_gflops = 0;  // the compute ceiling used
   std::string compute_isa;    // the ISA whose table priced it ("" when no compute term / gpu)
   double bandwidth_gbps = 0;  // effective bandwidth over the traffic terms (bytes / memory time)
