@@ -289,17 +289,21 @@ std::vector<Case> calibration_cases(const Case& c) {
   return out;
 }
 
-// Overlap probe (Family::overlap_probes), for the cases whose matrix is at least 2x this
-// machine's L3 (sysfs): the same pass on 3/4 of the rows (still 1.5x the L3, so in DRAM as the
-// case), the row length and stride kept, so a column walk crosses the same pages and sets. How
-// much of the DRAM stream a pass hides behind its in-core work is a property of the pass (the
-// row pass hides much, a fused one little; typical's column walk pays page walks on top: a
-// share above 1, docs/model.md). An L3 probe (1024 x 1024, tried) did not carry to DRAM, so the
-// model uses a probe only for cases in its own level or deeper (evaluate.cpp).
+// Overlap probe (Family::overlap_probes), for the cases whose matrix lies beyond the L2s of its
+// threads (sysfs): the same pass on 3/4 of the rows, the row length and stride kept (a column
+// walk crosses the same pages and sets), in the case's level: beyond the L2s still, and for a
+// matrix of at least twice the L3, 1.5x the L3 (DRAM). How much of the stream from beyond the
+// calibration's L2 a pass hides behind its in-core work is a property of the pass and its row
+// length (the row pass hides much, a fused one little; typical's column walk pays page walks on
+// top: a share above 1, docs/model.md). A 1024 x 1024 probe (tried) did not carry to 517-column
+// rows nor to DRAM; the model uses a probe only for cases in its own level or deeper.
 std::vector<Case> overlap_probes(const Case& c) {
-  if (c.dims.size() != 2) return {};
-  const double s = double(dtype_size(c.dtype)), l3 = double(host_cache_sizes().l3);
-  if (!(double(c.dims[0]) * double(c.dims[1]) * s >= 2 * l3) || c.dims[0] < 4) return {};
+  if (c.dims.size() != 2 || c.dims[0] < 4) return {};
+  const HostCacheSizes& hc = host_cache_sizes();
+  const double s = double(dtype_size(c.dtype)), bytes = double(c.dims[0]) * double(c.dims[1]) * s;
+  const bool dram = bytes >= 2 * double(hc.l3);
+  // 3/4 of an in-L3 matrix must still exceed the L2s: a matrix of at least 2x their sum.
+  if (!dram && !(bytes >= 2 * double(hc.l2) * std::max(1, c.threads) && bytes <= double(hc.l3))) return {};
   Case k = c;
   k.dims[0] = c.dims[0] * 3 / 4;
   return {k};

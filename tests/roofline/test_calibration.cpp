@@ -325,13 +325,22 @@ TEST(CalibrationFamilies, OverlapProbes) {
                                          parse_case_name("floyd_warshall/naive/f32/1024x1024/threads:1"),
                                          parse_case_name("floyd_warshall/bdl/avx2/f32/1024x1024/sched:rec/bs:64/task:256/threads:1")},
                                         &probes);
-  // Sinkhorn: 3/4 of the rows, in DRAM, where the case's matrix (128 MiB) is at least twice this
-  // machine's L3; none for an L3-sized one.
+  // Sinkhorn: 3/4 of the rows at the row length, in DRAM where the case's matrix (128 MiB) is at
+  // least twice this machine's L3 (sysfs); in L3 for a matrix of 2x the L2s up to the L3
+  // (1023 x 517 f64, 4.2 MB); none for one within the L2s.
+  const HostCacheSizes& hc = host_cache_sizes();
   std::set<std::string> expect = {"gemm/blocked/avx2/f32/768x768x256/threads:2", "floyd_warshall/naive/f32/896x896/threads:1"};
-  if (128.0 * 1024 * 1024 >= 2.0 * double(host_cache_sizes().l3)) expect.insert("sinkhorn/c2r/f64/3072x4096/part:row/threads:1");
+  if (128.0 * 1024 * 1024 >= 2.0 * double(hc.l3)) expect.insert("sinkhorn/c2r/f64/3072x4096/part:row/threads:1");
   EXPECT_EQ(probes, expect);
+  std::set<std::string> l3;
+  calibration_cases_of({parse_case_name("sinkhorn/c2r/f64/1023x517/part:row/threads:1")}, &l3);
+  const double b = 1023.0 * 517 * 8;
+  if (b >= 2.0 * double(hc.l2) && b <= double(hc.l3))
+    EXPECT_EQ(l3, std::set<std::string>{"sinkhorn/c2r/f64/767x517/part:row/threads:1"});
+  else
+    EXPECT_TRUE(l3.empty());
   std::set<std::string> none;
-  calibration_cases_of({parse_case_name("sinkhorn/c2r/f64/1023x517/part:row/threads:1")}, &none);
+  calibration_cases_of({parse_case_name("sinkhorn/c2r/f64/128x256/part:row/threads:1")}, &none);
   EXPECT_TRUE(none.empty());
   for (const auto& name : probes)
     EXPECT_TRUE(std::any_of(cal.begin(), cal.end(), [&](const Case& k) { return k.name() == name; })) << name;
