@@ -12,6 +12,9 @@
 // the prediction still works on a machine.json from before the S-stream ceilings (or at a
 // level they were not measured for), but its floor is then too slow where more streams
 // draw more bandwidth, so the efficiency can exceed 1.
+// At DRAM the bound then takes all the bytes as one pipe at the fastest DRAM traffic measured at
+// the thread count, when that is faster (Machine::best_dram_traffic): a prefetching kernel read
+// faster than the read ceiling (docs/model.md). memory_time_kernels_s keeps the per-term time.
 #include <string>
 #include <vector>
 
