@@ -95,7 +95,9 @@ std::optional<CoreFit> fit_core(const WorkUnits& work, const std::vector<Calibra
 nlohmann::json to_json(const CoreFit& f) {
   auto str = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
   return {{"time_s", f.time_s}, {"cost_s", f.cost_s}, {"cases", f.cases}, {"max_rel_residual", f.max_rel_residual},
-          {"level", str(f.level)}, {"overlap", f.overlap}, {"overlap_probe", str(f.overlap_probe)},
+          {"level", str(f.level)}, {"overlap", f.overlap},
+          {"overlap_measured", f.overlap_probe.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.overlap_measured)},
+          {"overlap_probe", str(f.overlap_probe)},
           {"overlap_level", str(f.overlap_level)}};
 }
 

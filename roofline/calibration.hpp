@@ -39,9 +39,11 @@ struct CoreFit {
   std::string level;
   // The share of the transfers from beyond `level` that the kernel does not hide behind its
   // in-core work (ecm.hpp), measured on an overlap probe of the same case one level deeper:
-  //   overlap = (t_probe - T_core(probe)) / T_beyond(probe), clamped to [0, 1]
+  //   overlap = max(0, (t_probe - T_core(probe)) / T_beyond(probe)); above 1 where the kernel
+  //   streams slower than the ceilings (typical's column walk: page walks)
   // 1 (added in full) without a probe; `overlap_probe` names the probe, "" when none was used.
   double overlap = 1;
+  double overlap_measured = 1;  // the probe's ratio before the clamp (1 without a probe)
   std::string overlap_probe;
   std::string overlap_level;  // where the probe lived
 

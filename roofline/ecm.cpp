@@ -167,8 +167,8 @@ Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa, const Core
     e.level = p.level;
     e.working_set = m.working_set;
     e.t_ol = p.compute_time_s;
-    e.t_mem_fallback = p.memory_time_s;
-    e.time_s = p.time_s;
+    e.t_mem_fallback = p.memory_time_kernels_s;  // each stream at its own ceiling, not the bound's one pipe
+    e.time_s = std::max(p.compute_time_s, e.t_mem_fallback);
     e.compute_isa = p.compute_isa;
     e.bandwidth_isa = p.bandwidth_isa;
     e.notes.push_back("the variant declares no per-level traffic: ECM = the roofline's single-level terms "

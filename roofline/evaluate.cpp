@@ -143,10 +143,13 @@ int threads_of(const json& f, const Reader& rd) {
 // The share of the transfers beyond the fit's level that the kernel does not hide, from its
 // overlap probe (calibration.hpp CoreFit::overlap): the probe priced by the fit, its measured
 // time against T_core + T_beyond. A probe whose T_beyond is under 5% of its time measures
-// nothing (noise) and is not used; the first usable probe decides.
+// nothing (noise) and is not used. A probe prices the cases in its own level and deeper, never
+// a shallower one (Sinkhorn's DRAM probe says nothing of its L3 cases); of the usable probes the
+// deepest not below `case_level` decides (a DRAM probe before an L3 one for a DRAM case).
 void measure_overlap(CoreFit& fit, const std::vector<CalibrationSample>& samples,
                      const std::map<std::string, const json*>& probe_fields, const Machine& machine, int threads,
-                     Isa isa, const std::string& file) {
+                     Isa isa, const std::string& file, const std::string& case_level) {
+  int best = -1;
   for (const auto& s : samples) {
     if (!s.probe || !probe_fields.count(s.name)) continue;
     const json& f = *probe_fields.at(s.name);
@@ -160,11 +163,13 @@ void measure_overlap(CoreFit& fit, const std::vector<CalibrationSample>& samples
     } catch (const Error&) {  // priced as the case is: its own row says why
       continue;
     }
-    if (!(e.t_beyond > 0.05 * s.time_s)) continue;
-    fit.overlap = std::clamp((s.time_s - e.t_ol) / e.t_beyond, 0.0, 1.0);
+    const int lv = level_index(e.level);
+    if (!(e.t_beyond > 0.05 * (e.t_ol + e.t_beyond)) || lv > level_index(case_level) || lv <= best) continue;
+    best = lv;
+    fit.overlap_measured = (s.time_s - e.t_ol) / e.t_beyond;
+    fit.overlap = std::max(fit.overlap_measured, 0.0);
     fit.overlap_probe = s.name;
     fit.overlap_level = e.level;
-    return;
   }
 }
 }  // namespace
@@ -331,7 +336,8 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
             const std::string lv = machine->level_for(s.working_set, threads);
             if (fit->level.empty() || level_index(lv) > level_index(fit->level)) fit->level = lv;
           }
-          measure_overlap(*fit, it->second, probe_fields, *machine, threads, pricing.value_or(Isa::none), file);
+          measure_overlap(*fit, it->second, probe_fields, *machine, threads, pricing.value_or(Isa::none), file,
+                          machine->level_for(model.working_set, threads));
         }
       }
       try {

@@ -233,6 +233,19 @@ std::optional<double> Machine::find_bandwidth(const std::string& level, const st
   return find_threads(lv[level][kernel], threads);
 }
 
+std::pair<double, std::string> Machine::best_dram_traffic(int threads) const {
+  std::pair<double, std::string> best{0.0, ""};
+  const auto& bw = section(raw, "bandwidth");
+  const nlohmann::json* tables[] = {bw.contains("levels") ? &bw["levels"] : nullptr,
+                                    bw.contains("streams") && bw["streams"].contains("levels") ? &bw["streams"]["levels"] : nullptr};
+  for (const nlohmann::json* t : tables) {
+    if (!t || !t->contains("DRAM") || !(*t)["DRAM"].is_object()) continue;
+    for (const auto& [kernel, table] : (*t)["DRAM"].items())
+      if (const auto v = find_threads(table, threads); v && *v > best.first) best = {*v, kernel};
+  }
+  return best;
+}
+
 std::string Machine::best_bandwidth_isa() const {
   const auto& bw = section(raw, "bandwidth");
   return bw.contains("isa") && bw["isa"].is_string() ? bw["isa"].get<std::string>() : best_compute_isa();

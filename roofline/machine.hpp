@@ -66,6 +66,10 @@ struct Machine {
   };
   BandwidthCeiling find_bandwidth(const std::string& level, const std::string& kernel, int threads,
                                   Isa isa) const;
+  // The fastest DRAM traffic any bandwidth kernel reached at <= threads threads (1-stream and
+  // S-stream tables alike), and that kernel's name; {0, ""} when none is measured. predict()'s
+  // one DRAM ceiling for every stream: a bound no mix of streams may beat (docs/model.md).
+  std::pair<double, std::string> best_dram_traffic(int threads) const;
   // bandwidth.isa: the ISA of bandwidth.levels; compute.isa in files from before it.
   std::string best_bandwidth_isa() const;
   // The level a working set of `bytes` lives in with `threads` threads: L1 and L2 are taken

@@ -12,6 +12,9 @@
 // the prediction still works on a machine.json from before the S-stream ceilings (or at a
 // level they were not measured for), but its floor is then too slow where more streams
 // draw more bandwidth, so the efficiency can exceed 1.
+// At DRAM the bound then takes all the bytes as one pipe at the fastest DRAM traffic measured at
+// the thread count, when that is faster (Machine::best_dram_traffic): a prefetching kernel read
+// faster than the read ceiling (docs/model.md). memory_time_kernels_s keeps the per-term time.
 #include <string>
 #include <vector>
 
@@ -28,6 +31,9 @@ struct Prediction {
   double time_s = 0;
   double compute_time_s = 0;
   double memory_time_s = 0;
+  // The memory time at each stream's own ceiling (read, update, ...), before the one-pipe DRAM
+  // ceiling of the bound (predict.cpp): what the ECM's fallback prices, a prediction, not a bound.
+  double memory_time_kernels_s = 0;
   double compute_gflops = 0;  // the compute ceiling used
   std::string compute_isa;    // the ISA whose table priced it ("" when no compute term / gpu)
   double bandwidth_gbps = 0;  // effective bandwidth over the traffic terms (bytes / memory time)

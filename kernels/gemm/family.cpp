@@ -269,6 +269,22 @@ std::vector<LevelTraffic> blocked_phases(const Case& c, const Params& p) {
   return {pack, lt};
 }
 
+// The flops sfc_ca's own BRGEMM executes (its in-core unit, Model::core_work): each call runs
+// whole bk K-blocks (the last one zero-padded) and whole MR x NR register blocks at a tile's
+// edges, so 1000 x 777 x 513 does 1.27x its flops on avx512 f64 (K 640, N 792) while the
+// 384 x 384 x 256 calibration does exactly its own: a cost per flop fit there priced that case
+// 1.24-1.36x too fast (docs/model.md).
+double sfc_brgemm_flops(const Case& c, const Params& p) {
+  const simd::Shape sh = kUkernelShapes[p.isa];
+  const int64_t W = p.isa == Isa::avx512 ? 64 / int64_t(dtype_size(c.dtype)) : p.isa == Isa::avx2 ? 32 / int64_t(dtype_size(c.dtype)) : 1;
+  const auto up = [](int64_t n, int64_t r) { return (n + r - 1) / r * r; };
+  const auto padded = [&](int64_t n, int64_t tile, int64_t reg) {  // tiles of `tile`, each rounded up to `reg`
+    return (n / tile) * up(tile, reg) + up(n % tile, reg);
+  };
+  return 2.0 * double(padded(p.d.m, p.sp.bm, sh.mr)) * double(padded(p.d.n, p.sp.bn, sh.nrv * W)) *
+         double(up(p.d.k, p.sp.bk));
+}
+
 Model model(const Case& c) {
   const Params p = params_of(c);
   Model m = gemm::min_traffic_model(c.dtype, p.d.m, p.d.n, p.d.k);
@@ -287,6 +303,7 @@ Model model(const Case& c) {
                 std::to_string(p.sp.bk) + " (packing timed; k_layers-1 extra copies of C zeroed and reduced: +" +
                 std::to_string(3 * (p.sp.k_layers - 1)) + " M*N*s not in the model)";
       if (!p.knobs_note.empty()) m.note += "; " + p.knobs_note;
+      if (p.spec->kind == Kind::sfc_ca) m.core_work = {{"brgemm_flop", sfc_brgemm_flops(c, p)}};
       break;
     case Kind::baseline: m.note += "; " + library_note(*p.spec, c.threads); break;
   }
@@ -571,7 +588,20 @@ std::vector<Case> isa_cases() {
 // threads at M = N = 384 (4 x 4 sfc_ca tiles, a multiple of every MR / NR) and the K its
 // k_layers and kbf ask for (256 by default): 2.8 MiB of f64, cache-resident (L2 + L3), large
 // enough that the per-call costs (threads, packing) weigh as little as at the profiles' sizes.
+// The loop orders instead keep the case's row strides (K for A, N for B and C): their inner loops
+// walk columns, and at 512 (4 KiB rows) a column's lines share a few L1 and L2 sets and miss to
+// L3, which 384 (3 KiB rows: the columns fit L2) does not reproduce (3.6-3.7x per flop). They
+// halve or quarter M, which leaves every stride as it is: ijk / jik (inner loop down a column of
+// B) lose only rows of A and C (M / 4); jki / kji walk columns of A and C down M, whose halves
+// (256 lines at 4 KiB, two columns) still overflow the L2 sets they share (M / 2; N / 2, tried,
+// halves C's stride and ran 2x faster a flop than the case). ikj / kij walk rows: 384.
 std::vector<Case> calibration_cases(const Case& c) {
+  if (const Spec* s = spec_of(c.variant); s && s->kind == Kind::loops && c.dims.size() == 3) {
+    Case k = c;
+    if (c.variant == "ijk" || c.variant == "jik") k.dims[0] = std::max<int64_t>(1, c.dims[0] / 4);
+    if (c.variant == "jki" || c.variant == "kji") k.dims[0] = std::max<int64_t>(1, c.dims[0] / 2);
+    if (k.dims != c.dims) return {k};
+  }
   Case k = c;
   const int64_t layers = c.param_int("k_layers", 1), kbf = c.param_int("kbf", 2);
   k.dims = {384, 384, kSfcBk * std::max<int64_t>(kbf, 1) * std::max<int64_t>(layers, 1)};

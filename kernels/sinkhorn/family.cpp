@@ -289,6 +289,26 @@ std::vector<Case> calibration_cases(const Case& c) {
   return out;
 }
 
+// Overlap probe (Family::overlap_probes), for the cases whose matrix lies beyond the L2s of its
+// threads (sysfs): the same pass on 3/4 of the rows, the row length and stride kept (a column
+// walk crosses the same pages and sets), in the case's level: beyond the L2s still, and for a
+// matrix of at least twice the L3, 1.5x the L3 (DRAM). How much of the stream from beyond the
+// calibration's L2 a pass hides behind its in-core work is a property of the pass and its row
+// length (the row pass hides much, a fused one little; typical's column walk pays page walks on
+// top: a share above 1, docs/model.md). A 1024 x 1024 probe (tried) did not carry to 517-column
+// rows nor to DRAM; the model uses a probe only for cases in its own level or deeper.
+std::vector<Case> overlap_probes(const Case& c) {
+  if (c.dims.size() != 2 || c.dims[0] < 4) return {};
+  const HostCacheSizes& hc = host_cache_sizes();
+  const double s = double(dtype_size(c.dtype)), bytes = double(c.dims[0]) * double(c.dims[1]) * s;
+  const bool dram = bytes >= 2 * double(hc.l3);
+  // 3/4 of an in-L3 matrix must still exceed the L2s: a matrix of at least 2x their sum.
+  if (!dram && !(bytes >= 2 * double(hc.l2) * std::max(1, c.threads) && bytes <= double(hc.l3))) return {};
+  Case k = c;
+  k.dims[0] = c.dims[0] * 3 / 4;
+  return {k};
+}
+
 size_t memory_bytes(const Case& c) {
   if (c.dims.size() != 2) return 0;
   const size_t s = dtype_size(c.dtype), M = size_t(c.dims[0]), N = size_t(c.dims[1]);
@@ -533,7 +553,7 @@ template std::unique_ptr<Instance> sinkhorn::make_instance<double>(const Case&, 
 const Family& sinkhorn_family() {
   static const Family f = make_family(
       "sinkhorn", "Sinkhorn-Knopp / unbalanced-OT scaling, one pass or iteration (COFFEE, TPDS 2023; MAP-UOT)",
-      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases, calibration_cases},
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases, calibration_cases, overlap_probes},
       {{"typical", "Algorithm 1 as written: the column pass walks down columns (stride lda)"},
        {"c2r", "COFFEE-C2R: column sums accumulated row by row, row-major scaling (Alg. 2)"},
        {"blocked", "C2R + mc x nc blocking, factors temp[nc] reused down each panel (Alg. 3)"},

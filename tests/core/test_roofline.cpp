@@ -42,10 +42,13 @@ TEST(Predict, MemoryBoundSumsTrafficTerms) {
   Prediction p = predict(md, fixture(), 1);
   EXPECT_EQ(p.level, "DRAM");
   EXPECT_EQ(p.bound, "memory");
-  EXPECT_NEAR(p.memory_time_s, 0.3, 1e-12);
+  // The bound prices DRAM as one pipe at the fastest traffic measured (read, 10 GB/s): 0.26 s;
+  // each stream at its own ceiling (the ECM's fallback) 0.3 s.
+  EXPECT_NEAR(p.memory_time_kernels_s, 0.3, 1e-12);
+  EXPECT_NEAR(p.memory_time_s, 0.26, 1e-12);
   EXPECT_NEAR(p.compute_time_s, 0.01, 1e-12);
-  EXPECT_NEAR(p.time_s, 0.3, 1e-12);
-  EXPECT_NEAR(p.bandwidth_gbps, 2.6e9 / 0.3 / 1e9, 1e-9);
+  EXPECT_NEAR(p.time_s, 0.26, 1e-12);
+  EXPECT_NEAR(p.bandwidth_gbps, 10, 1e-9);
 }
 
 TEST(Predict, ComputeBoundInCache) {
@@ -105,9 +108,11 @@ TEST(Predict, StreamKernelUsesItsOwnCeiling) {
   md.traffic = {{3.2e9, "read_s4"}, {1.6e9, "update"}};  // 3.2e9 / 32 + 1.6e9 / 12 GB/s
   md.working_set = 1e9;
   const Prediction p = predict(md, with_streams(), 2);
-  EXPECT_NEAR(p.memory_time_s, 0.1 + 1.6 / 12, 1e-12);
+  EXPECT_NEAR(p.memory_time_kernels_s, 0.1 + 1.6 / 12, 1e-12);
+  EXPECT_NEAR(p.memory_time_s, 4.8 / 32, 1e-12);  // the bound: one pipe at read_s4's 32 GB/s
   EXPECT_EQ(p.bandwidth_kernels, (std::vector<std::string>{"read_s4", "update"}));
-  EXPECT_TRUE(p.notes.empty());
+  ASSERT_EQ(p.notes.size(), 1u);
+  EXPECT_NE(p.notes[0].find("'read_s4' 32.0 GB/s"), std::string::npos);
   EXPECT_EQ(to_json(p)["bandwidth_kernels"][0], "read_s4");
 }
 
@@ -118,7 +123,7 @@ TEST(Predict, StreamKernelFallsBackToOneStreamWithANote) {
   md.traffic = {{1.6e9, "read_s4"}, {0.8e9, "read_s8"}};
   md.working_set = 1e9;
   const Prediction old = predict(md, fixture(), 2);  // DRAM read 16 GB/s for both terms
-  EXPECT_NEAR(old.memory_time_s, 0.15, 1e-12);
+  EXPECT_NEAR(old.memory_time_s, 0.15, 1e-12);  // read is the fastest DRAM traffic: one pipe changes nothing
   EXPECT_EQ(old.bandwidth_kernels, (std::vector<std::string>{"read", "read"}));
   ASSERT_EQ(old.notes.size(), 2u);
   EXPECT_NE(old.notes[0].find("'read_s4'"), std::string::npos);
@@ -126,9 +131,10 @@ TEST(Predict, StreamKernelFallsBackToOneStreamWithANote) {
   EXPECT_EQ(to_json(old)["notes"].size(), 2u);
 
   const Prediction mixed = predict(md, with_streams(), 2);  // read_s4 measured, read_s8 not
-  EXPECT_NEAR(mixed.memory_time_s, 1.6 / 32 + 0.8 / 16, 1e-12);
+  EXPECT_NEAR(mixed.memory_time_kernels_s, 1.6 / 32 + 0.8 / 16, 1e-12);
+  EXPECT_NEAR(mixed.memory_time_s, 2.4 / 32, 1e-12);  // the bound's one pipe at read_s4's 32 GB/s
   EXPECT_EQ(mixed.bandwidth_kernels, (std::vector<std::string>{"read_s4", "read"}));
-  ASSERT_EQ(mixed.notes.size(), 1u);
+  ASSERT_EQ(mixed.notes.size(), 2u);
   EXPECT_NE(mixed.notes[0].find("'read_s8'"), std::string::npos);
 
   md.working_set = 16 << 10;  // L1: S-stream ceilings exist for DRAM only

@@ -11,6 +11,7 @@
 #include "harness/bench_driver.hpp"
 #include "harness/error.hpp"
 #include "harness/families.hpp"
+#include "harness/host_caches.hpp"
 #include "harness/json_io.hpp"
 #include "roofline/calibration.hpp"
 #include "roofline/ecm.hpp"
@@ -227,9 +228,44 @@ TEST(CalibrationEvaluate, LookupFallbackAndCalibrationRowsNotEvaluated) {
   EXPECT_EQ(c["cases"].size(), 1u);  // the probe is not fitted
   EXPECT_NEAR(c["time_s"].get<double>(), 0.16, 1e-9);
   EXPECT_NEAR(p["rows"][0]["ecm"]["time_s"].get<double>(), 0.22, 1e-9);
-  // A probe slower than T_core + T_beyond adds everything (overlap clamped to 1).
+  // A probe slower than T_core + T_beyond: the kernel streams slower than the ceilings (typical's
+  // page walks), so its transfers cost more than at the ceilings: (0.08 - 0.04) / 0.01 = 4, not
+  // clamped to 1: 0.16 + 4 x 0.1 = 0.56.
   bench["benchmarks"].back()["real_time"] = 80;
-  EXPECT_NEAR(evaluate(bench, &machine, "bench.json", "machine.json")["rows"][0]["ecm"]["time_s"].get<double>(), 0.26, 1e-9);
+  const auto slow = evaluate(bench, &machine, "bench.json", "machine.json")["rows"][0]["ecm"];
+  EXPECT_NEAR(slow["calibration"]["overlap_measured"].get<double>(), 4, 1e-9);
+  EXPECT_NEAR(slow["time_s"].get<double>(), 0.56, 1e-9);
+  bench["benchmarks"].back()["real_time"] = 46;
+
+  // A probe prices the cases of its own level or deeper, the deepest usable one first. A DRAM
+  // probe (1e9 B): 0.04 s in-core, 5e8 B at DRAM's read 20 GB/s (its own ceiling, not the
+  // bound's fastest traffic) = 0.025 beyond; measured 45 ms: 0.2. The DRAM case takes it:
+  // 0.16 + 0.2 x 0.1 = 0.18; an L3 case (1e7 B, 5e8 B from L3 = 0.01) the L3 probe's 0.6:
+  // 0.04 + 0.6 x 0.01 = 0.046.
+  add("f/v/avx2/f64/probe_dram/threads:1", 4e8, 45, true, 1);
+  bench["benchmarks"].back()["rooflab"]["working_set"] = 1e9;
+  bench["benchmarks"].back()["rooflab"]["traffic"] = {{{"bytes", 5e8}, {"kernel", "read"}}};
+  bench["benchmarks"].back()["rooflab"]["calibration_probe"] = true;
+  add("f/v/avx2/f64/mid/threads:1", 4e8, 47, false, 1);
+  bench["benchmarks"].back()["rooflab"]["working_set"] = 1e7;
+  bench["benchmarks"].back()["rooflab"]["traffic"] = {{{"bytes", 5e8}, {"kernel", "read"}}};
+  const auto lv = evaluate(bench, &machine, "bench.json", "machine.json");
+  const auto& big = lv["rows"][0]["ecm"];
+  EXPECT_EQ(big["calibration"]["overlap_probe"], "f/v/avx2/f64/probe_dram/threads:1");
+  EXPECT_EQ(big["calibration"]["overlap_level"], "DRAM");
+  EXPECT_NEAR(big["calibration"]["overlap"].get<double>(), 0.2, 1e-9);
+  EXPECT_NEAR(big["time_s"].get<double>(), 0.18, 1e-9);
+  const auto& mid = lv["rows"][2]["ecm"];
+  ASSERT_EQ(lv["rows"][2]["name"], "f/v/avx2/f64/mid/threads:1");
+  EXPECT_EQ(mid["calibration"]["overlap_probe"], "f/v/avx2/f64/probe/threads:1");
+  EXPECT_NEAR(mid["time_s"].get<double>(), 0.046, 1e-9);
+  // Without the L3 probe, the L3 case has none (a deeper probe never prices it): all added.
+  bench["benchmarks"].erase(bench["benchmarks"].begin() + 3);
+  const auto only_dram = evaluate(bench, &machine, "bench.json", "machine.json");
+  ASSERT_EQ(only_dram["rows"][2]["name"], "f/v/avx2/f64/mid/threads:1");
+  EXPECT_TRUE(only_dram["rows"][2]["ecm"]["calibration"]["overlap_probe"].is_null());
+  EXPECT_NEAR(only_dram["rows"][2]["ecm"]["time_s"].get<double>(), 0.05, 1e-9);
+  EXPECT_NEAR(only_dram["rows"][0]["ecm"]["time_s"].get<double>(), 0.18, 1e-9);
 }
 
 // The families' calibration shapes: valid cases, none of them an evaluated case, same variant,
@@ -259,10 +295,28 @@ TEST(CalibrationFamilies, ShapesAreValidAndNeverAnEvaluatedCase) {
   EXPECT_EQ(sk["core_work"]["call"], 1.0);
   const auto g = case_fields(parse_case_name("gemm/blocked/avx2/f64/64x64x64/threads:1"));
   EXPECT_EQ(g["core_work"]["flop"], g["flops"]);
+  // sfc_ca: the flops its BRGEMM runs, K padded to whole bk = 128 blocks, a tile's edge to whole
+  // MR x NR blocks (avx512 f64 8 x 24: N 777 -> 8 x 96 + 24; avx2 f64 4 x 12: 8 x 96 + 12); the
+  // calibration shape runs exactly its flops.
+  const auto s512 = case_fields(parse_case_name("gemm/sfc_ca/avx512/f64/1000x777x513/k_layers:1/kbf:2/threads:1"));
+  EXPECT_EQ(s512["core_work"]["brgemm_flop"], 2.0 * 1000 * 792 * 640);
+  EXPECT_FALSE(s512["core_work"].contains("flop"));
+  const auto s2 = case_fields(parse_case_name("gemm/sfc_ca/avx2/f64/1000x777x513/k_layers:1/kbf:2/threads:1"));
+  EXPECT_EQ(s2["core_work"]["brgemm_flop"], 2.0 * 1000 * 780 * 640);
+  const auto scal = case_fields(parse_case_name("gemm/sfc_ca/avx512/f64/384x384x256/k_layers:1/kbf:2/threads:1"));
+  EXPECT_EQ(scal["core_work"]["brgemm_flop"], scal["flops"]);
+  // The loop orders calibrate at the case's strides: M / 4 for ijk / jik, M / 2 for jki / kji;
+  // the row walks (ikj, kij) at 384 x 384 x 256.
+  auto shape = [](const char* name) { return calibration_cases_of({parse_case_name(name)}).at(0).name(); };
+  EXPECT_EQ(shape("gemm/ijk/f64/512x512x512/threads:2"), "gemm/ijk/f64/128x512x512/threads:2");
+  EXPECT_EQ(shape("gemm/jik/f64/512x512x512/threads:2"), "gemm/jik/f64/128x512x512/threads:2");
+  EXPECT_EQ(shape("gemm/jki/f64/512x512x512/threads:2"), "gemm/jki/f64/256x512x512/threads:2");
+  EXPECT_EQ(shape("gemm/kji/f32/512x512x512/threads:1"), "gemm/kji/f32/256x512x512/threads:1");
+  EXPECT_EQ(shape("gemm/ikj/f64/512x512x512/threads:2"), "gemm/ikj/f64/384x384x256/threads:2");
 }
 
-// Overlap probes (Family::overlap_probes): marked, one level deeper, none for the loop orders,
-// the tiled Floyd-Warshall schedules or Sinkhorn.
+// Overlap probes (Family::overlap_probes): marked, one level deeper, none for the loop orders
+// or the tiled Floyd-Warshall schedules.
 TEST(CalibrationFamilies, OverlapProbes) {
   std::set<std::string> probes;
   const auto cal = calibration_cases_of({parse_case_name("gemm/blocked/avx2/f32/1000x777x513/threads:2"),
@@ -271,9 +325,23 @@ TEST(CalibrationFamilies, OverlapProbes) {
                                          parse_case_name("floyd_warshall/naive/f32/1024x1024/threads:1"),
                                          parse_case_name("floyd_warshall/bdl/avx2/f32/1024x1024/sched:rec/bs:64/task:256/threads:1")},
                                         &probes);
-  // Sinkhorn has none: its 1024 x 1024 probe's share did not carry to the other shapes (model.md).
-  EXPECT_EQ(probes, (std::set<std::string>{"gemm/blocked/avx2/f32/768x768x256/threads:2",
-                                           "floyd_warshall/naive/f32/896x896/threads:1"}));
+  // Sinkhorn: 3/4 of the rows at the row length, in DRAM where the case's matrix (128 MiB) is at
+  // least twice this machine's L3 (sysfs); in L3 for a matrix of 2x the L2s up to the L3
+  // (1023 x 517 f64, 4.2 MB); none for one within the L2s.
+  const HostCacheSizes& hc = host_cache_sizes();
+  std::set<std::string> expect = {"gemm/blocked/avx2/f32/768x768x256/threads:2", "floyd_warshall/naive/f32/896x896/threads:1"};
+  if (128.0 * 1024 * 1024 >= 2.0 * double(hc.l3)) expect.insert("sinkhorn/c2r/f64/3072x4096/part:row/threads:1");
+  EXPECT_EQ(probes, expect);
+  std::set<std::string> l3;
+  calibration_cases_of({parse_case_name("sinkhorn/c2r/f64/1023x517/part:row/threads:1")}, &l3);
+  const double b = 1023.0 * 517 * 8;
+  if (b >= 2.0 * double(hc.l2) && b <= double(hc.l3))
+    EXPECT_EQ(l3, std::set<std::string>{"sinkhorn/c2r/f64/767x517/part:row/threads:1"});
+  else
+    EXPECT_TRUE(l3.empty());
+  std::set<std::string> none;
+  calibration_cases_of({parse_case_name("sinkhorn/c2r/f64/128x256/part:row/threads:1")}, &none);
+  EXPECT_TRUE(none.empty());
   for (const auto& name : probes)
     EXPECT_TRUE(std::any_of(cal.begin(), cal.end(), [&](const Case& k) { return k.name() == name; })) << name;
   // Without the set, no probes (the calibration shape only).

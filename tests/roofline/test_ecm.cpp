@@ -9,6 +9,7 @@
 #include "harness/registry.hpp"
 #include "roofline/ecm.hpp"
 #include "roofline/evaluate.hpp"
+#include "roofline/predict.hpp"
 #include "ecm_fixtures.hpp"
 
 using namespace rooflab;
@@ -158,6 +159,34 @@ TEST(EcmFallback, NoPerLevelTrafficUsesRooflineTerms) {
   }
 }
 
+// The roofline bound's DRAM ceiling is one pipe: every stream at the fastest DRAM traffic measured
+// at the thread count (a prefetching kernel read faster than the read ceiling, docs/model.md);
+// the ECM's fallback keeps each stream's own ceiling. Zen 3: 3e9 B read, read 20 GB/s (0.15 s),
+// fastest update / triad / copy 25 (0.12); 2 threads: update 30 (0.1). Xeon: the S-stream
+// table's update_s4, 40 GB/s (0.075). An in-cache working set keeps its per-kernel ceilings.
+TEST(RooflineBound, DramCeilingIsTheFastestMeasuredTraffic) {
+  Model m;
+  m.working_set = 1e9;
+  m.traffic = {{3e9, "read"}};
+  const Prediction z = predict(m, machine_from_json(zen3_json()), 1, Isa::avx2);
+  EXPECT_NEAR(z.memory_time_s, 0.12, 1e-12);
+  EXPECT_NEAR(z.memory_time_kernels_s, 0.15, 1e-12);
+  EXPECT_EQ(z.bandwidth_kernels, std::vector<std::string>{"read"});  // each term's own kernel, as before
+  ASSERT_FALSE(z.notes.empty());
+  EXPECT_NE(z.notes.back().find("fastest DRAM traffic"), std::string::npos);
+  EXPECT_NEAR(predict(m, machine_from_json(zen3_json()), 2, Isa::avx2).time_s, 0.1, 1e-12);
+  const Prediction x = predict(m, machine_from_json(xeon_json()), 1, Isa::avx512);
+  EXPECT_NEAR(x.time_s, 0.075, 1e-12);
+  EXPECT_NE(x.notes.back().find("'update_s4' 40.0 GB/s"), std::string::npos);
+  const Ecm e = ecm(m, machine_from_json(zen3_json()), 1, Isa::avx2);
+  EXPECT_NEAR(e.time_s, 0.15, 1e-12);
+  m.working_set = 1e7;  // L3 on both: the level's own read ceiling
+  const Prediction l3 = predict(m, machine_from_json(zen3_json()), 1, Isa::avx2);
+  EXPECT_EQ(l3.level, "L3");
+  EXPECT_NEAR(l3.memory_time_s, l3.memory_time_kernels_s, 1e-15);
+  EXPECT_EQ(l3.bandwidth_kernels, std::vector<std::string>{"read"});
+}
+
 // Working sets near a capacity (Zen 3 fixture, L3 32 MiB): priced where they are placed, marked.
 TEST(EcmStraddle, NearCapacityIsMarkedWithTheLevelPriced) {
   const Machine z = machine_from_json(zen3_json());
@@ -212,9 +241,10 @@ TEST(EcmEvaluate, RowsCarryEcmAndAccuracyShares) {
                        {"note", "t"}, {"flops", 3.2e9}};
   nlohmann::json fields = {{"family", "f"}, {"threads", 1}, {"flops", 3.2e9}, {"working_set", 1e9},
                            {"compute_ceiling", "fma_f64"}, {"isa", "avx2"}, {"library", nullptr},
-                           {"traffic", {{{"bytes", 3e9}, {"kernel", "read"}}}}};
+                           {"traffic", {{{"bytes", 3.75e9}, {"kernel", "update"}}}}};
   nlohmann::json bench = {{"schema", "rooflab.bench/1"}, {"benchmarks", nlohmann::json::array()}};
-  // a: ECM 0.15 s, roofline 3e9 / 20 = 0.15 s, measured 0.16 (both within 10%)
+  // a: ECM 0.15 s, roofline 3.75e9 / 25 (update, also the fastest DRAM traffic) = 0.15 s,
+  //    measured 0.16 (both within 10%)
   // b: same model without ecm_traffic (fallback = roofline 0.15), measured 0.2 (neither within 20%)
   // c: ECM 0.15, measured 0.17 (within 20%, not 10%)
   const std::pair<const char*, double> runs[] = {{"f/a/f64/1/threads:1", 160}, {"f/b/f64/1/threads:1", 200},
