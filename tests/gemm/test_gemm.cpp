@@ -127,7 +127,9 @@ TEST_P(GemmIsa, MicroKernelBatchReduceAndEdges) {
       for (int64_t nb : {1, 3})
         for (int64_t kc : {1, 7})
           for (int64_t m : {int64_t(1), int64_t(uk.mr) - 1, int64_t(uk.mr)})
-            for (int64_t n : {int64_t(1), int64_t(uk.nr) / 2 + 1, int64_t(uk.nr)}) {
+            // Every n: each narrower block (n within 1, 2, ... vectors; ukernel_impl.hpp's
+            // narrow) with full and partial last vectors.
+            for (int64_t n = 1; n <= uk.nr; ++n) {
               if (m < 1) continue;
               const int64_t sa = uk.mr * kc + 5, sb = uk.nr * kc + 3;  // batch strides with gaps
               Mat<T> Ap(1, nb * sa, 0, 11), Bp(1, nb * sb, 0, 12);
