@@ -27,7 +27,10 @@ BlockedPlan default_blocked_plan(int64_t s, int mr, int nr, int64_t l1, int64_t 
   // MC: the A block spans twice L2. Only its current MR x KC micro-panel must be close (the
   // prefetchers stream the rest); a larger block re-fetches each B sliver from L3 less often.
   p.mc = std::max<int64_t>(mr, (2 * l2) / (p.kc * s) / mr * mr);
-  p.nc = std::max<int64_t>(nr, (l3 / 2) / (p.kc * s) / nr * nr);
+  // NC rounds up to NR: cache sizes and KC are powers of two, so the half-L3 target often is
+  // one too, and rounding it down (NR = 12, 24, 48) cut a power-of-two N into one more block,
+  // each repacking A (4096^3 on Zen 4: 2 N blocks instead of 1, measured 2-3% slower).
+  p.nc = std::max<int64_t>(nr, round_up((l3 / 2) / (p.kc * s), nr));
   return p;
 }
 

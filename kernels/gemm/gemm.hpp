@@ -88,7 +88,8 @@ struct BlockedPlan {
 };
 // MC / KC / NC from cache sizes (bytes): a B sliver (KC x NR) within a quarter of L2 and an A
 // micro-panel (MR x KC) within L1, an A block (MC x KC) twice L2, a B panel (KC x NC) half of
-// L3; MC a multiple of MR, NC of NR. blocked() splits K into equal blocks of at most KC.
+// L3 (rounded up to a multiple of NR); MC a multiple of MR. blocked() splits K into equal
+// blocks of at most KC.
 BlockedPlan default_blocked_plan(int64_t elem_size, int mr, int nr, int64_t l1, int64_t l2, int64_t l3);
 // The analytical blocking of Low, Igual, Smith, Quintana-Orti, "Analytical modeling is enough
 // for high-performance BLIS" (ACM TOMS 43(2), 2016), from each level's size, ways and line:

@@ -127,7 +127,9 @@ TEST_P(GemmIsa, MicroKernelBatchReduceAndEdges) {
       for (int64_t nb : {1, 3})
         for (int64_t kc : {1, 7})
           for (int64_t m : {int64_t(1), int64_t(uk.mr) - 1, int64_t(uk.mr)})
-            for (int64_t n : {int64_t(1), int64_t(uk.nr) / 2 + 1, int64_t(uk.nr)}) {
+            // Every n: each narrower block (n within 1, 2, ... vectors; ukernel_impl.hpp's
+            // narrow) with full and partial last vectors.
+            for (int64_t n = 1; n <= uk.nr; ++n) {
               if (m < 1) continue;
               const int64_t sa = uk.mr * kc + 5, sb = uk.nr * kc + 3;  // batch strides with gaps
               Mat<T> Ap(1, nb * sa, 0, 11), Bp(1, nb * sb, 0, 12);
@@ -226,6 +228,33 @@ TEST(Gemm, BlockedSplitsKAndNIntoEqualBlocks) {
       }
     }
   }
+}
+
+// The sizes rule's NC is the half-L3 target rounded up to NR, not down: with power-of-two
+// caches and KC the target is a power of two, and a power-of-two N must stay one N block.
+TEST(Gemm, SizesRuleKeepsAPowerOfTwoNInOneBlock) {
+  constexpr int64_t K = 1024, M = K * K;
+  struct Row {
+    int64_t s;
+    int mr, nr;
+    int64_t l1, l2, l3;
+  };
+  // Zen 4 (AVX-512, AVX2), Zen 3 (AVX2), a Xeon (48 KiB L1, 2 MiB L2, 105 MiB L3).
+  for (const Row& r : {Row{8, 8, 24, 32 * K, M, 32 * M}, Row{4, 8, 48, 32 * K, M, 32 * M}, Row{8, 4, 12, 32 * K, M, 32 * M},
+                       Row{4, 4, 24, 32 * K, 512 * K, 32 * M}, Row{8, 4, 12, 32 * K, 512 * K, 32 * M},
+                       Row{8, 8, 24, 48 * K, 2 * M, 105 * M}}) {
+    const BlockedPlan p = default_blocked_plan(r.s, r.mr, r.nr, r.l1, r.l2, r.l3);
+    const int64_t target = r.l3 / 2 / (p.kc * r.s);
+    const std::string what = std::to_string(r.mr) + "x" + std::to_string(r.nr) + " s" + std::to_string(r.s) +
+                             " L3 " + std::to_string(r.l3) + ": nc " + std::to_string(p.nc) + " target " +
+                             std::to_string(target);
+    EXPECT_EQ(p.nc % r.nr, 0) << what;
+    EXPECT_GE(p.nc, target) << what;
+    EXPECT_LT(p.nc, target + r.nr) << what;
+  }
+  // On Zen 4 the targets are 4096 (f64 KC 512, f32 KC 1024): N = 4096 is one block.
+  EXPECT_GE(default_blocked_plan(8, 8, 24, 32 * K, M, 32 * M).nc, 4096);
+  EXPECT_GE(default_blocked_plan(4, 8, 48, 32 * K, M, 32 * M).nc, 4096);
 }
 
 // The analytical blocking (Low et al. 2016) at fixture cache geometries: the paper's own
