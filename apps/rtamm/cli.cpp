@@ -338,9 +338,10 @@ int cmd_calibrate(const Values& o) {
   std::string units_measured;
   for (const json& e : m["rtamm"]["units"])
     if (e.value("dtype", "") == "f64" && e.value("threads", 0) == threads) units_measured = e.value("measured", "");
-  uc.calib.provenance = {
+  uc.calib.provenance.update(json{
       {"method", "rooflab rtamm calibrate: non-negative least squares of the relative error over every plan x "
-                 "training shape, features = the uncalibrated formula terms (kernels/rtamm/cost.cpp calib_features); "
+                 "training shape, features = the uncalibrated formula terms (kernels/rtamm/cost.cpp calib_features), "
+                 "then a coordinate search on the scales for the training shapes' decisions (decision_refinement); "
                  "the unit costs themselves stay the micro-benchmark's"},
       {"created", utc_timestamp()}, {"units_measured", units_measured}, {"training_seed", seed},
       {"evaluation_seed", ev.seed}, {"base_sizes", {ev.base[0], ev.base[1], ev.base[2]}},
@@ -348,7 +349,7 @@ int cmd_calibrate(const Values& o) {
       {"threads", threads}, {"profile", profile}, {"quiet_budget", diag::quiet_budget().to_json()},
       {"training_median_abs_error", {{"uncalibrated", before.first}, {"calibrated", after.first}}},
       {"training_sweep_accuracy", {{"uncalibrated", before.second}, {"calibrated", after.second}}},
-      {"training_dims", dims}};
+      {"training_dims", dims}});
   if (o.has("--training-in")) uc.calib.provenance["training_from"] = fs::absolute(o.path("--training-in")).string();
   const json cj = calibration_to_json(uc.calib);
   // Its own section, fitted on the "rtamm" units (their revision recorded): re-measuring the
@@ -379,8 +380,12 @@ int cmd_calibrate(const Values& o) {
               cj["load_c"].get<double>(), cj["load_c_ahead"].get<double>(), cj["store_c"].get<double>(),
               cj["sync"].get<double>(), cj["overlap"].get<double>());
   for (double k : uc.calib.kernel) std::printf(" %.3f", k);
-  std::printf("\n  training set: median |pred/meas - 1| %.1f%% -> %.1f%%, sweep accuracy %.1f%% -> %.1f%%\n",
-              100 * before.first, 100 * after.first, 100 * before.second, 100 * after.second);
+  const json& dr = uc.calib.provenance["decision_refinement"];
+  std::printf("\n  training set: median |pred/meas - 1| %.1f%% -> %.1f%%, sweep accuracy %.1f%% -> %.1f%% "
+              "(least squares alone %.1f%%; refined from the %s)\n",
+              100 * before.first, 100 * after.first, 100 * before.second, 100 * after.second,
+              100 * dr["least_squares"]["training_within_5pct"].get<double>(),
+              dr["refined"]["started_from"].get<std::string>().c_str());
   std::printf("  wrote %s\n", machine_section_path(path, "rtamm_calibration").string().c_str());
   return 0;
 }

@@ -137,6 +137,7 @@ Calibration fit_calibration(const Units& u, const std::vector<Plan>& plans, cons
   // Per shape: its plans' features and times (finite positive times only).
   std::vector<std::vector<std::vector<double>>> F(shapes.size());
   std::vector<std::vector<double>> T(shapes.size());
+  std::vector<double> plain_error;  // |uncalibrated prediction / time - 1| per plan and shape
   for (size_t s = 0; s < shapes.size(); ++s) {
     if (measured[s].size() != plans.size()) throw Error("rtamm calibration: a shape lacks plan times");
     for (size_t i = 0; i < plans.size(); ++i) {
@@ -144,6 +145,7 @@ Calibration fit_calibration(const Units& u, const std::vector<Plan>& plans, cons
       if (!(t > 0) || !std::isfinite(t)) continue;
       F[s].push_back(calib_features(plans[i], shapes[s], plain));
       T[s].push_back(t);
+      plain_error.push_back(std::fabs(cost(plans[i], shapes[s], plain).total / t - 1));
     }
   }
   // The machine's speed drifts over minutes on a shared VM (steps of up to ~1.5x seen here),
@@ -176,8 +178,84 @@ Calibration fit_calibration(const Units& u, const std::vector<Plan>& plans, cons
     if (med > 0)
       for (double& v : a) v /= med;
   }
+  // The plan choice needs only the ranking within each shape, which the least-squares fit of the
+  // times does not optimize: on a 2-vCPU Zen 4 VM it cut the training set's median error 11.3% ->
+  // 3.9% while its shapes within 5% of their fastest plan fell 88.0% -> 82.7%. So a coordinate
+  // search on the scales (multiplicative steps, the overlap within [0, 1]), started from the fit
+  // and from the unit scales, keeps a step only when the training decisions improve: more shapes
+  // within 5%, ties broken by the mean loss; and only while the scales still predict times no
+  // worse than the uncalibrated formulas do (median relative error), so that they stay a cost
+  // model and not a bare ranking score. Held-out shapes judge it (`rtamm evaluate`).
+  const auto median_error = [&](const std::vector<double>& w) {
+    std::vector<double> e;
+    for (size_t s = 0; s < F.size(); ++s)
+      for (size_t i = 0; i < F[s].size(); ++i) {
+        double pr = 0;
+        for (size_t j = 0; j < w.size(); ++j) pr += F[s][i][j] * w[j];
+        e.push_back(std::fabs(pr / T[s][i] - 1));
+      }
+    std::nth_element(e.begin(), e.begin() + long(e.size() / 2), e.end());
+    return e[e.size() / 2];
+  };
+  std::nth_element(plain_error.begin(), plain_error.begin() + long(plain_error.size() / 2), plain_error.end());
+  const double error_cap = plain_error[plain_error.size() / 2];
+  const auto decisions = [&](const std::vector<double>& w) {
+    size_t within = 0;
+    double loss = 0;
+    size_t n = 0;
+    for (size_t s = 0; s < F.size(); ++s) {
+      if (F[s].empty()) continue;
+      size_t best = 0;
+      double best_cost = std::numeric_limits<double>::infinity();
+      for (size_t i = 0; i < F[s].size(); ++i) {
+        double pr = 0;
+        for (size_t j = 0; j < w.size(); ++j) pr += F[s][i][j] * w[j];
+        if (pr < best_cost) best_cost = pr, best = i;
+      }
+      const double l = T[s][best] / *std::min_element(T[s].begin(), T[s].end()) - 1;
+      within += l <= 0.05, loss += l, ++n;
+    }
+    return std::pair<double, double>{n ? double(within) / double(n) : 0.0, n ? loss / double(n) : 0.0};
+  };
+  const auto better = [](const std::pair<double, double>& a, const std::pair<double, double>& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second - 1e-12);
+  };
+  const auto search = [&](std::vector<double> w) {
+    auto best = decisions(w);
+    for (double step : {2.0, 1.4, 1.15, 1.05})
+      for (int pass = 0; pass < 50; ++pass) {
+        bool improved = false;
+        for (size_t j = 0; j < w.size(); ++j) {
+          const double v0 = w[j];
+          const std::vector<double> tries = v0 > 0 ? std::vector<double>{v0 * step, v0 / step} : std::vector<double>{0.25, 1.0};
+          for (double v : tries) {
+            w[j] = j == 6 ? std::min(v, 1.0) : v;  // the overlap share: at most all of the shorter side
+            const auto sc = decisions(w);
+            if (better(sc, best) && median_error(w) <= error_cap) {
+              best = sc, improved = true;
+              break;
+            }
+            w[j] = v0;
+          }
+        }
+        if (!improved) break;
+      }
+    return std::pair{best, w};
+  };
+  const auto fitted = decisions(c);
+  std::vector<double> unit(c.size(), 1.0);
+  unit[6] = 0;
+  const auto from_fit = search(c), from_unit = search(unit);  // (a start above the cap moves only below it)
+  const bool unit_wins = better(from_unit.first, from_fit.first) && median_error(from_unit.second) <= error_cap;
+  const auto& chosen = unit_wins ? from_unit : from_fit;
+  c = chosen.second;
   Calibration k;
   k.present = true;
+  k.provenance["decision_refinement"] = {
+      {"least_squares", {{"training_within_5pct", fitted.first}, {"training_mean_loss", fitted.second}}},
+      {"refined", {{"training_within_5pct", chosen.first.first}, {"training_mean_loss", chosen.first.second},
+                   {"started_from", unit_wins ? "unit scales" : "least squares"},
+                   {"median_error_cap", error_cap}}}};
   k.load_a = c[0], k.load_b = c[1], k.load_c = c[2], k.load_c_ahead = c[3], k.store_c = c[4], k.sync = c[5];
   k.overlap = c[6];
   k.kernel.assign(c.begin() + kCalibFixed, c.end());

@@ -323,6 +323,42 @@ TEST(RtammCalibration, FitRecoversKnownScalesDespiteSpeedDrift) {
   EXPECT_THROW(fit_calibration(u, plans, {}, {}), Error);
 }
 
+TEST(RtammCalibration, DecisionRefinementReportsWhatTheEngineChooses) {
+  // Times the formula terms cannot represent (ahead plans 12% slower on odd shapes, a per-block
+  // factor that flips with the shape): the least-squares fit ranks some shapes wrong. The refined
+  // scales must choose at least as well on the training shapes, and the accuracy the provenance
+  // reports must be the one the engine's own choices reach with the returned calibration.
+  const std::vector<Block> pool = {{32, 32, 32}, {16, 64, 16}, {64, 16, 64}};
+  Units u = flat_units(4, 4, pool, 0.0);
+  u.sync_ns = 50;
+  const auto plans = plans_of(pool);
+  std::vector<gemm::Dims> shapes;
+  std::vector<std::vector<double>> t;
+  for (int s = 0; s < 24; ++s) {
+    shapes.push_back(dims(40 + 23 * s, 150 - 5 * s, 33 + 17 * (s % 5), s % 2));
+    t.emplace_back();
+    for (size_t i = 0; i < plans.size(); ++i) {
+      double v = cost(plans[i], shapes.back(), u).total;
+      if (plans[i].ahead != Ahead::none && s % 2) v *= 1.12;
+      if (plans[i].b.mcg == 64 && s % 3 == 0) v *= 0.85;
+      t.back().push_back(v);
+    }
+  }
+  const Calibration k = fit_calibration(u, plans, shapes, t);
+  const json& dr = k.provenance.at("decision_refinement");
+  const double ls = dr.at("least_squares").at("training_within_5pct").get<double>();
+  const double refined = dr.at("refined").at("training_within_5pct").get<double>();
+  EXPECT_GE(refined, ls);
+  EXPECT_LE(k.overlap, 1.0);
+  Units fitted = u;
+  fitted.calib = k;
+  const Engine e(plans, fitted);
+  size_t within = 0;
+  for (size_t s = 0; s < shapes.size(); ++s)
+    within += t[s][e.choose(shapes[s])] <= 1.05 * *std::min_element(t[s].begin(), t[s].end());
+  EXPECT_DOUBLE_EQ(refined, double(within) / double(shapes.size()));
+}
+
 TEST(RtammCost, SourceLevelFollowsTheWorkingSet) {
   const Caches c{32768, 1 << 20, 1 << 24, "t"};
   EXPECT_EQ(source_level(dims(64, 64, 64), 8, c), kL2);
