@@ -324,13 +324,13 @@ TEST(MeasureDriver, HypervisorStealMarksASampleDisturbed) {
   p.quiet.cpus = 2;
   const m::Batch b = [&](int64_t, bool) {
     ++sample;
-    const double s = sample == 3 ? 0.2 : 0.02;  // a long sample for a small, countable steal
+    const double s = sample == 3 ? 0.2 : 0.05;  // a long sample for a small, countable steal
     const auto t0 = Clock::now();
     spin(s);
     const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
     const double cpu_s = 2 * dt;  // what 2 CPUs could give in that time
     if (sample == 1) ticks += 1;  // the counter turns over once: granularity, not steal
-    if (sample == 2) ticks += 1 + int64_t(std::ceil(0.5 * cpu_s / tick));  // half the CPU time stolen
+    if (sample == 2) ticks += 1 + std::llround(0.5 * cpu_s / tick);  // half the CPU time stolen
     if (sample == 3) ticks += 1 + int64_t(std::floor(0.03 * cpu_s / tick));  // 3%: below the 5% fraction
     if (sample == 4) ticks += 1 + int64_t(std::ceil(0.08 * cpu_s / tick));   // 8%: above it
     return dt;
@@ -339,7 +339,7 @@ TEST(MeasureDriver, HypervisorStealMarksASampleDisturbed) {
   ASSERT_EQ(r.samples.size(), 5u);
   EXPECT_TRUE(r.samples[0].quiet);
   EXPECT_DOUBLE_EQ(r.samples[0].steal, 0.0);
-  EXPECT_TRUE(r.samples[1].quiet);  // one tick in a 20 ms sample would be 25%: not counted
+  EXPECT_TRUE(r.samples[1].quiet);  // one tick in a 50 ms sample would be 10%: not counted
   EXPECT_DOUBLE_EQ(r.samples[1].steal, 0.0);
   EXPECT_FALSE(r.samples[2].quiet);
   EXPECT_NEAR(r.samples[2].steal, 0.5, 0.2);
@@ -356,9 +356,9 @@ TEST(MeasureDriver, HypervisorStealMarksASampleDisturbed) {
   const m::Batch one = [&](int64_t, bool) {
     ++sample;
     const auto t0 = Clock::now();
-    spin(0.02);
+    spin(0.05);
     const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (sample == 1) ticks += 1 + int64_t(std::ceil(0.5 * 2 * dt / tick));  // half of both CPUs
+    if (sample == 1) ticks += 1 + std::llround(0.5 * 2 * dt / tick);  // half of both CPUs
     return dt;
   };
   const m::Result r1 = m::measure(one, p);
