@@ -6,6 +6,7 @@
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -44,15 +46,43 @@ std::optional<double> load_average() {
   return std::nullopt;
 }
 
-int procs_running() {
+int procs_running() { return proc_stat().procs_running; }
+
+ProcStat proc_stat() {
+  ProcStat st;
   std::ifstream in("/proc/stat");
   std::string key;
-  long v = 0;
   while (in >> key) {
-    if (key == "procs_running" && in >> v) return int(v);
-    in.ignore(1 << 16, '\n');
+    if (key == "cpu") {  // user nice system idle iowait irq softirq steal ...
+      int64_t v[8];
+      int n = 0;
+      while (n < 8 && in >> v[n]) ++n;
+      if (n == 8) st.steal_ticks = v[7];
+    } else if (key.rfind("cpu", 0) == 0) {
+      ++st.cpus;
+    } else if (key == "procs_running") {
+      long v = 0;
+      if (in >> v) st.procs_running = int(v);
+      break;  // after the cpu lines: nothing else needed
+    }
+    in.clear();
+    in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');  // the intr line is long
   }
-  return -1;
+  return st;
+}
+
+double clock_tick_s() {
+  static const double tick = [] {
+    const long hz = sysconf(_SC_CLK_TCK);
+    return hz > 0 ? 1.0 / double(hz) : 0.01;
+  }();
+  return tick;
+}
+
+int64_t process_cpu_ns() {
+  timespec ts{};
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return -1;
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 namespace {

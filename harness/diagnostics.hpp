@@ -21,6 +21,22 @@ std::optional<double> load_average();  // 1-minute load average (/proc/loadavg)
 // sample's own threads were runnable just before and just after it.
 int procs_running();
 
+// One read of /proc/stat: procs_running, and the hypervisor's steal (the "cpu" line's 8th value:
+// time the host ran something else while a vCPU had work, summed over CPUs, in USER_HZ ticks).
+// A stolen vCPU still runs its task as far as the guest's scheduler knows: no run-queue wait,
+// no extra runnable task; this counter is the only trace. -1 / 0 where unknown.
+struct ProcStat {
+  int procs_running = -1;
+  int64_t steal_ticks = -1;
+  int cpus = 0;  // the "cpuN" lines: the CPUs the steal is summed over
+};
+ProcStat proc_stat();
+double clock_tick_s();  // one USER_HZ tick, 1 / sysconf(_SC_CLK_TCK) (10 ms where USER_HZ is 100)
+// CPU time of this process's threads so far (CLOCK_PROCESS_CPUTIME_ID: the sum of their
+// on-CPU times, threads that ended included; with paravirt steal accounting it leaves out steal);
+// -1 when unreadable.
+int64_t process_cpu_ns();
+
 // Nanoseconds this process's threads have spent runnable but waiting for a CPU, summed
 // (/proc/self/task/*/schedstat, second field); -1 when the kernel does not expose it. Its growth
 // over a sample is the time the sample lost to other tasks on its cores: the direct sign of an

@@ -96,24 +96,34 @@ double Result::best() const {
 
 nlohmann::json Result::to_json() const {
   const Stats s = stats();
-  nlohmann::json quiet = nlohmann::json::array(), wait = nlohmann::json::array();
-  for (const Sample& x : samples) quiet.push_back(x.quiet), wait.push_back(num(x.runqueue_wait));
+  nlohmann::json quiet = nlohmann::json::array(), wait = nlohmann::json::array(), steal = nlohmann::json::array();
+  for (const Sample& x : samples)
+    quiet.push_back(x.quiet), wait.push_back(num(x.runqueue_wait)), steal.push_back(num(x.steal));
   return {{"samples_s", seconds()},    {"quiet", quiet},          {"disturbed", disturbed()},
-          {"runqueue_wait", wait},
+          {"runqueue_wait", wait}, {"steal", steal}, {"cpu_utilization", num(cpu_utilization(samples))},
           {"runs_per_sample", runs_per_sample}, {"best_s", num(best())}, {"min_s", num(s.min)},
           {"median_s", num(s.median)}, {"cv", num(s.cv)},          {"quiet_fraction", num(quiet_fraction())},
           {"interrupted", interrupted}};
 }
 
 // ---- disturbance ---------------------------------------------------------------------------
-Disturbance disturbance_of(const Result& r, const DisturbanceRule& rule) {
-  std::vector<bool> quiet;
-  for (const auto& smp : r.samples) quiet.push_back(smp.quiet);
-  return classify(r.seconds(), quiet, rule);
+double cpu_utilization(const std::vector<Sample>& samples) {
+  double busy = 0, wall = 0;
+  for (const Sample& x : samples)
+    if (std::isfinite(x.cpu_utilization) && x.wall_s > 0) busy += x.cpu_utilization * x.wall_s, wall += x.wall_s;
+  return wall > 0 ? busy / wall : NAN;
 }
 
-Disturbance classify(const std::vector<double>& seconds, const std::vector<bool>& quiet, const DisturbanceRule& rule) {
+Disturbance disturbance_of(const Result& r, const DisturbanceRule& rule, int threads) {
+  std::vector<bool> quiet;
+  for (const auto& smp : r.samples) quiet.push_back(smp.quiet);
+  return classify(r.seconds(), quiet, rule, cpu_utilization(r.samples), threads);
+}
+
+Disturbance classify(const std::vector<double>& seconds, const std::vector<bool>& quiet, const DisturbanceRule& rule,
+                     double cpu_utilization, int threads) {
   Disturbance d;
+  d.cpu_utilization = cpu_utilization;
   if (seconds.empty()) return d;
   std::vector<std::string> why;
   auto fmt = [](const char* f, double x) {
@@ -126,8 +136,14 @@ Disturbance classify(const std::vector<double>& seconds, const std::vector<bool>
     d.quiet_fraction = double(n) / double(quiet.size());
     if (d.quiet_fraction < rule.min_quiet_fraction)
       why.push_back("load: " + std::to_string(quiet.size() - n) + " of " + std::to_string(quiet.size()) +
-                    " samples ran beside other tasks");
+                    " samples ran beside other tasks or lost CPU time (run queue, hypervisor steal)");
   }
+  // Threads that did not all run: the process got about one CPU's worth of progress.
+  if (threads >= 2 && cpu_utilization < 1.0 / threads + rule.idle_margin)  // false for NaN
+    why.push_back("threads idle: CPU utilization " + fmt("%.2f", cpu_utilization) + " < " +
+                  fmt("%.2f", 1.0 / threads + rule.idle_margin) + " (" + fmt("%.2f", cpu_utilization * threads) +
+                  " of " + std::to_string(threads) +
+                  " threads busy; hypervisor steal, or fewer threads ran: the library's own behaviour when it stays)");
   const Stats s = stats(seconds);
   d.cv = s.cv;
   if (s.cv > rule.cv_max) why.push_back("cv " + fmt("%.3g", s.cv) + " > " + fmt("%.3g", rule.cv_max));
@@ -151,15 +167,23 @@ bool Disturbance::better_than(const Disturbance& o) const {
 // ---- quiet marks ---------------------------------------------------------------------------
 QuietMark::QuietMark(const QuietPolicy& q) : q_(q) {}
 
-int64_t QuietMark::waited_ns() const {
-  if (!q_.mark) return -1;
-  if (q_.runqueue_wait_ns) return q_.runqueue_wait_ns();
-  return q_.running ? -1 : diag::runqueue_wait_ns();  // a test's machine: only its own hooks count
+QuietMark::Counters QuietMark::read() const {
+  Counters c;
+  if (!q_.mark) return c;
+  const bool test = bool(q_.running);  // a test's machine: only its own hooks count
+  // One /proc/stat read gives both the runnable tasks and the steal.
+  const diag::ProcStat st = test ? diag::ProcStat{} : diag::proc_stat();
+  c.running = test ? q_.running() : st.procs_running;
+  c.wait_ns = q_.runqueue_wait_ns ? q_.runqueue_wait_ns() : test ? -1 : diag::runqueue_wait_ns();
+  c.steal_ticks = q_.steal_ticks ? q_.steal_ticks() : st.steal_ticks;
+  c.cpus = q_.steal_ticks ? q_.cpus : st.cpus;
+  c.cpu_ns = q_.cpu_ns ? q_.cpu_ns() : test ? -1 : diag::process_cpu_ns();
+  return c;
 }
 
 void QuietMark::look() {
-  before_ = quiet_now();
-  wait0_ns_ = waited_ns();
+  c0_ = read();
+  before_ = quiet(c0_.running);
   t0_ = Clock::now();
 }
 
@@ -175,24 +199,36 @@ void QuietMark::wait() {
 
 bool QuietMark::quiet_now() const {
   if (!q_.mark) return true;
-  if (q_.running) {
-    const int r = q_.running();
-    return r < 0 || r <= q_.threads;  // unknown counts as quiet, as diag::QuietBudget does
-  }
-  const int r = diag::procs_running();
+  return quiet(q_.running ? q_.running() : diag::procs_running());
+}
+
+bool QuietMark::quiet(int r) const {
+  if (!q_.mark || r < 0 || r <= q_.threads) return true;  // unknown counts as quiet, as diag::QuietBudget does
+  if (q_.running) return false;
   // This process's runnable threads beyond the sample's own (a library's helpers spinning after
   // the call) are not another task's load.
   const int own = diag::own_running_threads();
-  return r < 0 || r - std::max(0, own - q_.threads) <= q_.threads;
+  return r - std::max(0, own - q_.threads) <= q_.threads;
 }
 
 bool QuietMark::end() {
   const double dt = since(t0_);
-  const int64_t w1 = wait0_ns_ >= 0 ? waited_ns() : -1;
-  wait_fraction_ = w1 >= 0 && dt > 0 ? double(w1 - wait0_ns_) * 1e-9 / (dt * std::max(1, q_.threads)) : NAN;
-  const bool waited_long = wait_fraction_ > q_.max_runqueue_wait;  // false for NaN: unknown is quiet
-  const bool after = quiet_now();  // looked at always: a check is a check (tests count them)
-  return before_ && after && !waited_long;
+  const Counters c1 = read();  // looked at always: a check is a check (tests count them)
+  const double thread_s = dt * std::max(1, q_.threads);
+  auto grew = [&](int64_t a, int64_t b) { return a >= 0 && b >= a && dt > 0; };
+  wall_s_ = dt;
+  wait_fraction_ = grew(c0_.wait_ns, c1.wait_ns) ? double(c1.wait_ns - c0_.wait_ns) * 1e-9 / thread_s : NAN;
+  // The counter moves in whole ticks (10 ms): one tick less is what was surely stolen, so a tick
+  // that turns over during a short sample does not mark it. The steal is summed over all CPUs:
+  // shared out evenly when the sample has fewer threads than the machine has CPUs.
+  steal_fraction_ = grew(c0_.steal_ticks, c1.steal_ticks)
+                        ? double(std::max<int64_t>(0, c1.steal_ticks - c0_.steal_ticks - 1)) * diag::clock_tick_s() /
+                              (dt * std::max({1, q_.threads, c1.cpus}))
+                        : NAN;
+  utilization_ = grew(c0_.cpu_ns, c1.cpu_ns) ? double(c1.cpu_ns - c0_.cpu_ns) * 1e-9 / thread_s : NAN;
+  // false for NaN: unknown is quiet
+  const bool lost = wait_fraction_ > q_.max_runqueue_wait || steal_fraction_ > q_.max_runqueue_wait;
+  return before_ && quiet(c1.running) && !lost;
 }
 
 // ---- the driver ----------------------------------------------------------------------------
@@ -244,7 +280,8 @@ std::vector<Result> measure_round_robin(const std::vector<Batch>& batches, const
       const double dt = batches[i](runs[i], false);
       const bool quiet = mark.end();
       if (Interrupt::requested()) return stop();  // the sample may be cut short: not kept
-      out[i].samples.push_back({dt / double(runs[i]), quiet, mark.runqueue_wait()});
+      out[i].samples.push_back({dt / double(runs[i]), quiet, mark.runqueue_wait(), mark.steal(),
+                                mark.cpu_utilization(), mark.wall_s()});
     }
   }
   return out;

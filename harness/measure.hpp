@@ -27,8 +27,10 @@ namespace rooflab::measure {
 using Batch = std::function<double(int64_t runs, bool warmup)>;
 
 // A sample is quiet when no more tasks than its own threads were runnable just before and just
-// after it (diag::procs_running, not counting this process's threads beyond them), and its threads waited for a CPU (diag::runqueue_wait_ns) at
-// most max_runqueue_wait of their time; on a shared machine the others are marked disturbed.
+// after it (diag::procs_running, not counting this process's threads beyond them), its threads
+// waited for a CPU (diag::runqueue_wait_ns) at most max_runqueue_wait of their time, and the
+// hypervisor stole (diag::proc_stat) at most that fraction of the CPU time the sample could have
+// had; on a shared machine the others are marked disturbed.
 struct QuietPolicy {
   bool mark = true;          // false: no checks, every sample counts as quiet
   int threads = 1;           // the sample's own threads
@@ -39,6 +41,11 @@ struct QuietPolicy {
   std::function<int()> running;  // runnable tasks now (default diag::procs_running; a test hook)
   // Default diag::runqueue_wait_ns, or unknown (no check) when `running` is a test's hook.
   std::function<int64_t()> runqueue_wait_ns;
+  // Test hooks, unknown by default when `running` is a test's: the steal ticks summed over `cpus`
+  // CPUs (default diag::proc_stat), and this process's CPU time (default diag::process_cpu_ns).
+  std::function<int64_t()> steal_ticks;
+  int cpus = 0;  // with the steal_ticks hook (0: the machine's)
+  std::function<int64_t()> cpu_ns;
 };
 
 struct Policy {
@@ -57,7 +64,15 @@ struct Sample {
   double seconds = 0;  // per run
   bool quiet = true;
   double runqueue_wait = NAN;  // the fraction of its thread-time spent waiting for a CPU (NaN: unknown)
+  // At least this fraction of the CPU time it could have had (wall x max(threads, CPUs)) was stolen
+  // by the hypervisor: the steal counter's growth less one tick of its granularity (NaN: unknown).
+  double steal = NAN;
+  // Its process's CPU time over wall x threads: ~1 when every thread ran throughout (NaN: unknown).
+  double cpu_utilization = NAN;
+  double wall_s = NAN;  // the sample's wall time, all its runs (weights cpu_utilization)
 };
+// The samples' CPU utilization, weighted by their wall time; NaN when none is known.
+double cpu_utilization(const std::vector<Sample>& samples);
 
 struct Stats {  // over a set of per-run times; NaN where undefined (no sample, cv of one)
   size_t n = 0;
@@ -104,19 +119,23 @@ struct DisturbanceRule {
   double cv_max = 0.10;             // a larger coefficient of variation: "cv"
   double outlier = 1.5;             // a sample above this x the median: "outlier"
   double median_over_best = 1.3;    // the median above this x the fastest sample: "median"
+  // A case of T >= 2 threads whose CPU utilization is below 1/T + this ran as if on about one
+  // CPU: "threads idle" (steal, or a library that used fewer threads; it may be its real behaviour).
+  double idle_margin = 0.1;
 };
 struct Disturbance {
   bool disturbed = false;
   std::string reason;  // "" when undisturbed; else every rule that fired, "; "-separated
-  double quiet_fraction = NAN, cv = NAN;
+  double quiet_fraction = NAN, cv = NAN, cpu_utilization = NAN;
   // Of two measurements of one case, whether this one is the better: undisturbed first, then
   // more quiet samples, then the smaller spread.
   bool better_than(const Disturbance& o) const;
 };
+// `cpu_utilization` (NaN: unknown) of a case of `threads` threads: the "threads idle" rule.
 Disturbance classify(const std::vector<double>& seconds, const std::vector<bool>& quiet,
-                     const DisturbanceRule& rule = {});
-// classify() over a Result's samples and their quiet marks.
-Disturbance disturbance_of(const Result& r, const DisturbanceRule& rule = {});
+                     const DisturbanceRule& rule = {}, double cpu_utilization = NAN, int threads = 1);
+// classify() over a Result's samples, their quiet marks and CPU utilization.
+Disturbance disturbance_of(const Result& r, const DisturbanceRule& rule = {}, int threads = 1);
 
 // The runs per sample so that one sample of `batch` lasts >= min_s: doubling (at least) from
 // `start` until it does (at most 2^30 runs).
@@ -128,20 +147,30 @@ int64_t calibrate(const Batch& batch, double min_s, int64_t start = 1);
 class QuietMark {
  public:
   explicit QuietMark(const QuietPolicy& q);
-  void look();            // the sample starts: runnable tasks and the run-queue wait so far
+  void look();            // the sample starts: runnable tasks, run-queue wait, steal, CPU time so far
   bool end();             // the sample ended: quiet or disturbed
-  double runqueue_wait() const { return wait_fraction_; }  // of the last end(); NaN unknown
+  // Of the last end() (Sample's fields); NaN unknown.
+  double runqueue_wait() const { return wait_fraction_; }
+  double steal() const { return steal_fraction_; }
+  double cpu_utilization() const { return utilization_; }
+  double wall_s() const { return wall_s_; }
   void wait();            // within quiet.wait_s, what is left of quiet.wait_total_s and the budget
   bool quiet_now() const; // no more runnable tasks than quiet.threads (always true unmarked)
 
  private:
-  int64_t waited_ns() const;
+  struct Counters {  // one look at the machine and the process; -1 where unknown
+    int running = -1;
+    int64_t wait_ns = -1, steal_ticks = -1, cpu_ns = -1;
+    int cpus = 0;
+  };
+  Counters read() const;
+  bool quiet(int running) const;
   QuietPolicy q_;
   bool before_ = true;
   double waited_ = 0;
-  int64_t wait0_ns_ = -1;
+  Counters c0_;
   std::chrono::steady_clock::time_point t0_;
-  double wait_fraction_ = NAN;
+  double wait_fraction_ = NAN, steal_fraction_ = NAN, utilization_ = NAN, wall_s_ = NAN;
 };
 
 // SIGINT / SIGTERM while measuring: the first one sets a flag that the driver checks between

@@ -195,6 +195,9 @@ set_tests_properties(cli_bench_interrupt_sigint cli_bench_interrupt_sigterm PROP
 add_test(NAME cli_bench_disturbed COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bench_disturbed.sh ${RL} ${TMPD}/disturbed
          ${CMAKE_CURRENT_SOURCE_DIR}/core/fixture_machine.json)
 set_tests_properties(cli_bench_disturbed PROPERTIES LABELS integration)
+# A 2-thread case the OpenMP runtime caps at one thread: low CPU utilization, "threads idle".
+add_test(NAME cli_bench_threads_idle COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bench_threads_idle.sh ${RL} ${TMPD}/threads_idle)
+set_tests_properties(cli_bench_threads_idle PROPERTIES LABELS integration)
 
 # README.md: <= 12 KB, and its command table names every command of `rooflab --help`.
 add_test(NAME cli_readme_commands COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli/readme_commands.sh

@@ -73,6 +73,28 @@ TEST(Diagnostics, OmpWaitPolicySaysWhoSetIt) {
     EXPECT_EQ(p.at("set_by"), user_set ? "user" : "libgomp default");
 }
 
+TEST(Diagnostics, ProcStatReadsTasksStealAndCpusInOnePass) {
+  // The caller is runnable while it reads; the steal counter only grows; one "cpuN" line per CPU.
+  const rooflab::diag::ProcStat a = rooflab::diag::proc_stat();
+  if (a.procs_running < 0) GTEST_SKIP() << "no /proc/stat";
+  const rooflab::diag::ProcStat b = rooflab::diag::proc_stat();
+  EXPECT_GE(a.procs_running, 1);
+  EXPECT_GE(rooflab::diag::procs_running(), 1);  // the same parse
+  EXPECT_GE(a.cpus, 1);
+  ASSERT_GE(a.steal_ticks, 0);  // 0 on bare metal
+  EXPECT_GE(b.steal_ticks, a.steal_ticks);
+  EXPECT_GT(rooflab::diag::clock_tick_s(), 0.0);
+  EXPECT_LE(rooflab::diag::clock_tick_s(), 0.01);  // USER_HZ >= 100
+}
+
+TEST(Diagnostics, ProcessCpuTimeGrowsWhileThisThreadWorks) {
+  const int64_t a = rooflab::diag::process_cpu_ns();
+  ASSERT_GE(a, 0);
+  volatile double x = 1;
+  for (int i = 0; i < 5'000'000; ++i) x = x * 1.0000001 + 1e-9;
+  EXPECT_GT(rooflab::diag::process_cpu_ns(), a);
+}
+
 TEST(Diagnostics, OwnRunningThreadsCountsTheCaller) {
   // The calling thread is running while it reads: at least 1 (-1 without /proc).
   const int n = rooflab::diag::own_running_threads();

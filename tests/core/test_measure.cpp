@@ -6,6 +6,8 @@
 #include <cmath>
 #include <csignal>
 
+#include <unistd.h>
+
 #include "harness/error.hpp"
 #include "harness/measure.hpp"
 
@@ -303,6 +305,92 @@ TEST(MeasureDriver, RunQueueWaitMarksASampleDisturbed) {
   EXPECT_EQ(unknown.quiet_count(), 3u);
   EXPECT_TRUE(std::isnan(unknown.samples[0].runqueue_wait));
   EXPECT_TRUE(unknown.to_json().at("runqueue_wait")[0].is_null());
+  // Likewise the machine's steal and the process's CPU time.
+  EXPECT_TRUE(std::isnan(unknown.samples[0].steal));
+  EXPECT_TRUE(std::isnan(unknown.samples[0].cpu_utilization));
+  EXPECT_TRUE(unknown.to_json().at("cpu_utilization").is_null());
+}
+
+TEST(MeasureDriver, HypervisorStealMarksASampleDisturbed) {
+  // Quiet snapshots and no run-queue wait throughout; the steal counter (in USER_HZ ticks, summed
+  // over 2 CPUs) grows by what each sample's script says, from the sample's own wall time.
+  const double tick = 1.0 / double(sysconf(_SC_CLK_TCK));
+  int sample = -1;
+  int64_t ticks = 0;
+  m::Policy p = quiet_policy();
+  p.repetitions = 5, p.warmup = 0, p.runs_per_sample = 1, p.quiet.threads = 2;
+  p.quiet.runqueue_wait_ns = [] { return int64_t(0); };
+  p.quiet.steal_ticks = [&] { return ticks; };
+  p.quiet.cpus = 2;
+  const m::Batch b = [&](int64_t, bool) {
+    ++sample;
+    const double s = sample == 3 ? 0.2 : 0.05;  // a long sample for a small, countable steal
+    const auto t0 = Clock::now();
+    spin(s);
+    const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double cpu_s = 2 * dt;  // what 2 CPUs could give in that time
+    if (sample == 1) ticks += 1;  // the counter turns over once: granularity, not steal
+    if (sample == 2) ticks += 1 + std::llround(0.5 * cpu_s / tick);  // half the CPU time stolen
+    if (sample == 3) ticks += 1 + int64_t(std::floor(0.03 * cpu_s / tick));  // 3%: below the 5% fraction
+    if (sample == 4) ticks += 1 + int64_t(std::ceil(0.08 * cpu_s / tick));   // 8%: above it
+    return dt;
+  };
+  const m::Result r = m::measure(b, p);
+  ASSERT_EQ(r.samples.size(), 5u);
+  EXPECT_TRUE(r.samples[0].quiet);
+  EXPECT_DOUBLE_EQ(r.samples[0].steal, 0.0);
+  EXPECT_TRUE(r.samples[1].quiet);  // one tick in a 50 ms sample would be 10%: not counted
+  EXPECT_DOUBLE_EQ(r.samples[1].steal, 0.0);
+  EXPECT_FALSE(r.samples[2].quiet);
+  EXPECT_NEAR(r.samples[2].steal, 0.5, 0.2);
+  EXPECT_TRUE(r.samples[3].quiet);
+  EXPECT_GT(r.samples[3].steal, 0.0);
+  EXPECT_LE(r.samples[3].steal, 0.05);
+  EXPECT_FALSE(r.samples[4].quiet);
+  EXPECT_EQ(r.to_json().at("steal").size(), 5u);
+  EXPECT_DOUBLE_EQ(m::disturbance_of(r, {}, 2).quiet_fraction, 0.6);  // the "load" rule's input
+
+  // One thread on a 2-CPU machine: the machine's steal is shared out over its CPUs.
+  sample = -1, ticks = 0;
+  p.quiet.threads = 1, p.repetitions = 3;
+  const m::Batch one = [&](int64_t, bool) {
+    ++sample;
+    const auto t0 = Clock::now();
+    spin(0.05);
+    const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (sample == 1) ticks += 1 + std::llround(0.5 * 2 * dt / tick);  // half of both CPUs
+    return dt;
+  };
+  const m::Result r1 = m::measure(one, p);
+  EXPECT_FALSE(r1.samples[1].quiet);
+  EXPECT_NEAR(r1.samples[1].steal, 0.5, 0.2);  // not 1.0: half of it hit the other CPU
+}
+
+TEST(MeasureDriver, CpuUtilizationOfTheSamplesThreads) {
+  // The process's CPU time grows by `busy` x the sample's wall time: 2 threads at 1x (one did not
+  // run) and at 1.9x (both ran).
+  for (const double busy : {1.0, 1.9}) {
+    int64_t cpu = 0;
+    m::Policy p = quiet_policy();
+    p.repetitions = 3, p.warmup = 0, p.runs_per_sample = 1, p.quiet.threads = 2;
+    p.quiet.cpu_ns = [&] { return cpu; };
+    const m::Batch b = [&](int64_t, bool) {
+      const auto t0 = Clock::now();
+      spin(0.01);
+      const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+      cpu += int64_t(busy * dt * 1e9);
+      return dt;
+    };
+    const m::Result r = m::measure(b, p);
+    ASSERT_EQ(r.samples.size(), 3u);
+    // The mark's wall time is a little longer than the batch's: utilization a little below.
+    EXPECT_NEAR(m::cpu_utilization(r.samples), busy / 2, 0.1);
+    EXPECT_GT(r.samples[0].wall_s, 0.0);
+    const m::Disturbance d = m::disturbance_of(r, {}, 2);
+    EXPECT_EQ(d.disturbed, busy < 1.5) << busy << ": " << d.reason;
+    EXPECT_EQ(d.reason.find("threads idle") != std::string::npos, busy < 1.5) << d.reason;
+    EXPECT_EQ(r.quiet_count(), 3u);  // a per-case rule: the samples' quiet marks are untouched
+  }
 }
 
 TEST(Disturbance, ClassifiesSyntheticSamples) {
@@ -336,6 +424,24 @@ TEST(Disturbance, ClassifiesSyntheticSamples) {
   m::DisturbanceRule loose;
   loose.cv_max = 1, loose.outlier = 3, loose.median_over_best = 3;
   EXPECT_FALSE(m::classify({1.0, 1.0, 1.0, 1.0, 2.0}, quiet5, loose).disturbed);
+
+  // Threads idle: 2 threads at ~1 CPU's worth (utilization 0.5) fire; 1.9 CPUs (0.95) do not;
+  // never one thread (its utilization is ~1 at best); unknown (NaN) never.
+  const std::vector<double> steady = {1.0, 1.01, 0.99, 1.02, 1.0};
+  const m::Disturbance idle = m::classify(steady, quiet5, {}, 0.5, 2);
+  EXPECT_TRUE(idle.disturbed);
+  EXPECT_NE(idle.reason.find("threads idle: CPU utilization 0.50 < 0.60 (1.00 of 2 threads busy"), std::string::npos)
+      << idle.reason;
+  EXPECT_DOUBLE_EQ(idle.cpu_utilization, 0.5);
+  EXPECT_TRUE(m::classify(steady, quiet5, {}, 0.58, 2).disturbed);
+  EXPECT_FALSE(m::classify(steady, quiet5, {}, 0.95, 2).disturbed);
+  EXPECT_FALSE(m::classify(steady, quiet5, {}, 0.5, 1).disturbed);
+  EXPECT_FALSE(m::classify(steady, quiet5, {}, NAN, 2).disturbed);
+  EXPECT_TRUE(m::classify(steady, quiet5, {}, 0.3, 4).disturbed);   // 1.2 of 4 CPUs: below 1/4 + 0.1
+  EXPECT_FALSE(m::classify(steady, quiet5, {}, 0.5, 4).disturbed);  // 2 of 4 CPUs: some ran
+  m::DisturbanceRule strict;
+  strict.idle_margin = 0.5;  // the margin is the rule's
+  EXPECT_TRUE(m::classify(steady, quiet5, strict, 0.95, 2).disturbed);
 
   // No marks (a caller without quiet checks): only the times decide; no samples: undisturbed.
   EXPECT_FALSE(m::classify({1.0, 1.0, 1.0}, {}).disturbed);
