@@ -241,7 +241,9 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
     }
   }
 
-  // --remodel: the model fields from this build's family table (the measured ones stay).
+  // --remodel: the model fields from this build's family table. What ran stays as recorded (the
+  // measurements, and "runs_isa" / "library" / "code_path": a run-time dispatch here would pick
+  // this host's ISA, not the one of the machine that ran the case).
   std::map<std::string, std::string> remodeled;  // name -> "" (re-derived) or why not
   if (remodel)
     for (const auto& name : order) {
@@ -249,7 +251,7 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
       try {
         const json fresh = remodel(name);
         for (const char* k : {"flops", "bytes", "working_set", "intensity", "compute_ceiling", "model_note", "traffic",
-                              "core_work", "calibration_group", "ecm_traffic", "library", "runs_isa", "code_path"}) {
+                              "core_work", "calibration_group", "ecm_traffic"}) {
           if (fresh.contains(k)) f[k] = fresh[k];
           else f.erase(k);
         }
