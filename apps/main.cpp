@@ -16,6 +16,8 @@
 #include "harness/counters/counters.hpp"
 #include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
+#include "harness/families.hpp"
+#include "harness/host_caches.hpp"
 #include "harness/isa_choice.hpp"
 #include "harness/json_io.hpp"
 #include "microbench/characterize.hpp"
@@ -186,6 +188,11 @@ Spec model_spec() {
             "directory of --bench)")
       .path("--mpi-sweep", PathKind::input_dir, "DIR",
             "instead: the MPI core-sharing model of DIR/mpi_sweep.json, stored into it (no other option)")
+      .flag("--remodel",
+            "re-derive each case's model (traffic, per-level ECM traffic, working set) with this build's family tables "
+            "and the cache sizes of the machine that ran it (machine.json caches.reported, else measured) instead of "
+            "the ones bench.json recorded: a bench.json of an older build or of another CPU priced by this build's "
+            "model, as scripts/perf_gate.sh does with its baseline")
       .hint("; make it with `scripts/mpi_sweep.sh --run DIR`")
       .path("--predict-on", PathKind::input_file, "B.json",
             "instead: every case of RUN_A (--run or the positional) predicted on machine B from B's machine.json: the "
@@ -243,7 +250,10 @@ int cmd_model(const Values& v) {
       throw args::UsageError("--mpi-sweep DIR takes no other option (it reads and rewrites DIR/mpi_sweep.json)");
     return roofline::mpi::mpi_sweep_main(v.str("--mpi-sweep"));
   }
-  if (v.has("--predict-on")) return cmd_predict_on(v);
+  if (v.has("--predict-on")) {
+    if (v.flag("--remodel")) throw args::UsageError("--remodel goes with --run DIR or --bench FILE, not --predict-on");
+    return cmd_predict_on(v);
+  }
   if (v.has("--measured") || !v.positionals().empty())
     throw args::UsageError(v.has("--measured") ? "--measured goes with --predict-on B.json"
                                                : "a run directory is given with --run DIR (RUN_A: with --predict-on)");
@@ -257,7 +267,20 @@ int cmd_model(const Values& v) {
   if (out.empty()) out = fs::path(bench).parent_path().string();
   if (out.empty()) out = ".";
   ensure_writable_dir(out);
-  return roofline::model_main(bench, machine, fs::path(out) / "model.json", variant_predictions);
+  if (!v.flag("--remodel")) return roofline::model_main(bench, machine, fs::path(out) / "model.json", variant_predictions);
+  // The family tables read the caches through host_cache_sizes(): the baseline's machine's, not this host's.
+  if (machine.empty() || !fs::exists(machine))
+    throw Error("--remodel needs the machine.json of the machine that ran " + bench +
+                " (its cache sizes shape the model): give --machine FILE or --run DIR");
+  const auto sizes = machine_cache_sizes(read_machine_json(machine), machine);
+  if (!sizes) throw Error(machine + " has no \"caches\" section: --remodel cannot know the cache sizes of the machine that ran " + bench);
+  const ScopedHostCaches scope(*sizes);
+  const roofline::Remodel remodel = [](const std::string& name) {
+    const Case c = parse_case_name(name);
+    validate_case(c);
+    return case_fields(c);
+  };
+  return roofline::model_main(bench, machine, fs::path(out) / "model.json", variant_predictions, remodel);
 }
 
 // ---- the Python side -----------------------------------------------------------------------

@@ -7,6 +7,8 @@ namespace rooflab {
 namespace fs = std::filesystem;
 
 namespace {
+thread_local const HostCacheSizes* g_override = nullptr;  // ScopedHostCaches
+
 // sysfs sizes read "48K", "1024K", "32768K" (or plain bytes, or "M").
 int64_t parse_size(const std::string& s) {
   size_t pos = 0;
@@ -32,6 +34,11 @@ int to_int(const std::string& s) {
 }  // namespace
 
 std::optional<HostCache> host_cache(int level) {
+  if (g_override) {
+    const int64_t v = level == 1 ? g_override->l1 : level == 2 ? g_override->l2 : level == 3 ? g_override->l3 : 0;
+    if (v > 0) return HostCache{v, 0, 0};
+    return std::nullopt;
+  }
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator("/sys/devices/system/cpu/cpu0/cache", ec)) {
     if (entry.path().filename().string().rfind("index", 0) != 0) continue;
@@ -50,6 +57,7 @@ std::optional<HostCache> host_cache(int level) {
 }
 
 const HostCacheSizes& host_cache_sizes() {
+  if (g_override) return *g_override;
   static const HostCacheSizes sizes = [] {
     HostCacheSizes s;
     const int64_t assumed[3] = {32 << 10, 512 << 10, 8 << 20};
@@ -66,4 +74,32 @@ const HostCacheSizes& host_cache_sizes() {
   }();
   return sizes;
 }
+std::optional<HostCacheSizes> machine_cache_sizes(const nlohmann::json& m, const std::string& what) {
+  if (!m.is_object() || !m.contains("caches") || !m["caches"].is_object()) return std::nullopt;
+  const auto& c = m["caches"];
+  HostCacheSizes s;
+  const int64_t assumed[3] = {32 << 10, 512 << 10, 8 << 20};
+  int64_t* out[3] = {&s.l1, &s.l2, &s.l3};
+  std::string from;
+  for (int l = 0; l < 3; ++l) {
+    const std::string lvl = "L" + std::to_string(l + 1);
+    const char* used = nullptr;
+    for (const char* src : {"reported", "measured"})
+      if (c.contains(src) && c[src].is_object() && c[src].contains(lvl) && c[src][lvl].is_number() &&
+          c[src][lvl].get<double>() > 0) {
+        *out[l] = int64_t(c[src][lvl].get<double>());
+        used = src;
+        break;
+      }
+    if (!used) *out[l] = assumed[l];
+    from += (l ? ", " : "") + lvl + " " + (used ? used : "assumed");
+  }
+  s.source = what + " caches (" + from + ")";
+  return s;
+}
+
+ScopedHostCaches::ScopedHostCaches(HostCacheSizes sizes) : sizes_(std::move(sizes)), prev_(g_override) {
+  g_override = &sizes_;
+}
+ScopedHostCaches::~ScopedHostCaches() { g_override = prev_; }
 }  // namespace rooflab

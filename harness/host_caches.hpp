@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace rooflab {
 struct HostCache {
   int64_t size = 0;  // bytes (per core for L1/L2; the L3 is shared)
@@ -21,6 +23,27 @@ struct HostCacheSizes {
   std::string source;  // "sysfs" or which levels fell back to the assumed 32 KiB / 512 KiB / 8 MiB
 };
 // L1d / L2 / L3 sizes of this machine, each level sysfs does not list replaced by a typical
-// size (named in `source`). Read once.
+// size (named in `source`). Read once. Inside a ScopedHostCaches: that machine's sizes.
 const HostCacheSizes& host_cache_sizes();
+
+// The cache sizes the OS of the machine that wrote `machine` (a machine.json) listed: per level
+// caches.reported (hwloc: what sysfs said there, hence what its bench's blockings and models
+// used), else caches.measured, else the assumed size (named in `source`). nullopt without a
+// "caches" object.
+std::optional<HostCacheSizes> machine_cache_sizes(const nlohmann::json& machine, const std::string& what);
+
+// While alive, host_cache_sizes() and host_cache() answer with `sizes` (associativity and line
+// unknown: 0) on this thread: `rooflab model --remodel` re-derives a case's model, blocking
+// included, as it was on the machine that ran it, not with this host's caches.
+class ScopedHostCaches {
+ public:
+  explicit ScopedHostCaches(HostCacheSizes sizes);
+  ~ScopedHostCaches();
+  ScopedHostCaches(const ScopedHostCaches&) = delete;
+  ScopedHostCaches& operator=(const ScopedHostCaches&) = delete;
+
+ private:
+  HostCacheSizes sizes_;
+  const HostCacheSizes* prev_;
+};
 }  // namespace rooflab

@@ -208,7 +208,7 @@ json accuracy(const json& rows) {
 }
 
 json evaluate(const json& bench, const json* machine_json, const std::filesystem::path& bench_path,
-              const std::filesystem::path& machine_path, const ExtraPredictions& extra) {
+              const std::filesystem::path& machine_path, const ExtraPredictions& extra, const Remodel& remodel) {
   require_schema(bench, "rooflab.bench", 1, bench_path);
   std::optional<Machine> machine;
   if (machine_json) machine = machine_from_json(*machine_json, machine_path);
@@ -241,6 +241,26 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
     }
   }
 
+  // --remodel: the model fields from this build's family table. What ran stays as recorded (the
+  // measurements, and "runs_isa" / "library" / "code_path": a run-time dispatch here would pick
+  // this host's ISA, not the one of the machine that ran the case).
+  std::map<std::string, std::string> remodeled;  // name -> "" (re-derived) or why not
+  if (remodel)
+    for (const auto& name : order) {
+      json& f = acc[name].fields;
+      try {
+        const json fresh = remodel(name);
+        for (const char* k : {"flops", "bytes", "working_set", "intensity", "compute_ceiling", "model_note", "traffic",
+                              "core_work", "calibration_group", "ecm_traffic"}) {
+          if (fresh.contains(k)) f[k] = fresh[k];
+          else f.erase(k);
+        }
+        remodeled[name] = "";
+      } catch (const Error& e) {
+        remodeled[name] = e.what();
+      }
+    }
+
   // The calibration cases' times, by what they share with the cases they calibrate.
   std::map<std::string, std::vector<CalibrationSample>> calibration;
   std::map<std::string, const json*> probe_fields;  // the overlap probes' fields, by name
@@ -268,6 +288,8 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
                           "flops", "bytes", "intensity"})
       r[k] = f.contains(k) ? f[k] : json(nullptr);
     r["message"] = "";
+    if (remodel)  // null: re-derived by this build; a string: why the recorded model was kept
+      r["remodel_missing"] = remodeled[name].empty() ? json(nullptr) : json(remodeled[name]);
     const bool calibration_row = is_calibration(f, rd);
     r["calibration"] = calibration_row;
     if (!a.error.empty()) {
@@ -378,7 +400,7 @@ json evaluate(const json& bench, const json* machine_json, const std::filesystem
 }
 
 int model_main(const std::filesystem::path& bench_path, const std::filesystem::path& machine_path,
-               const std::filesystem::path& out, const ExtraPredictions& extra) {
+               const std::filesystem::path& out, const ExtraPredictions& extra, const Remodel& remodel) {
   const json bench = read_json_file(bench_path);
   json machine;
   const bool have_machine = !machine_path.empty();
@@ -387,7 +409,7 @@ int model_main(const std::filesystem::path& bench_path, const std::filesystem::p
       throw Error("machine model " + machine_path.string() + " not found; run `rooflab characterize` first");
     machine = read_machine_json(machine_path);
   }
-  const json m = evaluate(bench, have_machine ? &machine : nullptr, bench_path, machine_path, extra);
+  const json m = evaluate(bench, have_machine ? &machine : nullptr, bench_path, machine_path, extra, remodel);
   write_json_atomic(out, m);
   std::printf("%-64s %8s %11s %11s %11s %8s %6s %6s\n", "benchmark", "status", "median_ms",
               "predict_ms", "ecm_ms", "GFLOP/s", "GB/s", "eff");

@@ -37,3 +37,14 @@ if(Python3_Interpreter_FOUND)
               --out ${_po_out}/pairs zen3=${_po_base}/gate zen5=${_po_base}/gate-zen5)
   set_tests_properties(cli_predict_on_pairs PROPERTIES LABELS integration)
 endif()
+# `rooflab model --remodel` (each case's model re-derived with the caches of the machine that ran
+# it) on the committed gate baselines of the Zen 3, Zen 4 and Zen 5, and the gate's cross-CPU ratios.
+rooflab_unit_test(test_remodel SOURCES roofline/test_remodel.cpp LIBS rooflab_families rooflab_roofline)
+target_compile_definitions(test_remodel PRIVATE ROOFLAB_SOURCE_ROOT="${PROJECT_SOURCE_DIR}")
+add_test(NAME cli_model_remodel COMMAND ${_po_expect} 0 "floyd_warshall/simd.* ok "
+         -- $<TARGET_FILE:rooflab> model --run ${_po_base}/gate --remodel --out ${_po_out}/remodel)
+add_test(NAME cli_model_remodel_no_machine COMMAND ${_po_expect} 1 "--remodel needs the machine.json"
+         -- $<TARGET_FILE:rooflab> model --bench ${_po_base}/gate/bench.json --remodel --out ${_po_out}/remodel)
+add_test(NAME cli_model_remodel_predict_on COMMAND ${_po_expect} 2 "--remodel goes with --run DIR"
+         -- $<TARGET_FILE:rooflab> model --predict-on ${_po_base}/gate-zen5/machine.json ${_po_base}/gate --remodel)
+set_tests_properties(cli_model_remodel cli_model_remodel_no_machine cli_model_remodel_predict_on PROPERTIES LABELS integration)

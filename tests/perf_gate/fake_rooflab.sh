@@ -2,12 +2,14 @@
 # A stand-in for the rooflab binary that scripts/perf_gate.sh drives, timing nothing: characterize
 # writes a machine.json naming the CPU in FAKE_CPU_ISA (comma-separated ISAs of an "AMD EPYC") and
 # FAKE_CPU_SIG (its host.cpu_signature; unset or empty: none, as in a file from before it),
-# bench and model write empty results, compare prints a verdict and exits FAKE_COMPARE_RC.
+# bench and model write empty results, compare prints a verdict and exits FAKE_COMPARE_RC; with
+# --filter F and FAKE_SLOWER (the name of the kernel that got slower) it exits 4 when F matches
+# that name, else 0 (the gate's second compare, of the kernels that gate across CPUs).
 set -eu
 cmd=$1; shift
-dir=""
+dir=""; filter=""
 while [ $# -gt 0 ]; do
-  case "$1" in --out|--run) dir=$2; shift 2 ;; *) shift ;; esac
+  case "$1" in --out|--run) dir=$2; shift 2 ;; --filter) filter=$2; shift 2 ;; *) shift ;; esac
 done
 case "$cmd" in
   characterize)
@@ -17,6 +19,14 @@ case "$cmd" in
  "caches": {"reported": {"L1": 49152, "L2": 1048576}}, "bandwidth": {"streams": {}}}\n' "$isa" "$sig" >"$dir/machine.json" ;;
   bench) echo '{"schema": "rooflab.bench/1", "benchmarks": []}' >"$dir/bench.json" ;;
   model) echo '{"schema": "rooflab.model/1", "rows": []}' >"$dir/model.json" ;;
-  compare) echo "fake compare: exit ${FAKE_COMPARE_RC}"; exit "${FAKE_COMPARE_RC}" ;;
+  compare)
+    rc=${FAKE_COMPARE_RC}
+    if [ -n "$filter" ] && [ -n "${FAKE_SLOWER:-}" ]; then
+      rc=0; grep -qE -- "$filter" <<<"$FAKE_SLOWER" && rc=4
+      echo "fake compare of the cross-CPU kernels: exit $rc"
+    else
+      echo "fake compare: exit $rc"
+    fi
+    exit "$rc" ;;
   *) echo "fake_rooflab.sh: unexpected command $cmd" >&2; exit 1 ;;
 esac
