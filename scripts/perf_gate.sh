@@ -116,7 +116,7 @@ for r in json.load(open(sys.argv[1])).get("rows", []):
     for n in r.get("prediction_notes") or []: print(f"[gate] note: {r.get('name')}: {n}")
 PY
 if [ "$update" = 1 ]; then
-  mkdir -p "$base" && cp "$out/bench.json" "$out/machine.json" "$base/" && echo "[gate] baseline written to $base"
+  mkdir -p "$base" && cp "$out/bench.json" "$out/machine.json" "$out/model.json" "$base/" && echo "[gate] baseline written to $base"
   exit 0
 fi
 [ -f "$base/bench.json" ] || { echo "[gate] no baseline $base/bench.json (scripts/perf_gate.sh --update-baseline)" >&2; exit 1; }
