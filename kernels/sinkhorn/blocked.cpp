@@ -26,11 +26,7 @@ template <class T, class Op>
 void for_blocks(const SkArgs<T>& a, Op op) {
   const int64_t nc = clamp_block(a.nc, a.N), mc = clamp_block(a.mc, a.M);
   constexpr int64_t line = 64 / sizeof(T), step = 4 * line;
-  // One panel (nc >= N), or rows of at most one step: the mc x nc walk is C2R's (rows in
-  // order, each whole, no hints), so it runs C2R's loop, one run-time-length op per row. The
-  // 4-line steps below cost more than that loop here: on Zen 4, f64 128x256 column pass 11.1
-  // us in steps vs 9.9 us (docs/families/sinkhorn.md, "blocked with one panel").
-  if (a.N <= step || nc >= a.N) [[likely]] {
+  if (a.N <= step) {  // one short segment per row: nothing to block or prefetch, C2R's plain walk
     for (int64_t i = 0; i < a.M; ++i) op(a.A + i * a.lda, a.work, a.N);
     return;
   }
@@ -66,8 +62,16 @@ void for_blocks(const SkArgs<T>& a, Op op) {
   }
 }
 
+// One panel (nc >= N): the mc x nc walk is C2R's (rows in order, each whole, no hints), so
+// the passes are C2R's own code. The 4-line steps cost more than its loop there: on Zen 4,
+// f64 128x256 column pass 11.0 us in steps vs 9.9 (docs/families/sinkhorn.md, "blocked with
+// one panel").
+template <class T>
+bool one_panel(const SkArgs<T>& a) { return a.nc >= a.N; }
+
 template <class T>
 void col_sums(const SkArgs<T>& a) {
+  if (one_panel(a)) return c2r_kernels<T>().col_sums(a);
   for_blocks(a, [](const T* __restrict row, T* __restrict sum, auto jn) {
     for (int64_t j = 0; j < jn; ++j) sum[j] += row[j];
   });
@@ -75,6 +79,7 @@ void col_sums(const SkArgs<T>& a) {
 
 template <class T>
 void col_scale(const SkArgs<T>& a) {
+  if (one_panel(a)) return c2r_kernels<T>().col_scale(a);
   for_blocks(a, [](T* __restrict row, const T* __restrict temp, auto jn) {
     for (int64_t j = 0; j < jn; ++j) row[j] *= temp[j];
   });
