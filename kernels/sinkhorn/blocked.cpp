@@ -38,8 +38,8 @@ void for_blocks(const SkArgs<T>& a, Op op) {
       const int64_t nn = last_panel ? std::min(nc, a.N) : std::min(nc, a.N - j0 - nc);
       for (int64_t i = i0; i < i1; ++i) {
         T* row = a.A + i * a.lda + j0;
-        // With one panel (nc >= N) the rows are walked in order, one stream the hardware
-        // prefetcher follows: hints would only cost issue slots.
+        // With one panel (nc >= N; the passes then run C2R's code, one_panel below) the rows
+        // are walked in order, one stream the hardware prefetcher follows: no hints.
         const T* next = !last_panel ? row + nc : j0 > 0 && i + mc < a.M ? a.A + (i + mc) * a.lda : nullptr;
         // A line of `next` hinted per line worked, up to nn.
         const auto hint = [&](int64_t j, int64_t n) {
