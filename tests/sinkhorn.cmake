@@ -24,3 +24,11 @@ if(_sk_python)
     COMMAND ${_sk_python} ${CMAKE_CURRENT_LIST_DIR}/sinkhorn/test_pot.py $<TARGET_FILE:sinkhorn_solve_cli>)
   set_tests_properties(sinkhorn_pot_agreement PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
+
+# The kernels' code alignment reaches their objects (ROOFLAB_CODE_ALIGN; off: nothing to check).
+if(ROOFLAB_CODE_ALIGN)
+  add_test(NAME sinkhorn_code_align
+    COMMAND ${CMAKE_COMMAND} -DOBJDUMP=${CMAKE_OBJDUMP} -DLIB=$<TARGET_FILE:rooflab_sinkhorn>
+            -DALIGN=${ROOFLAB_CODE_ALIGN} -P ${CMAKE_CURRENT_LIST_DIR}/sinkhorn/code_align.cmake)
+  set_tests_properties(sinkhorn_code_align PROPERTIES LABELS unit SKIP_RETURN_CODE 77)
+endif()

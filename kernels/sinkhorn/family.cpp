@@ -91,7 +91,8 @@ std::string streams(const char* kernel, int rows) { return std::string(kernel) +
 //   col pass (c2r, blocked, microkernel): sum: L1 triad (A and work[j] loaded, work[j] stored),
 //              A read across each boundary; scale: L1 triad (A and temp[j] loaded, A stored), A
 //              update across each boundary. blocked keeps an nc-wide segment of the vector
-//              (always in L1); microkernel loads a strip of sums once per mr rows (L1: A read +
+//              (in L1 when it fits in half of it; with one panel, nc >= N, its walk is c2r's);
+//              microkernel loads a strip of sums once per mr rows (L1: A read +
 //              sums update / mr; A update + temp read / mr) and streams mr rows at once
 //   typical col pass: the column walks are scalar with stride N: in L1 each access takes a slot
 //              of the ISA's width vb (sum: read, scale: update per element); across a boundary
@@ -176,12 +177,13 @@ std::vector<LevelTraffic> sinkhorn_phases(const Case& c, const Params& p) {
       out.push_back(sum), out.push_back(scale);
     } else {
       const double per = c.variant == "microkernel" ? double(kMicrokernelShapes[c.isa].mr) : 1.0;
-      const bool vec_l1 = c.variant == "blocked" || vec_in_l1;
+      const bool one_panel = c.variant == "blocked" && p.nc >= p.N;
+      const bool vec_l1 = c.variant == "blocked" ? double(std::min(p.nc, p.N)) * s <= z[0] / 2 : vec_in_l1;
       const std::string rd = per == 1 ? std::string("read") : streams("read", int(per));
       const std::string up = per == 1 ? std::string("update") : streams("update", int(per));
       // c2r / blocked: per element A and work[j] loaded, work[j] stored (triad), then A
       // updated and temp[j] loaded (triad); microkernel: the vector once per mr rows.
-      const std::string what = c.variant + " column pass: ";
+      const std::string what = c.variant + (one_panel ? " column pass (one panel, nc >= N: c2r's walk): " : " column pass: ");
       LevelTraffic sum = phase("col_sum", MN, per == 1 ? std::vector<Traffic>{{3 * MN * s, "triad"}}
                                                       : std::vector<Traffic>{{MN * s, "read"}, {2 * MN * s / per, "update"}},
                                what + "sum sweep");

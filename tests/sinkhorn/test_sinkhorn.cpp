@@ -493,6 +493,28 @@ TEST(SinkhornFamily, ModelCountsPassesInTheBandwidthConvention) {
   EXPECT_NE(uv.note.find("pow"), std::string::npos);
 }
 
+// blocked's ECM: the nc-wide factor segment stays in L1 only when it fits there; with one
+// panel (nc >= N) the walk is c2r's, and the model says so. 65536 doubles (512 KiB) exceed
+// half of any L1, 1024 (8 KiB) fit in every one.
+TEST(SinkhornFamily, BlockedModelFollowsItsPanel) {
+  auto model = [](const std::string& name) {
+    const Case c = parse_case_name(name);
+    return sinkhorn_family().find(c.variant)->model(c);
+  };
+  const Model wide = model("sinkhorn/blocked/f64/4x65536/mc:8/nc:65536/part:col/threads:1");
+  const Model panels = model("sinkhorn/blocked/f64/4x65536/mc:8/nc:1024/part:col/threads:1");
+  const Model c2r = model("sinkhorn/c2r/f64/4x65536/part:col/threads:1");
+  ASSERT_EQ(wide.phases.size(), 2u);
+  ASSERT_EQ(panels.phases.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(wide.phases[k].l2.size(), 2u) << "the vector comes from L2 beside A";
+    EXPECT_EQ(wide.phases[k].l2.size(), c2r.phases[k].l2.size());
+    EXPECT_EQ(panels.phases[k].l2.size(), 1u) << "an 8 KiB segment stays in L1: only A crosses";
+  }
+  EXPECT_NE(wide.phases[0].note.find("c2r's walk"), std::string::npos);
+  EXPECT_EQ(panels.phases[0].note.find("c2r's walk"), std::string::npos);
+}
+
 TEST(SinkhornFamily, KernelLookupRejectsUnknownNames) {
   EXPECT_THROW(kernels_for<double>("nope", Isa::none), Error);
   EXPECT_THROW(kernels_for<double>("microkernel", Isa::none), Error);
