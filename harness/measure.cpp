@@ -143,7 +143,7 @@ Disturbance classify(const std::vector<double>& seconds, const std::vector<bool>
     why.push_back("threads idle: CPU utilization " + fmt("%.2f", cpu_utilization) + " < " +
                   fmt("%.2f", 1.0 / threads + rule.idle_margin) + " (" + fmt("%.2f", cpu_utilization * threads) +
                   " of " + std::to_string(threads) +
-                  " threads busy; hypervisor steal, or fewer threads ran: the library's own behaviour when it stays)");
+                  " threads busy: hypervisor steal, or fewer threads ran, the library's own behaviour when it stays)");
   const Stats s = stats(seconds);
   d.cv = s.cv;
   if (s.cv > rule.cv_max) why.push_back("cv " + fmt("%.3g", s.cv) + " > " + fmt("%.3g", rule.cv_max));
