@@ -386,9 +386,9 @@ TEST(MeasureDriver, CpuUtilizationOfTheSamplesThreads) {
     // The mark's wall time is a little longer than the batch's: utilization a little below.
     EXPECT_NEAR(m::cpu_utilization(r.samples), busy / 2, 0.1);
     EXPECT_GT(r.samples[0].wall_s, 0.0);
+    // Only the idle rule: the spin's real times may also trip the cv rule on a loaded machine.
     const m::Disturbance d = m::disturbance_of(r, {}, 2);
-    EXPECT_EQ(d.disturbed, busy < 1.5) << busy << ": " << d.reason;
-    EXPECT_EQ(d.reason.find("threads idle") != std::string::npos, busy < 1.5) << d.reason;
+    EXPECT_EQ(d.reason.find("threads idle") != std::string::npos, busy < 1.5) << busy << ": " << d.reason;
     EXPECT_EQ(r.quiet_count(), 3u);  // a per-case rule: the samples' quiet marks are untouched
   }
 }
