@@ -138,7 +138,8 @@ Disturbance classify(const std::vector<double>& seconds, const std::vector<bool>
       why.push_back("load: " + std::to_string(quiet.size() - n) + " of " + std::to_string(quiet.size()) +
                     " samples ran beside other tasks or lost CPU time (run queue, hypervisor steal)");
   }
-  // Threads that did not all run: the process got about one CPU's worth of progress.
+  // Threads that did not all run: the process got about one CPU's worth of progress. (No "; " in
+  // a rule's text: the bench driver tells the rules of a reason apart by it.)
   if (threads >= 2 && cpu_utilization < 1.0 / threads + rule.idle_margin)  // false for NaN
     why.push_back("threads idle: CPU utilization " + fmt("%.2f", cpu_utilization) + " < " +
                   fmt("%.2f", 1.0 / threads + rule.idle_margin) + " (" + fmt("%.2f", cpu_utilization * threads) +
