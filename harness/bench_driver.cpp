@@ -580,9 +580,8 @@ int run_bench(const BenchOptions& opt) {
     // not disturbed: its threads idle every time (OpenBLAS runs a small GEMM on one thread; a
     // recursion with one task). Its rows stay in the model, claims and figures, with the note.
     for (auto& [i, d] : verdict)
-      if (d.disturbed && retries.count(i) && d.reason.rfind("threads idle", 0) == 0 &&
-          d.reason.find("; ") == std::string::npos) {
-        d.disturbed = false;
+      if (d.idle_only && retries.count(i)) {
+        d.disturbed = d.idle_only = false;
         const std::string note = d.reason + " -- the same in " + std::to_string(retries[i]) +
                                  " later measurement(s): the kernel's or library's own behaviour, kept";
         d.reason.clear();

@@ -138,9 +138,9 @@ Disturbance classify(const std::vector<double>& seconds, const std::vector<bool>
       why.push_back("load: " + std::to_string(quiet.size() - n) + " of " + std::to_string(quiet.size()) +
                     " samples ran beside other tasks or lost CPU time (run queue, hypervisor steal)");
   }
-  // Threads that did not all run: the process got about one CPU's worth of progress. (No "; " in
-  // a rule's text: the bench driver tells the rules of a reason apart by it.)
-  if (threads >= 2 && cpu_utilization < 1.0 / threads + rule.idle_margin)  // false for NaN
+  // Threads that did not all run: the process got about one CPU's worth of progress.
+  const bool idle = threads >= 2 && cpu_utilization < 1.0 / threads + rule.idle_margin;  // false for NaN
+  if (idle)
     why.push_back("threads idle: CPU utilization " + fmt("%.2f", cpu_utilization) + " < " +
                   fmt("%.2f", 1.0 / threads + rule.idle_margin) + " (" + fmt("%.2f", cpu_utilization * threads) +
                   " of " + std::to_string(threads) +
@@ -153,6 +153,7 @@ Disturbance classify(const std::vector<double>& seconds, const std::vector<bool>
   if (s.min > 0 && s.median > rule.median_over_best * s.min)
     why.push_back("median " + fmt("%.3g", s.median / s.min) + "x the best sample");
   d.disturbed = !why.empty();
+  d.idle_only = idle && why.size() == 1;
   for (size_t i = 0; i < why.size(); ++i) d.reason += (i ? "; " : "") + why[i];
   return d;
 }

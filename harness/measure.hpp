@@ -126,6 +126,7 @@ struct DisturbanceRule {
 struct Disturbance {
   bool disturbed = false;
   std::string reason;  // "" when undisturbed; else every rule that fired, "; "-separated
+  bool idle_only = false;  // "threads idle" is the only rule that fired
   double quiet_fraction = NAN, cv = NAN, cpu_utilization = NAN;
   // Of two measurements of one case, whether this one is the better: undisturbed first, then
   // more quiet samples, then the smaller spread.

@@ -433,6 +433,7 @@ TEST(Disturbance, ClassifiesSyntheticSamples) {
   EXPECT_NE(idle.reason.find("threads idle: CPU utilization 0.50 < 0.60 (1.00 of 2 threads busy"), std::string::npos)
       << idle.reason;
   EXPECT_DOUBLE_EQ(idle.cpu_utilization, 0.5);
+  EXPECT_TRUE(idle.idle_only);  // the driver keeps such a case when it stays so
   EXPECT_TRUE(m::classify(steady, quiet5, {}, 0.58, 2).disturbed);
   EXPECT_FALSE(m::classify(steady, quiet5, {}, 0.95, 2).disturbed);
   EXPECT_FALSE(m::classify(steady, quiet5, {}, 0.5, 1).disturbed);
