@@ -547,11 +547,6 @@ json characterize(const CharacterizeOptions& opt) {
     warnings.push_back("extra read-bandwidth transition at " + format_bytes(double(c)) +
                        " not mapped to a cache level");
   const RangeCapacities range_caps = range_capacities(labeled, reported);
-  for (const auto& lvl : range_caps.filled)
-    warnings.push_back(lvl + ": its bandwidth (bandwidth.levels." + lvl + ") is measured at working sets up to "
-                       "the reported " + format_bytes(double(range_caps.levels.at(lvl))) +
-                       ", the capacity the model places working sets against; the curve shows no step there "
-                       "(its plateau is the next level's)");
 
   // --- levels ---
   std::map<int, std::map<std::string, Range>> ranges;
@@ -577,6 +572,12 @@ json characterize(const CharacterizeOptions& opt) {
       if (auto v = lvl == "DRAM" ? dram_plateau(xy, r) : median_in(xy, r))
         levels[lvl][std::string(name(c.kernel))][std::to_string(c.threads)] = *v;
   }
+  for (const auto& lvl : range_caps.filled)  // those the sweep reached
+    if (levels.contains(lvl))
+      warnings.push_back(lvl + ": its bandwidth (bandwidth.levels." + lvl + ") is measured at working sets up to "
+                         "the reported " + format_bytes(double(range_caps.levels.at(lvl))) +
+                         ", the capacity the model places working sets against; the curve shows no step there "
+                         "(its plateau is the next level's, or DRAM's past the last)");
   // --- in-cache bandwidth of every other ISA: what a kernel of that ISA can reach (16- or
   // 32-byte accesses get a fraction of L1's 64-byte one), at the sweep sizes inside the cache
   // levels' ranges only; DRAM is measured with the widest ISA only (see method.bandwidth_by_isa). The widest ISA's

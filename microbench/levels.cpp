@@ -83,11 +83,12 @@ RangeCapacities range_capacities(const Labeled& labeled, const std::map<std::str
       if (o < l) between &= it->second < r->second, above_some = true;
       if (o > l) between &= it->second > r->second;
     }
-    // Only inside the detected hierarchy: below the first detected level nothing was measured
-    // apart from it, and past the last one the curve is DRAM's.
-    const bool below_some = std::any_of(kCacheLevels.begin() + long(l) + 1, kCacheLevels.end(),
-                                        [&](const std::string& o) { return labeled.levels.count(o) > 0; });
-    if (between && above_some && below_some) {
+    // Not below the first detected level (nothing else was measured apart from it). The last
+    // level is filled too when its step is missing (a VM's L3 is seen at 8 MiB in one run and
+    // not at all in the next): the model places working sets against its reported size, so
+    // bandwidth.levels needs what working sets of that size got, DRAM-like or not; without it
+    // the ECM of every case crossing that level is lost.
+    if (between && above_some) {
       out.levels[lvl] = r->second;
       out.filled.push_back(lvl);
     }

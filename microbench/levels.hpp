@@ -24,8 +24,9 @@ Labeled label_levels(const std::vector<size_t>& detected,
 
 // The capacities the level ranges (and so bandwidth.levels) are built from: the labeled ones,
 // plus each reported level the read-bandwidth curve showed no transition for whose reported
-// size lies between its labeled neighbours (a level whose plateau equals the next one's, e.g.
-// an L2 as fast as the L3 for one core). The model places working sets against the reported
+// size lies between its labeled neighbours, or above the largest labeled one (a level whose
+// plateau equals the next one's, e.g. an L2 as fast as the L3 for one core, or an L3 whose step
+// a VM's curve does not show). The model places working sets against the reported
 // size of such a level (roofline/machine.cpp takes caches.reported where caches.measured
 // lacks a level), so it needs that level's bandwidth too. `filled` names the levels added.
 struct RangeCapacities {

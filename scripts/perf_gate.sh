@@ -20,7 +20,7 @@
 #   --update-baseline  writes the run into the baseline directory instead of comparing (without
 #                      --baseline: the one made on this CPU, which must exist)
 # Exit: 0 pass, 4 a significant regression (against another CPU's baseline: of a `cross_cpu`
-# kernel), 3 a kernel failed verification, 1 error.
+# kernel), 3 a kernel failed verification, 1 error (a gated kernel that could not be compared too).
 # The threshold (default 0.25) and the false-alarm rate measured on the 2-core VM are in
 # results/baselines/gate/README.md.
 set -uo pipefail
@@ -131,10 +131,27 @@ echo "[gate] compare (ECM efficiency, threshold $threshold, alpha 0.01) against 
 "$rl" compare "$out/baseline/bench.json" "$out/bench.json" --metric ecm --threshold "$threshold" \
   --json-out "$out/compare.json"
 rc=$?
-{ [ "$base_cpu" = "$this_cpu" ] || [ $rc = 3 ]; } && exit $rc
+# A gated kernel the compare could not judge (no ECM prediction on a side, e.g. a machine.json
+# without a level's bandwidth; or missing from a side) is an error, not a pass.
+uncompared() {  # COMPARE_JSON: exit 1 (with the reasons) when a row is "too few" or "only in ..."
+  "$py" - "$1" <<'PY'
+import json, sys
+bad = [r for r in json.load(open(sys.argv[1]))["rows"] if r["status"] == "too few" or r["status"].startswith("only in")]
+for r in bad: print(f"[gate] error: {r['name']} not compared: {r['status']} ({r.get('note', '')})", file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+}
+if [ "$base_cpu" = "$this_cpu" ]; then
+  [ $rc = 0 ] && { uncompared "$out/compare.json" || exit 1; }
+  exit $rc
+fi
+[ $rc = 3 ] && exit $rc
 # Another CPU's baseline: only the cross_cpu kernels gate (see above); the table above informs.
 re=$(IFS='|'; echo "^(${cross_cpu[*]})\$")
 echo "[gate] baseline CPU '$base_cpu' differs from this CPU '$this_cpu': gating only the kernels whose" \
      "cross-CPU ECM efficiency is comparable (${#cross_cpu[@]} of ${#cases[@]}; the others are informational):"
 "$rl" compare "$out/baseline/bench.json" "$out/bench.json" --metric ecm --threshold "$threshold" \
   --filter "$re" --json-out "$out/compare_cross_cpu.json"
+rc=$?
+[ $rc = 0 ] && { uncompared "$out/compare_cross_cpu.json" || exit 1; }
+exit $rc

@@ -53,6 +53,7 @@ class Side:
     predicted_s: float | None   # the run's roofline prediction for one unit
     error: str                  # non-empty: failed (verification or other)
     disturbed: str = ""         # non-empty: `rooflab bench` marked it disturbed; the reason
+    unpredicted: str = ""       # why model.json has no prediction for it (its *_missing field)
 
 
 @dataclass
@@ -154,6 +155,9 @@ def load_predictions(bench_path: Path, sides: dict[str, Side], metric: str = "ef
             t = ck.opt(r, "predicted_s", w, (float,))
         if side is not None and t is not None and t > 0:
             side.predicted_s = t
+        elif side is not None:
+            why = ck.opt(r, "ecm_missing" if metric == "ecm" else "prediction_missing", w, (str,))
+            side.unpredicted = why or ck.opt(r, "prediction_missing", w, (str,)) or ""
 
 
 def mann_whitney_p(a: list[float], b: list[float]) -> float:
@@ -188,10 +192,11 @@ def compare(base: dict[str, Side], new: dict[str, Side], metric: str, threshold:
         if metric in PREDICTED:
             if not (b.predicted_s and n.predicted_s):
                 r.status, r.ratio = "too few", None
-                r.note = (f"no {PREDICTED[metric]} prediction in BASE's or NEW's model.json (model without "
-                          "machine.json" + ("; or an ECM that fell back to the roofline: no per-level traffic "
-                                            "in bench.json (an older `rooflab bench`, or a variant declaring none)"
-                                            if metric == "ecm" else "") + ")")
+                whys = [f"{side}: {x.unpredicted}" for side, x in (("BASE", b), ("NEW", n)) if x.unpredicted]
+                r.note = "; ".join(whys) or (
+                    f"no {PREDICTED[metric]} prediction in BASE's or NEW's model.json (model without machine.json"
+                    + ("; or an ECM that fell back to the roofline: no per-level traffic in bench.json (an older "
+                       "`rooflab bench`, or a variant declaring none)" if metric == "ecm" else "") + ")")
                 rows.append(r)
                 continue
             r.ratio *= b.predicted_s / n.predicted_s

@@ -41,4 +41,12 @@ expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/base-sig" --update-ba
 expect 4 "fake compare: exit 4" scalar,avx2,avx512 4 --baseline "$tmp/base-sig"
 sig="AuthenticAMD family 26 model 2 stepping 0"
 expect 0 "baseline CPU 'AMD EPYC \[AuthenticAMD family 25 model 1 stepping 1\]' differs from this CPU 'AMD EPYC \[AuthenticAMD family 26 model 2 stepping 0\]': gating only the kernels" scalar,avx2 4 --baseline "$tmp/base-sig"
+# A gated kernel the compare could not judge (no ECM on a side) fails the gate (exit 1); against
+# another CPU's baseline only when it is a cross_cpu kernel.
+slower=""
+unc() { FAKE_UNCOMPARED=$1 expect "${@:2}"; }
+expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/base-26" --update-baseline
+unc "$fw" 1 "error: $fw not compared: too few \(NEW: machine.json has no bandwidth for level L3\)" scalar,avx2 0 --baseline "$tmp/base-26"
+unc "$fw" 0 "gating only the kernels" scalar,avx2 0 --baseline "$tmp/base-sig"
+unc "$gemm" 1 "error: $gemm not compared: too few" scalar,avx2 0 --baseline "$tmp/base-sig"
 exit $fail

@@ -4,12 +4,13 @@
 # FAKE_CPU_SIG (its host.cpu_signature; unset or empty: none, as in a file from before it),
 # bench and model write empty results, compare prints a verdict and exits FAKE_COMPARE_RC; with
 # --filter F and FAKE_SLOWER (the name of the kernel that got slower) it exits 4 when F matches
-# that name, else 0 (the gate's second compare, of the kernels that gate across CPUs).
+# that name, else 0 (the gate's second compare, of the kernels that gate across CPUs). Its
+# --json-out lists FAKE_UNCOMPARED (a kernel name) as "too few" when set (and --filter matches it).
 set -eu
 cmd=$1; shift
-dir=""; filter=""
+dir=""; filter=""; json_out=""
 while [ $# -gt 0 ]; do
-  case "$1" in --out|--run) dir=$2; shift 2 ;; --filter) filter=$2; shift 2 ;; *) shift ;; esac
+  case "$1" in --out|--run) dir=$2; shift 2 ;; --filter) filter=$2; shift 2 ;; --json-out) json_out=$2; shift 2 ;; *) shift ;; esac
 done
 case "$cmd" in
   characterize)
@@ -20,6 +21,11 @@ case "$cmd" in
   bench) echo '{"schema": "rooflab.bench/1", "benchmarks": []}' >"$dir/bench.json" ;;
   model) echo '{"schema": "rooflab.model/1", "rows": []}' >"$dir/model.json" ;;
   compare)
+    rows=""
+    if [ -n "${FAKE_UNCOMPARED:-}" ] && { [ -z "$filter" ] || grep -qE -- "$filter" <<<"$FAKE_UNCOMPARED"; }; then
+      rows="{\"name\": \"$FAKE_UNCOMPARED\", \"status\": \"too few\", \"note\": \"NEW: machine.json has no bandwidth for level L3\"}"
+    fi
+    [ -z "$json_out" ] || echo "{\"schema\": \"rooflab.compare/1\", \"rows\": [$rows]}" >"$json_out"
     rc=${FAKE_COMPARE_RC}
     if [ -n "$filter" ] && [ -n "${FAKE_SLOWER:-}" ]; then
       rc=0; grep -qE -- "$filter" <<<"$FAKE_SLOWER" && rc=4
