@@ -188,6 +188,18 @@ json curve_dips(const BwCurve& c, const Curve& xy, json& warnings) {
   return out;
 }
 
+// A point's likwid-bench runs, "a, b, c" (and the small size's after "; " where it has one).
+std::string runs_text(const json& pt) {
+  auto list = [](const json& runs) {
+    std::string s;
+    for (const auto& v : runs) s += (s.empty() ? "" : ", ") + fmt(v.get<double>());
+    return s;
+  };
+  std::string s = list(pt.at("runs_gbps"));
+  if (pt.contains("per_byte_gbps")) s += "; " + list(pt.at("small").at("runs_gbps"));
+  return s;
+}
+
 std::string likwid_test(const std::string& base, Isa isa) {
   if (isa == Isa::avx512) return base + "_avx512";
   if (isa == Isa::avx2) return base + "_avx";
@@ -296,6 +308,12 @@ json run_likwid(const CharacterizeOptions& opt, const ProfileParams& prof, Isa i
           }
         }
         pt["compared_gbps"] = compared;
+        // The compared figure is as uncertain as likwid-bench's runs (both sizes' where the
+        // per-byte figure is compared).
+        double spread = run_spread(r.runs_gbps);
+        if (pt.contains("per_byte_gbps"))
+          spread = std::max(spread, run_spread(pt["small"]["runs_gbps"].get<std::vector<double>>()));
+        pt["runs_spread"] = spread;
         // Our kernel again at likwid's working set, right after its runs: the sweep ran
         // minutes earlier, and a host can change the bandwidth in between (2 threads at DRAM on
         // a KVM Zen 4: 33 or 63 GB/s from one run to the next, as the vCPUs shared a CCD or not).
@@ -314,6 +332,8 @@ json run_likwid(const CharacterizeOptions& opt, const ProfileParams& prof, Isa i
           pt["rooflab_ceiling_gbps"] = ceiling;
           pt["ratio"] = a.ratio;
           pt["agrees"] = a.agrees;
+          const bool in_spread = !a.agrees && within_run_spread(a.ratio, spread);
+          if (!a.agrees) pt["within_run_spread"] = in_spread;
           const std::string cmp = what + ", rooflab " + lvl + " " + ours_name + " ceiling " +
                                   fmt(ceiling) + " GB/s (ratio " + fmt(a.ratio) + ")";
           if (opt.progress)
@@ -325,6 +345,9 @@ json run_likwid(const CharacterizeOptions& opt, const ProfileParams& prof, Isa i
                 (lvl == "DRAM" && !same_pages ? pages_differ : "") +
                 (an.agrees ? "; rooflab's " + ours_name + " timed right after likwid-bench gives " + fmt(now_gbps) +
                                  " GB/s (ratio " + fmt(an.ratio) + "): the machine's bandwidth changed between the sweep and this run"
+                           : "") +
+                (in_spread ? "; likwid-bench's own runs differ by " + fmt(spread) + "x (" + runs_text(pt) +
+                                 " GB/s): the ratio is within that spread, no evidence that the two differ"
                            : ""));
         } else if (opt.progress) {
           opt.progress(what + " (no rooflab " + lvl + " " + ours_name + " ceiling to compare)");
@@ -824,7 +847,10 @@ json characterize(const CharacterizeOptions& opt) {
        "log-log interpolated at likwid's actual working set; rooflab_now_gbps = our kernel timed "
        "again at that working set right after likwid-bench's runs, now_ratio = it / compared_gbps, "
        "now_agrees likewise (a disagreement of the ceiling whose now_agrees is true names a machine "
-       "whose bandwidth changed between the sweep and likwid-bench's runs); ITERS aims at " +
+       "whose bandwidth changed between the sweep and likwid-bench's runs); runs_spread = max / min "
+       "of likwid-bench's runs (both sizes' where per_byte_gbps is compared), and a disagreement "
+       "whose max(ratio, 1/ratio) <= (1 + tolerance) x runs_spread is within_run_spread (its line "
+       "says so: no evidence of a difference); ITERS aims at " +
            fmt(prof.likwid_seconds) + " s; each run is killed after " +
            std::to_string(prof.likwid_timeout_s) + " s."}};
 

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -48,6 +49,17 @@ Agreement agreement(double rooflab_gbps, double likwid_gbps, double tolerance) {
   const double ratio = rooflab_gbps / likwid_gbps;
   // A hair of slack so that a ratio of exactly 1 +- tolerance agrees despite rounding.
   return {ratio, std::fabs(ratio - 1) <= tolerance + 1e-12};
+}
+
+double run_spread(const std::vector<double>& runs_gbps) {
+  if (runs_gbps.size() < 2) return 1;
+  const auto [lo, hi] = std::minmax_element(runs_gbps.begin(), runs_gbps.end());
+  return *lo > 0 ? *hi / *lo : 1;
+}
+
+bool within_run_spread(double ratio, double spread, double tolerance) {
+  if (!(ratio > 0) || !(spread >= 1)) return false;
+  return std::max(ratio, 1 / ratio) <= (1 + tolerance) * spread + 1e-12;
 }
 
 std::optional<double> per_byte_gbps(double small, double small_gbps, double large, double large_gbps) {

@@ -37,6 +37,16 @@ struct Agreement {
 };
 Agreement agreement(double rooflab_gbps, double likwid_gbps, double tolerance = kLikwidTolerance);
 
+// The spread of likwid-bench's runs at one point, max / min (1 for fewer than two runs or a run
+// that is not positive). Each run is a new process on new physical pages: on a KVM Zen 4 one
+// thread's DRAM copy ran at 24.6-30.7 GB/s from run to run, rooflab's kernel in the same job
+// (the same 21-pass runs, best of 3) at 28.2-32.0 (docs/measuring.md#likwid-spread).
+double run_spread(const std::vector<double>& runs_gbps);
+// A ratio that misses the tolerance but lies within (1 + tolerance) x `spread` is no evidence
+// that the two differ: likwid-bench's best run could as well have been the one `spread` below
+// or above. The point stays a disagreement; its line says so (within_run_spread).
+bool within_run_spread(double ratio, double spread, double tolerance = kLikwidTolerance);
+
 // likwid-bench times one kernel call per pass over the working set, so each pass pays a fixed
 // cost (the call, the loop setup, the loop's exit); rooflab's kernels make all passes of a
 // sample in one call. In L1 a pass is a few hundred cycles and that cost is several percent.

@@ -4,6 +4,16 @@ rooflab_unit_test(test_microbench
           microbench/test_streams.cpp microbench/test_overlap.cpp
   LIBS rooflab_microbench)
 
+# The bandwidth and compute kernels (and the latency / clock loops in measure) carry the code
+# alignment the kernel families have (tests/code_align.cmake; optimized builds only, as there).
+if(ROOFLAB_CODE_ALIGN AND CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo)$")
+  add_test(NAME microbench_code_align
+    COMMAND ${CMAKE_COMMAND} -DOBJDUMP=${CMAKE_OBJDUMP} -DLIB=$<TARGET_FILE:rooflab_microbench>
+            -DALIGN=${ROOFLAB_CODE_ALIGN} "-DOBJECTS=kernels_scalar;kernels_avx2;kernels_avx512;measure"
+            -P ${CMAKE_CURRENT_LIST_DIR}/code_align.cmake)
+  set_tests_properties(microbench_code_align PROPERTIES LABELS unit SKIP_RETURN_CODE 77)
+endif()
+
 
 # The bandwidth curve's shape, counted: instructions per byte of every bandwidth kernel (scalar
 # and avx2 tables, valgrind runs no AVX-512) flat within 10% from 4 to 64 KiB. Needs valgrind and

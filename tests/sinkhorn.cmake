@@ -31,6 +31,7 @@ endif()
 if(ROOFLAB_CODE_ALIGN AND CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo)$")
   add_test(NAME sinkhorn_code_align
     COMMAND ${CMAKE_COMMAND} -DOBJDUMP=${CMAKE_OBJDUMP} -DLIB=$<TARGET_FILE:rooflab_sinkhorn>
-            -DALIGN=${ROOFLAB_CODE_ALIGN} -P ${CMAKE_CURRENT_LIST_DIR}/sinkhorn/code_align.cmake)
+            -DALIGN=${ROOFLAB_CODE_ALIGN} "-DOBJECTS=c2r;blocked;typical;common;microkernel_avx2;microkernel_avx512"
+            -P ${CMAKE_CURRENT_LIST_DIR}/code_align.cmake)
   set_tests_properties(sinkhorn_code_align PROPERTIES LABELS unit SKIP_RETURN_CODE 77)
 endif()

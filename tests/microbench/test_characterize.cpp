@@ -303,6 +303,9 @@ printf 'Size (Byte):\t\t24000\nMByte/s:\t\t%d000000000.0\n' $((n % 3 + 1));; esa
     EXPECT_DOUBLE_EQ(p.at("rooflab_ceiling_gbps").get<double>(), levels[lvl][k][t].get<double>());
     EXPECT_DOUBLE_EQ(p.at("ratio").get<double>(), levels[lvl][k][t].get<double>() / 3e6);
     EXPECT_EQ(p.at("agrees"), false);
+    // The fake's runs spread 3x; ratios of ~1e-4 are far outside it.
+    EXPECT_DOUBLE_EQ(p.at("runs_spread").get<double>(), 3.0);
+    EXPECT_EQ(p.at("within_run_spread"), false);
     EXPECT_TRUE(positive_finite(p.at("rooflab_gbps")));
     // Our kernel timed again at likwid's size: far below the fake's 3e6 GB/s, so no agreement.
     EXPECT_TRUE(positive_finite(p.at("rooflab_now_gbps")));
@@ -334,6 +337,7 @@ printf 'Size (Byte):\t\t24000\nMByte/s:\t\t%d000000000.0\n' $((n % 3 + 1));; esa
     const bool dram = s.find("DRAM") != std::string::npos;
     EXPECT_EQ(s.find("4 KiB pages here") != std::string::npos, dram && !same) << s;
     EXPECT_EQ(s.find("bandwidth changed"), std::string::npos) << s;  // now_agrees is false
+    EXPECT_EQ(s.find("within that spread"), std::string::npos) << s;
   }
 }
 

@@ -269,6 +269,10 @@ def test_self_diagnosis_from_characterize_and_bench_is_shown(run_copy, tmp_path)
     assert "bench: 2 of 50 benchmarks are unstable" in diag and "a &lt;b&gt; (7.1%)" in diag
 
 
+def l1_row(sec):
+    return re.search(r'<tr class="disagrees"><td>L1</td>.*?</tr>', sec, re.S).group(0)
+
+
 def test_machine_section_shows_ceilings_next_to_likwid_bench_and_flags_a_disagreement(run_copy, tmp_path):
     machine = load(run_copy, "machine.json")
     pt = {"kernel": "load", "test": "load_avx512", "bytes": 24000, "threads": 1, "command": "likwid-bench ..."}
@@ -279,20 +283,28 @@ def test_machine_section_shows_ceilings_next_to_likwid_bench_and_flags_a_disagre
                         rooflab_gbps=283.0, rooflab_now_gbps=271.5),
                    dict(pt, level="L2", bytes=512000, gbps=101.0, rooflab_ceiling_gbps=97.5, ratio=0.965,
                         agrees=True, rooflab_gbps=96.0),
-                   dict(pt, level="DRAM", bytes=1 << 28, gbps=20.0, rooflab_gbps=19.0)]}
+                   dict(pt, level="DRAM", bytes=1 << 28, gbps=20.0, rooflab_gbps=19.0),
+                   # issue 16's quick run: likwid-bench's runs 23.7, 20.8, 22.8 spread as much as the ratio
+                   dict(pt, kernel="copy", test="copy_avx512", level="DRAM", bytes=1 << 28, gbps=23.66,
+                        runs_gbps=[23.66, 20.84, 22.85], runs_spread=1.136, rooflab_ceiling_gbps=26.96,
+                        ratio=1.139, agrees=False, within_run_spread=True, rooflab_gbps=26.96)]}
     machine["bandwidth"]["warnings"] = ["read 1 thread: 5.69 KiB at 88 GB/s is more than 10% below both neighbours"]
     save(run_copy, "machine.json", machine)
     out = tmp_path / "r"
     page = make_report(run_copy, out)
     sec = section(page, "Bandwidth ceilings vs likwid-bench", "<h3>Compute ceilings")
-    assert "1 of 3 likwid-bench comparisons disagree with rooflab&#x27;s ceiling by more than 10%" in sec
-    l1 = re.search(r'<tr class="disagrees"><td>L1</td>.*?</tr>', sec, re.S).group(0)
+    assert ("2 of 4 likwid-bench comparisons disagree with rooflab&#x27;s ceiling by more than 10% (1 of them "
+            "within the spread of likwid-bench&#x27;s own runs: no evidence of a difference)") in sec
+    dram_copy = re.search(r'<tr class="disagrees"><td>DRAM</td><td>copy_avx512</td>.*?</tr>', sec, re.S).group(0)
+    assert "<td>1.14</td>" in dram_copy and "within likwid-bench&#x27;s run spread, 1.14x" in dram_copy
+    assert "run spread" not in l1_row(sec)
+    l1 = l1_row(sec)
     assert "335" in l1 and "187" in l1 and "283" in l1 and "0.558" in l1 and "DISAGREES" in l1
     assert "271.5" in l1  # rooflab's kernel re-timed after likwid-bench
     l2 = re.search(r"<tr><td>L2</td>.*?</tr>", sec, re.S).group(0)
     assert "101" in l2 and "97.5" in l2 and "<td>yes</td>" in l2
     assert re.search(r">96</td><td[^>]*>—</td><td[^>]*>0.965<", l2)  # an older point without a re-timing
-    assert re.search(r"<tr><td>DRAM</td>.*?<td>—</td></tr>", sec, re.S)  # no ceiling: no verdict
+    assert re.search(r"<tr><td>DRAM</td><td>load_avx512</td>.*?<td>—</td></tr>", sec, re.S)  # no ceiling: no verdict
     diag = section(page, "<h2>Self-diagnosis</h2>", "<h2>Machine</h2>")
     assert "likwid-bench: likwid-bench load_avx512" in diag and "bandwidth: read 1 thread: 5.69 KiB" in diag
     md = run_script("report.py", str(run_copy), "--markdown").stdout

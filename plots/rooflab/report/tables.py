@@ -172,7 +172,8 @@ def likwid_table(run: Run) -> tuple[list[str], list[list[str]], list[str]]:
     """likwid-bench against rooflab, one row per kernel, level and thread count: likwid-bench's
     GB/s at its working set (best of its runs), rooflab's ceiling for that level (and its curve at
     the same size, and its kernel timed again there right after likwid-bench: "—" in older files),
-    their ratio and a flag when they disagree by more than the tolerance. Also the row classes
+    their ratio and a flag when they disagree by more than the tolerance (saying so where the ratio
+    is within the spread of likwid-bench's own runs: no evidence). Also the row classes
     ("disagrees" for a disagreement). Empty when likwid-bench did not run."""
     lb = (run.machine or {}).get("likwid_bench") or {}
     if not lb.get("available"):
@@ -184,6 +185,8 @@ def likwid_table(run: Run) -> tuple[list[str], list[list[str]], list[str]]:
     for p in lb.get("points", []):
         agrees = p.get("agrees")
         flag = "—" if agrees is None else "yes" if agrees else "⚠ DISAGREES"
+        if agrees is False and p.get("within_run_spread"):  # likwid-bench's own runs differ as much
+            flag += f" (within likwid-bench's run spread, {p.get('runs_spread', 0):.2f}x)"
         rows.append([str(p.get("level", "?")), str(p.get("test", p.get("kernel", "?"))), str(p.get("threads")),
                      human_bytes(p.get("bytes", 0)), fmt_num(p.get("gbps"), 4),
                      "—" if p.get("per_byte_gbps") is None else fmt_num(p.get("per_byte_gbps"), 4),

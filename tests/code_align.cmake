@@ -1,8 +1,9 @@
-# The Sinkhorn kernels' objects carry the build's code alignment (ROOFLAB_CODE_ALIGN,
-# kernels/CMakeLists.txt): each hot object's .text is aligned to ALIGN bytes, so every loop in it
+# A library's hot objects carry the build's code alignment (ROOFLAB_CODE_ALIGN,
+# cmake/RooflabCodeAlign.cmake): each one's .text is aligned to ALIGN bytes, so every loop in it
 # keeps its offset mod ALIGN whatever is linked before it. Fails when the flags stop reaching
 # the objects (the in-L1 times would depend on the link again).
-# cmake -DOBJDUMP=... -DLIB=librooflab_sinkhorn.a -DALIGN=64 -P code_align.cmake
+# cmake -DOBJDUMP=... -DLIB=librooflab_sinkhorn.a -DALIGN=64 "-DOBJECTS=c2r;blocked" -P code_align.cmake
+#   OBJECTS: the members (source names without .cpp) that must each have such code.
 if(NOT OBJDUMP OR NOT EXISTS "${OBJDUMP}")
   message("SKIP: no objdump (CMAKE_OBJDUMP '${OBJDUMP}')")
   cmake_language(EXIT 77)
@@ -20,7 +21,11 @@ endwhile()
 # Members and their code sections' alignment: "c2r.cpp.o:  file format ..." then lines
 # " 5 .text.<function> <size> <vma> <lma> <offset> 2**6". Sections of >= 128 bytes (every
 # function with a loop; the 63-byte table getters have none) must have the alignment.
-set(kernels c2r blocked typical common microkernel_avx2 microkernel_avx512)
+if(NOT OBJECTS)
+  message(FATAL_ERROR "code_align.cmake: no OBJECTS given")
+endif()
+set(kernels ${OBJECTS})
+list(LENGTH kernels n_kernels)
 string(REPLACE "\n" ";" lines "${out}")
 set(member "")
 set(seen "")
@@ -44,11 +49,11 @@ foreach(l ${lines})
 endforeach()
 list(REMOVE_DUPLICATES seen)
 list(LENGTH seen n)
-if(NOT n EQUAL 6)
-  message(FATAL_ERROR "found code of ${n} of the 6 kernel objects (${seen}) in ${LIB}")
+if(NOT n EQUAL n_kernels)
+  message(FATAL_ERROR "found code of ${n} of the ${n_kernels} objects (${OBJECTS}) in ${LIB}: ${seen}")
 endif()
 if(bad)
   list(JOIN bad "\n  " bad)
   message(FATAL_ERROR "code sections aligned below 2**${want} (ROOFLAB_CODE_ALIGN=${ALIGN}):\n  ${bad}")
 endif()
-message("the 6 kernel objects' code sections of >= 128 bytes are aligned to >= ${ALIGN} bytes")
+message("the ${n_kernels} objects' code sections of >= 128 bytes are aligned to >= ${ALIGN} bytes")
