@@ -187,6 +187,7 @@ Ecm ecm(const Model& m, const Machine& machine, int threads, Isa isa, const Core
   for (const LevelTraffic& lt : m.phases) {
     EcmPhase ph;
     ph.name = lt.name;
+    ph.note = lt.note;
     if (lt.flops > 0) {
       if (m.compute_ceiling.empty()) throw Error("model has flops but names no compute ceiling");
       const Machine::ComputeCeiling c = machine.find_compute(m.compute_ceiling, threads, isa);
@@ -247,7 +248,8 @@ nlohmann::json to_json(const Ecm& e) {
   json phases = json::array();
   for (const auto& p : e.phases)
     phases.push_back({{"name", p.name}, {"time_s", p.time_s}, {"T_OL", p.t_ol}, {"T_nOL", p.t_nol},
-                      {"T_L1L2", p.t_l1l2}, {"T_L2L3", p.t_l2l3}, {"T_L3Mem", p.t_l3mem}});
+                      {"T_L1L2", p.t_l1l2}, {"T_L2L3", p.t_l2l3}, {"T_L3Mem", p.t_l3mem},
+                      {"note", p.note.empty() ? json(nullptr) : json(p.note)}});
   j["phases"] = phases;
   return j;
 }

@@ -57,6 +57,7 @@ struct EcmPhase {
   std::string name;
   double time_s = 0;
   double t_ol = 0, t_nol = 0, t_l1l2 = 0, t_l2l3 = 0, t_l3mem = 0;
+  std::string note;  // the model's note on this phase's traffic (what it assumed: caches, L1 sets)
 };
 
 struct CoreFit;

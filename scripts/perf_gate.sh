@@ -58,13 +58,13 @@ args=()
 for c in "${cases[@]}"; do args+=(--case "$c"); done
 # The kernels that gate against a baseline from another CPU: ECM efficiency ratios within 0.85-1.15
 # between the committed Zen 3, Zen 4 and Zen 5 baselines (results/baselines/gate-zen4/README.md;
-# tests/roofline/test_remodel.cpp). Not (yet) the others: floyd_warshall/simd streams its C tile
-# from L2 at every k (its rows' 2 KiB stride maps a 64 x 64 tile into 8 of the L1's 64 sets) and
-# runs at 0.49-0.53 of the L2 update ceiling on all three CPUs, which the ECM's overlapping rule
-# prices as the Zen 5's compute bound (ratio 1.24); fused_uv and c2r part:col differ by 1.22-1.27
+# tests/roofline/test_remodel.cpp). floyd_warshall/simd since its model maps the tile to the L1's
+# sets (its rows' 2 KiB stride puts a 64 x 64 tile in 8 of 64 sets: C from L2 at every k, priced
+# at the L2 read ceiling). Not (yet) the others: fused_uv and c2r part:col differ by 1.22-1.27
 # against the Zen 3's older run (docs/model.md#cross-cpu).
 cross_cpu=(
   gemm/blocked/avx2/f64/512x512x512/threads:1
+  floyd_warshall/simd/avx2/f32/512x512/sched:blocked/layout:std/bs:64/threads:1
   sinkhorn/microkernel/avx2/f64/4096x4096/part:iter/threads:1
 )
 

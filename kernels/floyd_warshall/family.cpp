@@ -6,17 +6,59 @@
 #include <bit>
 #include <memory>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <sstream>
 #include <string>
 #include <type_traits>
 
 #include "harness/buffer.hpp"
+#include "harness/cache_sets.hpp"
 #include "harness/error.hpp"
 #include "harness/host_caches.hpp"
 #include "harness/isa_choice.hpp"
 #include "kernels/floyd_warshall/config.hpp"
 #include "kernels/floyd_warshall/floyd_warshall.hpp"
+
+namespace rooflab::fw {
+L1Spill l1_spill(const Plan& plan, int64_t np, int64_t ld, int64_t s, int64_t l1_bytes, int ways, int line) {
+  const CacheGeometry g = vipt_geometry(l1_bytes, ways, line);
+  L1Spill out;
+  out.ways = g.ways, out.sets = g.sets;
+  const int64_t bs = plan.bs, nt = std::max<int64_t>(1, np / bs);
+  const bool bdl = plan.layout == Layout::bdl;
+  const int64_t stride = (bdl ? bs : ld) * s;  // bytes between a tile's rows
+  auto tile = [&](int64_t ti, int64_t tj) {     // byte offset of tile (ti, tj)'s first element
+    return bdl ? (ti * nt + tj) * bs * bs * s : (ti * bs * ld + tj * bs) * s;
+  };
+  // The first tiles of each index (the offsets mod 4 KiB repeat), each k step a sample apart.
+  const int64_t m = std::min<int64_t>(nt, 4), kstep = std::max<int64_t>(1, bs / 8);
+  double c_spill = 0, c_all = 0, a_spill = 0, a_all = 0;
+  for (int64_t ib = 0; ib < m; ++ib)
+    for (int64_t jb = 0; jb < m; ++jb)
+      for (int64_t kb = 0; kb < m; ++kb) {
+        const std::vector<int> c = lines_per_set(g, tile(ib, jb), bs, bs * s, stride);
+        for (int64_t k = 0; k < bs; k += kstep) {
+          std::vector<int> all = c;
+          std::vector<int> a(c.size(), 0);
+          // B's row k lies in C when B is C's tile (kb == ib), A's column in C when kb == jb.
+          if (kb != ib) add_lines(all, lines_per_set(g, tile(kb, jb) + k * stride, 1, bs * s, stride));
+          if (kb != jb) {
+            a = lines_per_set(g, tile(ib, kb) + k * s, bs, s, stride);
+            add_lines(all, a);
+          }
+          for (size_t i = 0; i < all.size(); ++i) {
+            out.max_lines = std::max(out.max_lines, all[i]);
+            c_all += c[i], a_all += a[i];
+            if (all[i] > g.ways) c_spill += c[i], a_spill += a[i];
+          }
+        }
+      }
+  out.c = c_all > 0 ? c_spill / c_all : 0;
+  out.a = a_all > 0 ? a_spill / a_all : 0;
+  return out;
+}
+}  // namespace rooflab::fw
 
 namespace rooflab {
 namespace {
@@ -161,8 +203,9 @@ bool tiled(const Plan& plan) { return plan.schedule != Schedule::flat; }
 //              read) + C once per tile op (2 s U / bs, update), on the tile ops where C is
 //              neither A nor B (all but 2 nt - 1 of each pivot step's nt^2, which run plain)
 //   L1<-L2:    flat: the matrix per k (2 s N^3, update); tiled: per tile op C once (2 bs^2 s,
-//              update) when C's tile, A's live lines and B's row fit in L1 (else bs times,
-//              plain kernel) and the A and B tiles once (2 bs^2 s, read)
+//              update) when C's tile, A's live lines and B's row fit in L1 and in its sets (else
+//              the plain kernel streams C, or the share of C in over-subscribed sets, at every
+//              k, and A's lines there: fw::l1_spill) and the A and B tiles once (2 bs^2 s, read)
 //   L2<-L3, L3<-DRAM (cache Z: L2 per thread, L3 shared): flat as above; sched:blocked C once
 //              per pivot step (2 s np^3 / bs, update) and the pivot panels once per step and
 //              thread when one fits in Z / 2 (2 s np^2 T, read; else A, B per tile op);
@@ -226,10 +269,31 @@ Model traffic_model(const Case& c) {
       lt.l1.push_back({slot * s * u * (rb.nrv + rb.mr) / double(rb.mr * rb.nrv) * (1 - plain_share), "read"});
       lt.l1.push_back({slot * 2 * s * u / bs * (1 - plain_share), "update"});
     }
+    // C from L2 at every k (else once per tile op): all of it when C, A's lines and B's row exceed
+    // the L1 (update: a sweep of the whole tile, each dirty line evicted a tile later, as the
+    // update ceiling's sweep does); else the share of C in sets that the tile's lines
+    // over-subscribe (fw::l1_spill: rows a power-of-two stride apart fall into a few sets). A line
+    // there is evicted within `ways` fills of its set, a few rows after its store, and its
+    // write-back costs the L1 <- L2 path what a fill costs: both directions at the read ceiling
+    // (measured on Zen 3 / 4 / 5: docs/model.md#cross-cpu). A's lines in those sets are counted
+    // for the occupancy, not priced: C's stream alone matched the three CPUs' timings.
     const double l1_live = bs * bs * s + bs * 64 + bs * s;  // C tile, A's cache lines, B's row
-    const bool c_in_l1 = p.plan.regblock || l1_live <= double(hc.l1);
-    lt.l2 = {{2 * u * s / (c_in_l1 ? bs : 1.0), "update"}, {2 * u * s / bs, "read"}};
-    if (!c_in_l1 && p.plan.regblock == false) lt.note = "C tile not kept in L1 (" + std::to_string(hc.l1) + " B)";
+    const bool c_too_big = !p.plan.regblock && l1_live > double(hc.l1);
+    const CacheGeometry g1 = l1_geometry();
+    const L1Spill sp = p.plan.regblock || c_too_big
+                           ? L1Spill{}
+                           : l1_spill(p.plan, int64_t(np), p.ld, int64_t(s), hc.l1, g1.ways, g1.line);
+    const double c_sets = sp.c, c_once = c_too_big ? 0 : 1 - c_sets;
+    lt.l2 = {{2 * u * s * (c_too_big ? 1.0 : c_once / bs), "update"}, {2 * u * s * c_sets + 2 * u * s / bs, "read"}};
+    if (c_too_big) lt.note = "C tile not kept in L1 (" + std::to_string(hc.l1) + " B)";
+    else if (c_sets > 0) {
+      char b[300];
+      std::snprintf(b, sizeof b,
+                    "L1 set conflicts: up to %d lines of C, A and B in a set of %d ways (%d sets): %.0f%% of C's lines "
+                    "from L2 at every k, fill and write-back at the read ceiling (A's lines there: %.0f%%, not priced)",
+                    sp.max_lines, sp.ways, sp.sets, 100 * c_sets, 100 * sp.a);
+      lt.note = b + std::string(g1.source.empty() ? "" : " (" + g1.source + ")");
+    }
     auto beyond = [&](double z) -> std::vector<Traffic> {
       if (p.plan.schedule == Schedule::recursive) {
         double e = bs;
@@ -243,8 +307,7 @@ Model traffic_model(const Case& c) {
     lt.mem = beyond(double(hc.l3));
     if (p.plan.layout == Layout::standard && std::fmod(double(p.ld) * s, 4096.0) == 0)
       lt.note = (lt.note.empty() ? "" : lt.note + "; ") +
-                std::string("row stride a multiple of 4 KiB: a tile's rows share L1 sets and loads alias "
-                            "earlier stores (conflict misses and 4K aliasing not modeled)");
+                std::string("row stride a multiple of 4 KiB: loads alias earlier stores (4K aliasing not modeled)");
     lt.note = std::string(p.plan.regblock ? "regblock kernel (plain where C is A or B)" : "plain kernel") +
               (p.plan.schedule == Schedule::recursive ? ", recursion's reuse beyond L1" : ", pivot-step reuse beyond L1") +
               (lt.note.empty() ? "" : "; " + lt.note) + "; caches " + hc.source;

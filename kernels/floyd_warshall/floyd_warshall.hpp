@@ -67,6 +67,21 @@ struct Plan {
   int64_t task_min = 256;  // recursive: diagonal calls of fewer rows run on one thread
 };
 
+// The plain kernel's tile op in L1 (the model's per-level traffic, family.cpp): per k it walks
+// C's bs rows, B's row k and A's line of column k in every row, so C is reused at the next k only
+// if each L1 set can hold its share of those lines. For sampled tile ops (C, A, B distinct where
+// the schedule has them) and k steps: the share of C's lines, and of the A lines read per k,
+// that sit in a set holding more of them than it has ways (a cyclic sweep through an
+// over-subscribed LRU set misses every time). Row stride `ld` elements (std layout) or the tile's
+// own bs (bdl: contiguous tiles); the buffer is taken as 4 KiB aligned.
+struct L1Spill {
+  double c = 0;      // share of C's lines streamed from L2 at every k
+  double a = 0;      // share of the bs A lines per k read from L2
+  int max_lines = 0; // the most lines one set holds (C + B's row + A's column)
+  int ways = 0, sets = 0;
+};
+L1Spill l1_spill(const Plan& plan, int64_t np, int64_t ld, int64_t elem_bytes, int64_t l1_bytes, int ways, int line);
+
 // The matrix size solve() works on: n rounded up to a multiple of bs for the tiled schedules
 // (the extra rows and columns are vertices without edges: +inf), n for flat.
 int64_t padded_size(int64_t n, const Plan& plan);

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <mutex>
 #include <tuple>
 #include <regex>
@@ -17,7 +19,9 @@
 #include <vector>
 
 #include "harness/error.hpp"
+#include "harness/cache_sets.hpp"
 #include "harness/families.hpp"
+#include "harness/host_caches.hpp"
 #include "harness/isa.hpp"
 #include "kernels/floyd_warshall/floyd_warshall.hpp"
 
@@ -734,6 +738,92 @@ TEST(FwFamily, ModelCountsTwoFlopsPerUpdateAndPerVariantTraffic) {
   EXPECT_DOUBLE_EQ(odd.flops, 2.0 * 777 * 777 * 777);
   EXPECT_DOUBLE_EQ(bytes_of(odd, "update"), 2.0 * 832 * 832 * 832 * 4 / 64);
   EXPECT_NE(odd.note.find("padded to 832"), std::string::npos);
+}
+
+// The L1 set mapping of a tile (harness/cache_sets, fw::l1_spill; docs/model.md#cross-cpu).
+TEST(FwL1Sets, StridedTileLinesPerSet) {
+  const CacheGeometry zen4 = vipt_geometry(32 << 10), zen5 = vipt_geometry(48 << 10);
+  EXPECT_EQ(zen4.ways, 8);
+  EXPECT_EQ(zen4.sets, 64);
+  EXPECT_EQ(zen5.ways, 12);
+  EXPECT_EQ(zen5.sets, 64);
+  EXPECT_NE(zen4.source.find("VIPT"), std::string::npos) << zen4.source;
+  const CacheGeometry listed = vipt_geometry(48 << 10, 12, 64, "sysfs");
+  EXPECT_EQ(listed.source, "sysfs");  // ways and line known: nothing assumed
+  auto count = [](const std::vector<int>& v, int n) { return std::count(v.begin(), v.end(), n); };
+  // 64 rows of 64 f32 (4 lines), 2 KiB apart: 8 sets of 32 lines, the other 56 empty.
+  const std::vector<int> conflict = lines_per_set(zen4, 0, 64, 256, 2048);
+  EXPECT_EQ(count(conflict, 32), 8);
+  EXPECT_EQ(count(conflict, 0), 56);
+  EXPECT_EQ(lines_per_set(zen5, 0, 64, 256, 2048), conflict);  // 64 sets on both
+  // The same tile contiguous (BDL) or 2 KiB + 64 B apart: 4 lines in every set.
+  EXPECT_EQ(count(lines_per_set(zen4, 0, 64, 256, 256), 4), 64);
+  EXPECT_EQ(count(lines_per_set(zen4, 0, 64, 256, 2048 + 64), 4), 64);
+  // A row not starting on a line boundary touches one more line.
+  const std::vector<int> unaligned = lines_per_set(zen4, 32, 1, 256, 0);
+  EXPECT_EQ(std::accumulate(unaligned.begin(), unaligned.end(), 0), 5);
+}
+
+TEST(FwL1Sets, SpillOfThePlainKernelsTiles) {
+  Plan std_plan;
+  std_plan.schedule = Schedule::blocked;
+  std_plan.bs = 64;
+  Plan bdl_plan = std_plan;
+  bdl_plan.layout = Layout::bdl;
+  // N = 512 f32, rows 2 KiB apart: C (32 lines a set in 8 sets) and A's column (32 a set in 2)
+  // over-subscribe 8 and 12 ways alike.
+  for (const auto& [l1, ways] : {std::pair{32 << 10, 8}, std::pair{48 << 10, 12}}) {
+    const fw::L1Spill sp = fw::l1_spill(std_plan, 512, 512, 4, l1, ways, 64);
+    EXPECT_DOUBLE_EQ(sp.c, 1.0) << l1;
+    EXPECT_DOUBLE_EQ(sp.a, 1.0) << l1;
+    EXPECT_GE(sp.max_lines, 32);
+  }
+  // 2 KiB + 64 B apart: C's 256 lines 4 a set, with A's and B's at most 6: stays.
+  const fw::L1Spill padded = fw::l1_spill(std_plan, 512, 528, 4, 32 << 10, 8, 64);
+  EXPECT_DOUBLE_EQ(padded.c, 0);
+  EXPECT_LE(padded.max_lines, 8);
+  // Contiguous tiles (16 KiB): 4 C lines a set; where A's column (4 lines in 16 sets) and B's
+  // row meet, one set holds 9 of 8 ways: a few percent of C.
+  const fw::L1Spill bdl = fw::l1_spill(bdl_plan, 512, 512, 4, 32 << 10, 8, 64);
+  EXPECT_LT(bdl.c, 0.05);
+  EXPECT_EQ(fw::l1_spill(bdl_plan, 512, 512, 4, 48 << 10, 12, 64).c, 0);  // 12 ways hold 9
+  // 2.5 KiB apart (LD 640): rows start 8 sets apart, so C fills 32 sets with exactly 8 lines;
+  // the 4 sets B's row adds to, and the 8 A's column adds to where its column block has C's
+  // parity, overflow: part of C, not all.
+  const double c640 = fw::l1_spill(std_plan, 512, 640, 4, 32 << 10, 8, 64).c;
+  EXPECT_GT(c640, 0.1);
+  EXPECT_LT(c640, 0.5);
+  // f64 at N = 256 (2 KiB rows), bs 32: 32 rows of 4 lines, 16 a set in 8 sets.
+  Plan small = std_plan;
+  small.bs = 32;
+  EXPECT_DOUBLE_EQ(fw::l1_spill(small, 256, 256, 8, 32 << 10, 8, 64).c, 1.0);
+}
+
+// The model's L1 <- L2 traffic follows the set mapping, with the caches of the machine priced.
+TEST(FwL1Sets, ModelStreamsCFromL2WhereItsSetsOverflow) {
+  auto l2 = [](const std::string& name, int64_t l1) {
+    const ScopedHostCaches scope(HostCacheSizes{l1, 1 << 20, 32 << 20, "test"});
+    const Case c = parse_case_name(name);
+    const Model m = floyd_warshall_family().find(c.variant)->model(c);
+    std::map<std::string, double> b;
+    for (const auto& t : m.phases.at(0).l2) b[t.kernel] += t.bytes;
+    b["note"] = m.phases.at(0).note.find("L1 set conflicts") != std::string::npos;
+    b["vipt"] = m.phases.at(0).note.find("VIPT") != std::string::npos;
+    return b;
+  };
+  const double u = 512.0 * 512 * 512;
+  for (int64_t l1 : {32 << 10, 48 << 10}) {
+    const auto gate = l2("floyd_warshall/simd/avx2/f32/512x512/sched:blocked/layout:std/bs:64/threads:1", l1);
+    // C read and written back at every k, both directions priced at the read ceiling; A, B tiles
+    EXPECT_DOUBLE_EQ(gate.at("read"), 2 * u * 4 + 2 * u * 4 / 64);
+    EXPECT_DOUBLE_EQ(gate.count("update") ? gate.at("update") : 0, 0);
+    EXPECT_EQ(gate.at("note"), 1);
+    EXPECT_EQ(gate.at("vipt"), 1);  // ways not in a machine.json: assumed, said
+    const auto bdl = l2("floyd_warshall/simd/avx2/f32/512x512/sched:blocked/layout:bdl/bs:64/threads:1", l1);
+    EXPECT_LT(bdl.at("read"), 0.1 * 2 * u * 4);
+    const auto padded = l2("floyd_warshall/simd/avx2/f32/512x512x528/sched:blocked/layout:std/bs:64/threads:1", l1);
+    EXPECT_DOUBLE_EQ(padded.at("update"), 2 * u * 4 / 64);  // once per tile op
+  }
 }
 
 std::vector<Case> expanded(std::string_view profile) {

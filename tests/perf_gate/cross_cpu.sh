@@ -12,9 +12,9 @@ here=$(cd "$(dirname "$0")" && pwd); gate="$here/../../scripts/perf_gate.sh"; fa
 tmp=$(mktemp -d /tmp/rooflab-gate-test.XXXXXX); trap 'rm -rf "$tmp"' EXIT
 fail=0
 sig=""  # this CPU's host.cpu_signature, as the fake writes it
-fw=floyd_warshall/simd/avx2/f32/512x512/sched:blocked/layout:std/bs:64/threads:1  # not in cross_cpu
+fused=sinkhorn/fused_uv/avx2/f64/4096x4096/threads:1                           # not in cross_cpu
 gemm=gemm/blocked/avx2/f64/512x512x512/threads:1                                   # in cross_cpu
-slower=$fw
+slower=$fused
 expect() {  # expect CODE REGEX ISA COMPARE_RC [perf_gate args...]
   local code=$1 regex=$2 isa=$3 crc=$4; shift 4
   local out rc
@@ -29,7 +29,7 @@ expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/base" --update-baseli
 expect 0 "baseline CPU 'AMD EPYC, scalar\+avx2, .*' differs from this CPU .*: gating only the kernels" scalar,avx2,avx512 4 --baseline "$tmp/base"
 slower=$gemm
 expect 4 "baseline CPU 'AMD EPYC, scalar\+avx2, .*' differs from this CPU .*: gating only the kernels" scalar,avx2,avx512 4 --baseline "$tmp/base"
-slower=$fw
+slower=$fused
 expect 4 "fake compare: exit 4" scalar,avx2 4 --baseline "$tmp/base"
 expect 3 "fake compare: exit 3" scalar,avx2,avx512 3 --baseline "$tmp/base"
 # this CPU records a signature, the baseline does not: compared by name, ISAs and caches

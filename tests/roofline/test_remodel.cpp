@@ -135,10 +135,23 @@ TEST(Remodel, CrossCpuEcmRatiosOfGatedKernelsInRange) {
   for (const fs::path& dir : {kZen3, kZen5}) {
     const auto other = by_name(priced(dir, true));
     for (const char* name : {"gemm/blocked/avx2/f64/512x512x512/threads:1",
+                             "floyd_warshall/simd/avx2/f32/512x512/sched:blocked/layout:std/bs:64/threads:1",
                              "sinkhorn/microkernel/avx2/f64/4096x4096/part:iter/threads:1"}) {
       const double ratio = other.at(name)["ecm"]["efficiency"].get<double>() / z4.at(name)["ecm"]["efficiency"].get<double>();
       EXPECT_GE(ratio, 0.85) << dir << " " << name;
       EXPECT_LE(ratio, 1.15) << dir << " " << name;
     }
+  }
+  // floyd_warshall/simd's C tile (rows 2 KiB apart: 8 of the L1's 64 sets) streams from L2 at
+  // every k on all three CPUs: T_L1L2 is the binding term, within 10% of the measured median.
+  for (const fs::path& dir : {kZen3, kZen4, kZen5}) {
+    const auto rows = by_name(priced(dir, true));
+    const json& e = rows.at("floyd_warshall/simd/avx2/f32/512x512/sched:blocked/layout:std/bs:64/threads:1")["ecm"];
+    EXPECT_DOUBLE_EQ(e["T_L1L2"].get<double>(), e["time_s"].get<double>()) << dir;
+    EXPECT_NEAR(e["efficiency"].get<double>(), 1.0, 0.1) << dir;
+    // machine.json records no associativity: the VIPT rule's ways, named in the phase's note
+    const std::string note = e["phases"][0]["note"].get<std::string>();
+    EXPECT_NE(note.find("L1 set conflicts"), std::string::npos) << note;
+    EXPECT_NE(note.find("VIPT rule"), std::string::npos) << note;
   }
 }
