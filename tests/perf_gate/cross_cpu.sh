@@ -46,7 +46,7 @@ expect 0 "baseline CPU 'AMD EPYC \[AuthenticAMD family 25 model 1 stepping 1\]' 
 slower=""
 unc() { FAKE_UNCOMPARED=$1 expect "${@:2}"; }
 expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/base-26" --update-baseline
-unc "$fw" 1 "error: $fw not compared: too few \(NEW: machine.json has no bandwidth for level L3\)" scalar,avx2 0 --baseline "$tmp/base-26"
-unc "$fw" 0 "gating only the kernels" scalar,avx2 0 --baseline "$tmp/base-sig"
+unc "$fused" 1 "error: $fused not compared: too few \(NEW: machine.json has no bandwidth for level L3\)" scalar,avx2 0 --baseline "$tmp/base-26"
+unc "$fused" 0 "gating only the kernels" scalar,avx2 0 --baseline "$tmp/base-sig"
 unc "$gemm" 1 "error: $gemm not compared: too few" scalar,avx2 0 --baseline "$tmp/base-sig"
 exit $fail
