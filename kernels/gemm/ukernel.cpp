@@ -63,19 +63,25 @@ void pack_a(int64_t m, int64_t kc, const T* A, int64_t lda, int mr, T* dst) {
 template <class T>
 void pack_b(int64_t kc, int64_t n, const T* B, int64_t ldb, int nr, T* dst) {
   constexpr int64_t L = kVec<T>;
+  // Rows in groups of G: each visit of a sliver writes G x NR contiguous elements. One row at a
+  // time wrote NR elements to each of the n / NR slivers in turn (a store stream per sliver);
+  // f64 1024 x 512 panel from DRAM, Zen 4: 4 rows 15% faster, 8 rows no better than 4.
+  constexpr int64_t G = 4;
   const int64_t full = n / nr, tail = n - full * nr;  // whole slivers, columns of the last one
-  for (int64_t k = 0; k < kc; ++k) {
-    const T* b = B + k * ldb;
-    T* d = dst + k * nr;
-    for (int64_t s = 0; s < full; ++s, b += nr, d += nr * kc) {
-      int64_t j = 0;
-      for (; j + L <= nr; j += L) store_v(d + j, load_v(b + j));
-      for (; j < nr; ++j) d[j] = b[j];
-    }
-    if (tail > 0) {
-      int64_t j = 0;
-      for (; j < tail; ++j) d[j] = b[j];
-      for (; j < nr; ++j) d[j] = T(0);
+  for (int64_t k0 = 0; k0 < kc; k0 += G) {
+    const int64_t g1 = kc - k0 < G ? kc - k0 : G;
+    for (int64_t s = 0; s <= full; ++s) {
+      const int64_t cols = s < full ? nr : tail;
+      if (cols == 0) break;
+      const T* b = B + k0 * ldb + s * nr;
+      T* d = dst + s * nr * kc + k0 * nr;
+      for (int64_t g = 0; g < g1; ++g, b += ldb, d += nr) {
+        int64_t j = 0;
+        if (cols == nr)
+          for (; j + L <= nr; j += L) store_v(d + j, load_v(b + j));
+        for (; j < cols; ++j) d[j] = b[j];
+        for (; j < nr; ++j) d[j] = T(0);
+      }
     }
   }
 }
