@@ -22,8 +22,7 @@ usage: scripts/peer_table.sh [options]
   --threads T        threads of every case (default 2)
   --isas LIST        rooflab ISAs to time, comma separated (default: the CPU's vector ISAs)
   --pot-size N       Sinkhorn / POT problem size N x N (default 4096)
-  --reps R           repetitions per case (default 3; the table shows the median), the
-                     repetitions of all cases in random order
+  --reps R           repetitions per case (default 3; the table shows the median)
   --min-time S       seconds per repetition (default 0.1)
   --tables DIR       where <class>.md and README.md go (default results/peers)
   --render-only      do not time: render DIR (--out) again
@@ -164,14 +163,9 @@ done
 case_args=(); for c in "${cases[@]}"; do case_args+=(--case "$c"); done
 
 echo "==> bench: ${#cases[@]} cases -> $out/bench.json"
-# an impossible filter leaves exactly the --case list selected. The repetitions of all cases run
-# in random order: this host's load shifts for seconds at a time, and back-to-back repetitions
-# put a whole case, not one sample, in one phase (2026-11-28, Zen 4: DGEMM 1024^3 rooflab 99.3,
-# 5 consecutive repetitions within 2%, ratio 0.93 to OpenBLAS, against 1.02 in 10 interleaved
-# rounds). Costs a setup and verification per repetition.
+# an impossible filter leaves exactly the --case list selected
 "$RL" bench --profile smoke --filter '^$' "${case_args[@]}" --out "$out" --machine "$out/machine.json" \
-  "--benchmark_repetitions=$reps" "--benchmark_min_time=$min_time" --benchmark_enable_random_interleaving=true \
-  > "$out/bench.log" 2>&1
+  "--benchmark_repetitions=$reps" "--benchmark_min_time=$min_time" > "$out/bench.log" 2>&1
 rc=$?
 case $rc in
   0) step_done bench ok 0 "" ;;
