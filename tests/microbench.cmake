@@ -5,14 +5,9 @@ rooflab_unit_test(test_microbench
   LIBS rooflab_microbench)
 
 # The bandwidth and compute kernels (and the latency / clock loops in measure) carry the code
-# alignment the kernel families have (tests/code_align.cmake; optimized builds only, as there).
-if(ROOFLAB_CODE_ALIGN AND CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo)$")
-  add_test(NAME microbench_code_align
-    COMMAND ${CMAKE_COMMAND} -DOBJDUMP=${CMAKE_OBJDUMP} -DLIB=$<TARGET_FILE:rooflab_microbench>
-            -DALIGN=${ROOFLAB_CODE_ALIGN} "-DOBJECTS=kernels_scalar;kernels_avx2;kernels_avx512;measure"
-            -P ${CMAKE_CURRENT_LIST_DIR}/code_align.cmake)
-  set_tests_properties(microbench_code_align PROPERTIES LABELS unit SKIP_RETURN_CODE 77)
-endif()
+# alignment the kernel families have.
+rooflab_code_align_test(microbench_code_align LIB rooflab_microbench
+  OBJECTS kernels_scalar kernels_avx2 kernels_avx512 measure)
 
 
 # The bandwidth curve's shape, counted: instructions per byte of every bandwidth kernel (scalar

@@ -26,12 +26,5 @@ if(_sk_python)
 endif()
 
 # The kernels' code alignment reaches their objects (ROOFLAB_CODE_ALIGN; off: nothing to check).
-# Optimized builds only: GCC applies -falign-loops / -falign-jumps from -O2 (the Debug sanitizer
-# builds leave them out, and their times are not measurements).
-if(ROOFLAB_CODE_ALIGN AND CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo)$")
-  add_test(NAME sinkhorn_code_align
-    COMMAND ${CMAKE_COMMAND} -DOBJDUMP=${CMAKE_OBJDUMP} -DLIB=$<TARGET_FILE:rooflab_sinkhorn>
-            -DALIGN=${ROOFLAB_CODE_ALIGN} "-DOBJECTS=c2r;blocked;typical;common;microkernel_avx2;microkernel_avx512"
-            -P ${CMAKE_CURRENT_LIST_DIR}/code_align.cmake)
-  set_tests_properties(sinkhorn_code_align PROPERTIES LABELS unit SKIP_RETURN_CODE 77)
-endif()
+rooflab_code_align_test(sinkhorn_code_align LIB rooflab_sinkhorn
+  OBJECTS c2r blocked typical common microkernel_avx2 microkernel_avx512)
