@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/cache_sets.hpp"
 #include "harness/isa.hpp"
 #include "harness/registry.hpp"
 #include "kernels/gemm/config.hpp"
@@ -103,10 +104,7 @@ BlockedPlan default_blocked_plan(int64_t elem_size, int mr, int nr, int64_t l1, 
 // KC a multiple of 8, MC of MR, NC of NR. `ok` is false, and `plan` the sizes rule
 // (default_blocked_plan), when a level's ways or line is unknown (0) or its size is not
 // ways x line x sets; `note` says which rule and why.
-struct CacheGeometry {
-  int64_t size = 0;  // bytes
-  int ways = 0, line = 0;
-};
+using rooflab::CacheGeometry;  // harness/cache_sets.hpp: size, ways, line (sets, source unused here)
 struct BlockedRule {
   BlockedPlan plan;
   bool ok = false;  // the analytical model applied
