@@ -13,7 +13,7 @@ struct CacheGeometry {
   int ways = 0;
   int line = 0;      // bytes
   int sets = 0;      // size / (ways x line)
-  std::string source;
+  std::string source{};  // braced so that {size, ways, line} aggregates need not name it
 };
 
 // The L1 data cache of the machine at hand: size from host_cache_sizes() (inside a

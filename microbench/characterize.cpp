@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "harness/buffer.hpp"
 #include "harness/diagnostics.hpp"
@@ -70,6 +71,7 @@ ProfileParams profile_params(const std::string& p) {
 }
 
 constexpr size_t kMinBytes = 4096;
+constexpr double kInCacheSpread = 0.08;  // has_spread_point: a per-ISA in-cache sweep to repeat
 constexpr size_t kSweepCap = size_t(1) << 30;
 constexpr size_t kAssumedLlc = size_t(32) << 20;
 
@@ -633,12 +635,25 @@ json characterize(const CharacterizeOptions& opt) {
       if (in_cache.empty()) continue;
       say("bandwidth (" + std::string(to_string(bi)) + ") in cache, " + std::to_string(t) +
           (t == 1 ? " thread" : " threads"));
-      for (const auto& c : measure_bandwidth(kernels_for(bi), topo.core_cpu, t, isa_kernels,
-                                             in_cache, prof.bw, nullptr)) {
+      // Three points per level make the ceiling: one disturbed sweep moves it (a Xeon guest's
+      // avx2 L1 triad came out 165-215 or 255-266 GB/s run by run, the slow runs' samples 8-25%
+      // apart, the fast ones' within 3%). A sweep with spread samples is repeated (up to twice,
+      // a second apart) and each point keeps its faster measurement.
+      auto isa_curves = measure_bandwidth(kernels_for(bi), topo.core_cpu, t, isa_kernels, in_cache, prof.bw, nullptr);
+      int repeats = 0;
+      for (; repeats < 2 && has_spread_point(isa_curves, kInCacheSpread); ++repeats) {
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        keep_faster(isa_curves, measure_bandwidth(kernels_for(bi), topo.core_cpu, t, isa_kernels, in_cache, prof.bw, nullptr));
+      }
+      if (repeats > 0)
+        say("bandwidth (" + std::string(to_string(bi)) + ") in cache: samples spread more than " +
+            std::to_string(int(kInCacheSpread * 100)) + "%, repeated " + std::to_string(repeats) + "x" +
+            (has_spread_point(isa_curves, kInCacheSpread) ? " (still spread)" : ""));
+      for (const auto& c : isa_curves) {
         json pts = json::array();
         for (const auto& p : c.points)
           pts.push_back({{"bytes", p.bytes}, {"gbps", p.gbps.best}, {"gbps_median", p.gbps.median}});
-        cj.push_back({{"kernel", name(c.kernel)}, {"threads", c.threads}, {"points", pts}});
+        cj.push_back({{"kernel", name(c.kernel)}, {"threads", c.threads}, {"points", pts}, {"repeats", repeats}});
         const Curve xy = best_curve(c);
         for (const auto& lvl : kCacheLevels)
           if (ranges[t].count(lvl))

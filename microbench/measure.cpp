@@ -283,6 +283,27 @@ std::vector<BwCurve> measure_curves(const KernelTable& kt, const std::vector<int
 }
 }  // namespace
 
+bool has_spread_point(const std::vector<BwCurve>& curves, double spread) {
+  for (const auto& c : curves)
+    for (const auto& p : c.points)
+      if (p.gbps.median > 0 && p.gbps.best > (1 + spread) * p.gbps.median) return true;
+  return false;
+}
+
+void keep_faster(std::vector<BwCurve>& into, const std::vector<BwCurve>& again) {
+  if (into.size() != again.size()) throw Error("microbench: repeated sweep has other curves");
+  for (size_t i = 0; i < into.size(); ++i) {
+    auto& a = into[i];
+    const auto& b = again[i];
+    if (a.kernel != b.kernel || a.threads != b.threads || a.streams != b.streams || a.points.size() != b.points.size())
+      throw Error("microbench: repeated sweep has other curves");
+    for (size_t j = 0; j < a.points.size(); ++j) {
+      if (a.points[j].bytes != b.points[j].bytes) throw Error("microbench: repeated sweep has other sizes");
+      if (b.points[j].gbps.best > a.points[j].gbps.best) a.points[j] = b.points[j];
+    }
+  }
+}
+
 std::vector<BwCurve> measure_bandwidth(const KernelTable& kt, const std::vector<int>& cpus,
                                        int threads, const std::vector<BwKernel>& kernels,
                                        const std::vector<size_t>& sizes, const Timing& timing,

@@ -43,6 +43,12 @@ struct BwCurve {
   std::vector<BwPoint> points;
   int streams = 1;  // concurrent streams per thread (measure_bandwidth_streams)
 };
+// A sweep whose samples were disturbed: some point's best sample exceeds its median by more
+// than `spread` (0.08: 8%). A quiet in-cache point's samples agree within a few percent.
+bool has_spread_point(const std::vector<BwCurve>& curves, double spread);
+// Point by point, keeps whichever of two measurements of the same curves (same kernels, threads
+// and sizes, e.g. a sweep repeated later) has the faster best sample. Throws Error when they differ.
+void keep_faster(std::vector<BwCurve>& into, const std::vector<BwCurve>& again);
 // "read" for 1 stream, "read_s4" for 4: the name of the curve and of its ceiling.
 std::string curve_name(BwKernel k, int streams);
 // Kernels that have S-stream forms (KernelTable::*_streams): read and update.

@@ -70,6 +70,22 @@ BlockedRule analytic_blocked_plan(int64_t s, int mr, int nr, const CacheGeometry
   return r;
 }
 
+BlockedPlan run_blocks(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t nr, int64_t rows) {
+  // K in equal blocks of at most KC (a multiple of 8 where KC is): no short last block whose
+  // C-tile traffic is amortized over a few rank-1 updates only.
+  const int64_t kblocks = (d.k + p.kc - 1) / p.kc;
+  const int64_t kcb = std::min(p.kc, round_up((d.k + kblocks - 1) / kblocks, p.kc % 8 == 0 ? 8 : 1));
+  // The B panel buffer holds KC x NC: shorter K blocks leave it room for more columns. N is
+  // then split into equal blocks too (each N block packs A once more).
+  const int64_t ncmax = std::max(nr, p.kc * round_up(p.nc, nr) / kcb / nr * nr);
+  const int64_t nblocks = (d.n + ncmax - 1) / ncmax;
+  const int64_t ncb = std::min(ncmax, round_up((d.n + nblocks - 1) / nblocks, nr));
+  // The thread's rows in equal MR-aligned blocks of at most MC, as K and N.
+  const int64_t mblocks = std::max<int64_t>(1, (rows + p.mc - 1) / p.mc);
+  const int64_t mcb = std::min(p.mc, round_up((rows + mblocks - 1) / mblocks, mr));
+  return {mcb, kcb, ncb};
+}
+
 int64_t blocked_workspace(const BlockedPlan& p, int mr, int nr, int threads) {
   return p.kc * round_up(p.nc, nr) + int64_t(threads) * round_up(p.mc, mr) * p.kc;
 }
@@ -83,15 +99,8 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
   T* Bp = work;
   T* Ap_all = work + p.kc * round_up(p.nc, NR);
   const int64_t msl = (d.m + MR - 1) / MR;  // MR-slivers of rows, split evenly among threads
-  // K in equal blocks of at most KC (a multiple of 8 where KC is): no short last block whose
-  // C-tile traffic is amortized over a few rank-1 updates only.
-  const int64_t kblocks = (d.k + p.kc - 1) / p.kc;
-  const int64_t kcb = std::min(p.kc, round_up((d.k + kblocks - 1) / kblocks, p.kc % 8 == 0 ? 8 : 1));
-  // The B panel buffer holds KC x NC: shorter K blocks leave it room for more columns. N is
-  // then split into equal blocks too (each N block packs A once more).
-  const int64_t ncmax = std::max(NR, p.kc * round_up(p.nc, NR) / kcb / NR * NR);
-  const int64_t nblocks = (d.n + ncmax - 1) / ncmax;
-  const int64_t ncb = std::min(ncmax, round_up((d.n + nblocks - 1) / nblocks, NR));
+  const BlockedPlan run = run_blocks(p, d, MR, NR, d.m);
+  const int64_t kcb = run.kc, ncb = run.nc;
 
 #pragma omp parallel
   {
@@ -99,8 +108,7 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
     T* Ap = Ap_all + int64_t(t) * round_up(p.mc, MR) * p.kc;
     const int64_t r0 = std::min(d.m, msl * t / nt * MR), r1 = std::min(d.m, msl * (t + 1) / nt * MR);
     // The thread's rows in equal MR-aligned blocks of at most MC, as K and N.
-    const int64_t mblocks = std::max<int64_t>(1, (r1 - r0 + p.mc - 1) / p.mc);
-    const int64_t mcb = std::min(p.mc, round_up((r1 - r0 + mblocks - 1) / mblocks, MR));
+    const int64_t mcb = run_blocks(p, d, MR, NR, r1 - r0).mc;
     for (int64_t jc = 0; jc < d.n; jc += ncb) {
       const int64_t nc = std::min(ncb, d.n - jc);
       for (int64_t pc = 0; pc < d.k; pc += kcb) {

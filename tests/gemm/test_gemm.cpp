@@ -12,6 +12,7 @@
 
 #include "harness/error.hpp"
 #include "harness/families.hpp"
+#include "harness/host_caches.hpp"
 #include "harness/isa.hpp"
 #include "kernels/gemm/gemm.hpp"
 
@@ -230,6 +231,49 @@ TEST(Gemm, BlockedSplitsKAndNIntoEqualBlocks) {
   }
 }
 
+// The blocks blocked() runs: K and N in equal blocks of at most KC / NC (the B buffer's KC x NC
+// holds more columns when K blocks are shorter), a thread's rows in MR-aligned equal blocks.
+TEST(Gemm, RunBlocksAreTheEqualSplitsOfTheDimensions) {
+  // The sizes rule on a Xeon (48 KiB L1, 2 MiB L2) for avx2 f64 4 x 12 gives KC 1536: a 512^3
+  // product runs one K block of 512, one N block of 516 (512 rounded up to NR).
+  const BlockedPlan r = run_blocks({340, 1536, 11100}, Dims{512, 512, 512, 512, 512, 512}, 4, 12, 512);
+  EXPECT_EQ(r.kc, 512);
+  EXPECT_EQ(r.nc, 516);
+  EXPECT_EQ(r.mc, 256);  // 512 rows in 2 blocks of at most 340
+  // K = KC + 3: two equal blocks, a multiple of 8; N beyond the widened panel: equal N blocks.
+  const BlockedPlan q = run_blocks({96, 256, 48}, Dims{100, 1000, 259, 259, 1000, 1000}, 8, 24, 50);
+  EXPECT_EQ(q.kc, 136);  // ceil(259 / 2) = 130 -> 136
+  EXPECT_EQ(q.nc, 72);   // 256 x 48 / 136 = 90 -> 72 (NR multiple); 1000 / 72 -> 14 blocks of 72
+  EXPECT_EQ(q.mc, 56);   // 50 rows, one block, rounded up to MR
+}
+
+// The blocked model prices the blocks the kernel runs, not the plan's maxima: on a Xeon's
+// caches the 512^3 case's A block (256 x 512 f64, 1 MiB) stays in L2 beside its B sliver, and
+// the B panel (512 x 516, 2 MiB) comes from L3 once per A block: C and two B panels cross
+// L2 <- L3 in the micro-kernel phase (the plan's KC 1536 put the A block in L3 and every B
+// sliver's re-read per call there: predicted 1.75x the measured time).
+TEST(GemmFamily, BlockedModelPricesTheBlocksItRuns) {
+  const ScopedHostCaches xeon({48 << 10, 2 << 20, 260 << 20, "a Xeon's"});
+  const Case c = parse_case_name("gemm/blocked/avx2/f64/512x512x512/threads:1");
+  const Model m = variant_of(c).model(c);
+  ASSERT_EQ(m.phases.size(), 2u);
+  const auto& compute = m.phases[1];
+  double l3 = 0;
+  for (const auto& t : compute.l3) l3 += t.bytes;
+  EXPECT_DOUBLE_EQ(l3, 2.0 * 8 * 512 * 512 + 2 * 8.0 * 512 * 512) << compute.note;  // C, B twice
+  EXPECT_NE(compute.note.find("A block in L2"), std::string::npos) << compute.note;
+  EXPECT_EQ(compute.note.find("B panel in L2"), std::string::npos) << compute.note;
+  // Where the B panel exceeds L2 (a 256 KiB L2), each sliver comes from L3 once per A block,
+  // not once per micro-kernel call (those re-reads hit L2).
+  const ScopedHostCaches small({48 << 10, 256 << 10, 260 << 20, "a small L2's"});
+  const Model s = variant_of(c).model(c);
+  double b_l3 = 0;
+  for (const auto& t : s.phases[1].l3) b_l3 += t.bytes;
+  const double c_bytes = 2.0 * 8 * 512 * 512 * 1, b_pack = 8.0 * 512 * 512;
+  EXPECT_LT(b_l3, c_bytes + 8.0 * 512 * 512 * 64 + b_pack * 16) << s.phases[1].note;  // far below 128 re-reads
+  EXPECT_GE(b_l3, c_bytes + b_pack) << s.phases[1].note;
+}
+
 // The sizes rule's NC is the half-L3 target rounded up to NR, not down: with power-of-two
 // caches and KC the target is a power of two, and a power-of-two N must stay one N block.
 TEST(Gemm, SizesRuleKeepsAPowerOfTwoNInOneBlock) {
@@ -264,10 +308,11 @@ TEST(Gemm, SizesRuleKeepsAPowerOfTwoNInOneBlock) {
 // one, the A block within L2 and the B panel within L3, and blocked() computes with it.
 TEST(Gemm, AnalyticBlockingFollowsTheCacheGeometry) {
   constexpr int64_t K = 1024, M = K * K;
-  const CacheGeometry snb[3] = {{32 * K, 8, 64}, {256 * K, 8, 64}, {8 * M, 16, 64}};
-  const CacheGeometry zen4[3] = {{32 * K, 8, 64}, {M, 8, 64}, {32 * M, 16, 64}};
-  const CacheGeometry zen3[3] = {{32 * K, 8, 64}, {512 * K, 8, 64}, {32 * M, 16, 64}};
-  const CacheGeometry spr[3] = {{48 * K, 12, 64}, {2 * M, 16, 64}, {105 * M, 15, 64}};
+  const auto g = [](int64_t size, int ways) { return CacheGeometry{.size = size, .ways = ways, .line = 64}; };
+  const CacheGeometry snb[3] = {g(32 * K, 8), g(256 * K, 8), g(8 * M, 16)};
+  const CacheGeometry zen4[3] = {g(32 * K, 8), g(M, 8), g(32 * M, 16)};
+  const CacheGeometry zen3[3] = {g(32 * K, 8), g(512 * K, 8), g(32 * M, 16)};
+  const CacheGeometry spr[3] = {g(48 * K, 12), g(2 * M, 16), g(105 * M, 15)};
   struct Row {
     const char* what;
     const CacheGeometry* c;

@@ -117,3 +117,26 @@ TEST(Streams, EachPointKeepsItsBestPlacement) {
     EXPECT_DOUBLE_EQ(p.gbps.best, *std::max_element(p.placements_gbps.begin(), p.placements_gbps.end()));
   }
 }
+
+// A repeated sweep (characterize's per-ISA in-cache points) keeps each point's faster
+// measurement; spread samples (best far above the median) are what triggers the repeat.
+TEST(Streams, RepeatedSweepKeepsTheFasterPointAndSpreadIsDetected) {
+  auto curve = [](double best0, double med0, double best1, double med1) {
+    BwCurve c{BwKernel::triad, 1, {}, 1};
+    c.points.push_back({4096, {best0, med0}, {}});
+    c.points.push_back({8192, {best1, med1}, {}});
+    return std::vector<BwCurve>{c};
+  };
+  std::vector<BwCurve> a = curve(179, 158, 261, 260);
+  EXPECT_TRUE(has_spread_point(a, 0.08));  // 179 / 158: 13% apart
+  EXPECT_FALSE(has_spread_point(curve(255, 253, 261, 260), 0.08));
+  keep_faster(a, curve(255, 253, 250, 249));
+  EXPECT_DOUBLE_EQ(a[0].points[0].gbps.best, 255);
+  EXPECT_DOUBLE_EQ(a[0].points[0].gbps.median, 253);  // the whole point, not just its best
+  EXPECT_DOUBLE_EQ(a[0].points[1].gbps.best, 261);
+  EXPECT_FALSE(has_spread_point(a, 0.08));
+  std::vector<BwCurve> other = curve(1, 1, 1, 1);
+  other[0].points[1].bytes = 16384;
+  EXPECT_THROW(keep_faster(a, other), rooflab::Error);
+  EXPECT_THROW(keep_faster(a, {}), rooflab::Error);
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/perf_gate.sh against a baseline from another CPU: a regression (compare's exit 4) of a
 # kernel outside its cross_cpu list is printed but does not fail the gate, one of a cross_cpu
-# kernel does (FAKE_SLOWER names the kernel), the same regression against this CPU's baseline does
+# kernel does (FAKE_SLOWER names the kernel) between two AMD CPUs and does not across vendors, the same regression against this CPU's baseline does
 # whatever the kernel, and a failed verification (exit 3) fails on any CPU. "Another CPU" is cpu_of's
 # (plots/cpu_identity.py): without CPUID signatures, the same generic model name with other ISAs,
 # as under a hypervisor; with a signature on both sides, another signature (other ISAs do not
@@ -13,7 +13,7 @@ tmp=$(mktemp -d /tmp/rooflab-gate-test.XXXXXX); trap 'rm -rf "$tmp"' EXIT
 fail=0
 sig=""  # this CPU's host.cpu_signature, as the fake writes it
 fused=sinkhorn/fused_uv/avx2/f64/4096x4096/threads:1                           # not in cross_cpu
-gemm=gemm/blocked/avx2/f64/512x512x512/threads:1                                   # in cross_cpu
+fw=floyd_warshall/simd/avx2/f32/512x512/sched:blocked/layout:std/bs:64/threads:1  # in cross_cpu
 slower=$fused
 expect() {  # expect CODE REGEX ISA COMPARE_RC [perf_gate args...]
   local code=$1 regex=$2 isa=$3 crc=$4; shift 4
@@ -27,7 +27,7 @@ expect() {  # expect CODE REGEX ISA COMPARE_RC [perf_gate args...]
 }
 expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/base" --update-baseline
 expect 0 "baseline CPU 'AMD EPYC, scalar\+avx2, .*' differs from this CPU .*: gating only the kernels" scalar,avx2,avx512 4 --baseline "$tmp/base"
-slower=$gemm
+slower=$fw
 expect 4 "baseline CPU 'AMD EPYC, scalar\+avx2, .*' differs from this CPU .*: gating only the kernels" scalar,avx2,avx512 4 --baseline "$tmp/base"
 slower=$fused
 expect 4 "fake compare: exit 4" scalar,avx2 4 --baseline "$tmp/base"
@@ -48,5 +48,27 @@ unc() { FAKE_UNCOMPARED=$1 expect "${@:2}"; }
 expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/base-26" --update-baseline
 unc "$fused" 1 "error: $fused not compared: too few \(NEW: machine.json has no bandwidth for level L3\)" scalar,avx2 0 --baseline "$tmp/base-26"
 unc "$fused" 0 "gating only the kernels" scalar,avx2 0 --baseline "$tmp/base-sig"
-unc "$gemm" 1 "error: $gemm not compared: too few" scalar,avx2 0 --baseline "$tmp/base-sig"
+unc "$fw" 1 "error: $fw not compared: too few" scalar,avx2 0 --baseline "$tmp/base-sig"
+# The threshold: --threshold, else the baseline's `threshold` file (a noisier machine's), else 0.25.
+expect 0 "compare \(ECM efficiency, threshold 0.25," scalar,avx2 0 --baseline "$tmp/base-26"
+echo 0.4 >"$tmp/base-26/threshold"
+expect 0 "compare \(ECM efficiency, threshold 0.4," scalar,avx2 0 --baseline "$tmp/base-26"
+expect 0 "compare \(ECM efficiency, threshold 0.3," scalar,avx2 0 --baseline "$tmp/base-26" --threshold 0.3
+echo lots >"$tmp/base-26/threshold"
+expect 1 "threshold: expected a fraction like 0.4, got 'lots'" scalar,avx2 0 --baseline "$tmp/base-26"
+rm "$tmp/base-26/threshold"
+# An Intel CPU against an AMD baseline: no kernel is shown comparable across the vendors, nothing
+# gates (a cross_cpu kernel's regression included), and it says so.
+slower=$fw
+sig="GenuineIntel family 6 model 207 stepping 2"
+expect 0 "\(AuthenticAMD\) differs from this CPU .*\(GenuineIntel\): no kernel's ECM efficiency has been shown comparable.*nothing gated" scalar,avx2 4 --baseline "$tmp/base-sig"
+slower=""
+# --update-baseline --runs N: the baseline is the medoid run (efficiencies 0.9, 0.5, 0.8: the
+# median is run 3's), with every run's efficiency in selection.json.
+FAKE_EFFS="0.9 0.5 0.8" expect 0 "baseline: run 3 of 3 \(the medoid" scalar,avx2 0 --baseline "$tmp/base-runs" --update-baseline --runs 3
+grep -q '"chosen_run": 3' "$tmp/base-runs/selection.json" || { echo "FAIL: selection.json lacks the chosen run"; fail=1; }
+grep -q '0.8' "$tmp/base-runs/model.json" || { echo "FAIL: the baseline's model.json is not run 3's"; fail=1; }
+# a single run leaves no selection.json behind
+expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/base-runs" --update-baseline
+[ ! -e "$tmp/base-runs/selection.json" ] || { echo "FAIL: a stale selection.json stayed"; fail=1; }
 exit $fail

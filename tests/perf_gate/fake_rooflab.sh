@@ -2,7 +2,8 @@
 # A stand-in for the rooflab binary that scripts/perf_gate.sh drives, timing nothing: characterize
 # writes a machine.json naming the CPU in FAKE_CPU_ISA (comma-separated ISAs of an "AMD EPYC") and
 # FAKE_CPU_SIG (its host.cpu_signature; unset or empty: none, as in a file from before it),
-# bench and model write empty results, compare prints a verdict and exits FAKE_COMPARE_RC; with
+# bench writes an empty result, model too (with FAKE_EFFS, space-separated ECM efficiencies, the
+# model of DIR/run-I lists the gemm case at the I-th), compare prints a verdict and exits FAKE_COMPARE_RC; with
 # --filter F and FAKE_SLOWER (the name of the kernel that got slower) it exits 4 when F matches
 # that name, else 0 (the gate's second compare, of the kernels that gate across CPUs). Its
 # --json-out lists FAKE_UNCOMPARED (a kernel name) as "too few" when set (and --filter matches it).
@@ -19,7 +20,13 @@ case "$cmd" in
     printf '{"schema": "rooflab.machine/1", "host": {"cpu": "AMD EPYC", "isa": [%s]%s},
  "caches": {"reported": {"L1": 49152, "L2": 1048576}}, "bandwidth": {"streams": {}}}\n' "$isa" "$sig" >"$dir/machine.json" ;;
   bench) echo '{"schema": "rooflab.bench/1", "benchmarks": []}' >"$dir/bench.json" ;;
-  model) echo '{"schema": "rooflab.model/1", "rows": []}' >"$dir/model.json" ;;
+  model)
+    rows=""
+    if [ -n "${FAKE_EFFS:-}" ] && [[ $dir =~ run-([0-9]+)$ ]]; then
+      e=$(cut -d' ' -f"${BASH_REMATCH[1]}" <<<"$FAKE_EFFS")
+      rows="{\"name\": \"gemm/blocked/avx2/f64/512x512x512/threads:1\", \"ecm\": {\"efficiency\": $e}}"
+    fi
+    echo "{\"schema\": \"rooflab.model/1\", \"rows\": [$rows]}" >"$dir/model.json" ;;
   compare)
     rows=""
     if [ -n "${FAKE_UNCOMPARED:-}" ] && { [ -z "$filter" ] || grep -qE -- "$filter" <<<"$FAKE_UNCOMPARED"; }; then
