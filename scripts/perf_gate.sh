@@ -5,7 +5,8 @@
 #      once: their floors use the 4-stream DRAM ceilings of machine.json's bandwidth.streams);
 #   2. time a handful of kernels (compute-bound and DRAM-bound; ~1 s each) with 9
 #      repetitions, verified first as always; `rooflab model` predicts them into model.json;
-#   3. `rooflab compare BASELINE NEW --metric ecm`: ECM efficiency (attained / the ECM prediction
+#   3. `rooflab compare BASELINE NEW --metric ecm` (or `time` where this CPU's baseline has a
+#      `metric` file saying so, below): ECM efficiency (attained / the ECM prediction
 #      from the ceilings measured in the same run) is compared, so a machine that is uniformly
 #      faster or slower than the one the baseline came from does not trip the gate; both sides are
 #      priced by this build's model (`rooflab model --remodel`: each with its own machine's caches);
@@ -194,8 +195,18 @@ if [ -z "$threshold" ]; then
     [[ $threshold =~ ^0?\.[0-9]+$ ]] || { echo "[gate] $base/threshold: expected a fraction like 0.4, got '$threshold'" >&2; exit 1; }
   fi
 fi
-echo "[gate] compare (ECM efficiency, threshold $threshold, alpha 0.01) against $base (re-priced by this build's model)"
-"$rl" compare "$out/baseline/bench.json" "$out/bench.json" --metric ecm --threshold "$threshold" \
+# The metric against this CPU's own baseline: ECM efficiency, or time where the baseline's `metric`
+# file says so (a guest whose run-to-run ceilings spread wider than its kernels' times: the ECM
+# prediction then adds noise instead of cancelling it; its README gives both spreads). Against
+# another CPU's baseline always ECM efficiency.
+metric=ecm
+if [ "$base_cpu" = "$this_cpu" ] && [ -f "$base/metric" ]; then
+  metric=$(tr -d ' \n' <"$base/metric")
+  [[ $metric = ecm || $metric = time ]] || { echo "[gate] $base/metric: expected ecm or time, got '$metric'" >&2; exit 1; }
+fi
+label="ECM efficiency"; [ "$metric" = time ] && label="time, this CPU's own baseline ($base/metric)"
+echo "[gate] compare ($label, threshold $threshold, alpha 0.01) against $base (re-priced by this build's model)"
+"$rl" compare "$out/baseline/bench.json" "$out/bench.json" --metric "$metric" --threshold "$threshold" \
   --json-out "$out/compare.json"
 rc=$?
 # A gated kernel the compare could not judge (no ECM prediction on a side, e.g. a machine.json

@@ -57,6 +57,17 @@ expect 0 "compare \(ECM efficiency, threshold 0.3," scalar,avx2 0 --baseline "$t
 echo lots >"$tmp/base-26/threshold"
 expect 1 "threshold: expected a fraction like 0.4, got 'lots'" scalar,avx2 0 --baseline "$tmp/base-26"
 rm "$tmp/base-26/threshold"
+# The metric: ECM efficiency, or time where this CPU's baseline has a `metric` file saying so; against
+# another CPU's baseline the file does not count.
+echo time >"$tmp/base-26/metric"
+expect 0 "compare \(time, this CPU's own baseline .*/metric\), threshold 0.25," scalar,avx2 0 --baseline "$tmp/base-26"
+grep -q -- "--metric time" "$tmp"/run.*/compare.args || { echo "FAIL: compare was not run with --metric time"; fail=1; }
+echo time >"$tmp/base-sig/metric"
+expect 0 "compare \(ECM efficiency, threshold 0.25," scalar,avx2 0 --baseline "$tmp/base-sig"
+rm "$tmp/base-sig/metric"
+echo ipc >"$tmp/base-26/metric"
+expect 1 "metric: expected ecm or time, got 'ipc'" scalar,avx2 0 --baseline "$tmp/base-26"
+rm "$tmp/base-26/metric"
 # An Intel CPU against an AMD baseline: no kernel is shown comparable across the vendors, nothing
 # gates (a cross_cpu kernel's regression included), and it says so.
 slower=$fw

@@ -6,9 +6,11 @@
 # model of DIR/run-I lists the gemm case at the I-th), compare prints a verdict and exits FAKE_COMPARE_RC; with
 # --filter F and FAKE_SLOWER (the name of the kernel that got slower) it exits 4 when F matches
 # that name, else 0 (the gate's second compare, of the kernels that gate across CPUs). Its
-# --json-out lists FAKE_UNCOMPARED (a kernel name) as "too few" when set (and --filter matches it).
+# --json-out lists FAKE_UNCOMPARED (a kernel name) as "too few" when set (and --filter matches it);
+# its arguments go to compare.args beside it.
 set -eu
 cmd=$1; shift
+args="$*"
 dir=""; filter=""; json_out=""
 while [ $# -gt 0 ]; do
   case "$1" in --out|--run) dir=$2; shift 2 ;; --filter) filter=$2; shift 2 ;; --json-out) json_out=$2; shift 2 ;; *) shift ;; esac
@@ -32,7 +34,7 @@ case "$cmd" in
     if [ -n "${FAKE_UNCOMPARED:-}" ] && { [ -z "$filter" ] || grep -qE -- "$filter" <<<"$FAKE_UNCOMPARED"; }; then
       rows="{\"name\": \"$FAKE_UNCOMPARED\", \"status\": \"too few\", \"note\": \"NEW: machine.json has no bandwidth for level L3\"}"
     fi
-    [ -z "$json_out" ] || echo "{\"schema\": \"rooflab.compare/1\", \"rows\": [$rows]}" >"$json_out"
+    [ -z "$json_out" ] || { echo "{\"schema\": \"rooflab.compare/1\", \"rows\": [$rows]}" >"$json_out"; echo "$args" >>"$(dirname "$json_out")/compare.args"; }
     rc=${FAKE_COMPARE_RC}
     if [ -n "$filter" ] && [ -n "${FAKE_SLOWER:-}" ]; then
       rc=0; grep -qE -- "$filter" <<<"$FAKE_SLOWER" && rc=4
