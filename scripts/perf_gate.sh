@@ -46,8 +46,9 @@ while [ $# -gt 0 ]; do
     *) echo "perf_gate.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
-[ -x "$rl" ] || { echo "perf_gate.sh: $rl not built (cmake --preset release && cmake --build --preset release)" >&2; exit 1; }
+# Usage errors first, so that they read the same whether or not a rooflab is built.
 [ "$runs" = 1 ] || [ "$update" = 1 ] || { echo "perf_gate.sh: --runs applies to --update-baseline only" >&2; exit 2; }
+[ -x "$rl" ] || { echo "perf_gate.sh: $rl not built (cmake --preset release && cmake --build --preset release)" >&2; exit 1; }
 [ -n "$out" ] || out=$(mktemp -d /tmp/rooflab-gate.XXXXXX)
 mkdir -p "$out" || exit 1
 
