@@ -639,11 +639,12 @@ json characterize(const CharacterizeOptions& opt) {
       // avx2 L1 triad came out 165-215 or 255-266 GB/s run by run, the slow runs' samples 8-25%
       // apart, the fast ones' within 3%). A sweep with spread samples is repeated (up to twice,
       // a second apart) and each point keeps its faster measurement.
-      auto isa_curves = measure_bandwidth(kernels_for(bi), topo.core_cpu, t, isa_kernels, in_cache, prof.bw, nullptr);
+      const auto sweep = [&] { return measure_bandwidth(kernels_for(bi), topo.core_cpu, t, isa_kernels, in_cache, prof.bw, nullptr); };
+      auto isa_curves = sweep();
       int repeats = 0;
       for (; repeats < 2 && has_spread_point(isa_curves, kInCacheSpread); ++repeats) {
         std::this_thread::sleep_for(std::chrono::seconds(1));
-        keep_faster(isa_curves, measure_bandwidth(kernels_for(bi), topo.core_cpu, t, isa_kernels, in_cache, prof.bw, nullptr));
+        keep_faster(isa_curves, sweep());
       }
       if (repeats > 0)
         say("bandwidth (" + std::string(to_string(bi)) + ") in cache: samples spread more than " +
