@@ -6,7 +6,8 @@
 # model of DIR/run-I lists the gemm case at the I-th), compare prints a verdict and exits FAKE_COMPARE_RC; with
 # --filter F and FAKE_SLOWER (the name of the kernel that got slower) it exits 4 when F matches
 # that name, else 0 (the gate's second compare, of the kernels that gate across CPUs). Its
-# --json-out lists FAKE_UNCOMPARED (a kernel name) as "too few" when set (and --filter matches it);
+# --json-out lists FAKE_UNCOMPARED (a kernel name) with status FAKE_UNCOMPARED_STATUS (default
+# "too few") when set (and --filter matches it);
 # its arguments go to compare.args beside it.
 set -eu
 cmd=$1; shift
@@ -32,7 +33,7 @@ case "$cmd" in
   compare)
     rows=""
     if [ -n "${FAKE_UNCOMPARED:-}" ] && { [ -z "$filter" ] || grep -qE -- "$filter" <<<"$FAKE_UNCOMPARED"; }; then
-      rows="{\"name\": \"$FAKE_UNCOMPARED\", \"status\": \"too few\", \"note\": \"NEW: machine.json has no bandwidth for level L3\"}"
+      rows="{\"name\": \"$FAKE_UNCOMPARED\", \"status\": \"${FAKE_UNCOMPARED_STATUS:-too few}\", \"note\": \"NEW: machine.json has no bandwidth for level L3\"}"
     fi
     [ -z "$json_out" ] || { echo "{\"schema\": \"rooflab.compare/1\", \"rows\": [$rows]}" >"$json_out"; echo "$args" >>"$(dirname "$json_out")/compare.args"; }
     rc=${FAKE_COMPARE_RC}
