@@ -153,6 +153,10 @@ Spec bench_spec() {
               "bench.json, never evaluated) for `rooflab model`'s ECM in-core time; auto: on for the quick and paper "
               "profiles, off for smoke and --case runs",
               "auto")
+      .integer("--rounds", "N",
+               "time the selection N times, every other round in reverse order; each case keeps its best round "
+               "and bench.json records each round's median (a host whose speed changes between rounds shows)",
+               1, 9, 1)
       .passthrough("--benchmark_", "Google Benchmark's flags (repetitions, min_time, ...), passed on")
       .epilog("benchmark names: <family>/<variant>[/<isa>]/<dtype>/<dims>[/<key>:<value>]*/threads:<T>\n"
               "exit codes: 0 every case verified and timed, 3 some case failed (reported in bench.json)");
@@ -166,6 +170,7 @@ int cmd_bench(const Values& v) {
   o.benchmark_args = v.passthrough();
   o.out_dir = v.str("--out");
   o.calibration = v.str("--calibration");
+  o.rounds = int(v.integer("--rounds"));
   std::string machine = v.str("--machine");
   if (machine.empty() && fs::exists(o.out_dir / "machine.json")) machine = (o.out_dir / "machine.json").string();
   o.machine = machine;

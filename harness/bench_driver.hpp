@@ -26,6 +26,9 @@ struct BenchOptions {
   // "on", "off", or "auto" (on for the quick and paper profiles' selections, off for smoke and
   // for runs of --case names only).
   std::string calibration = "auto";
+  // Times the whole selection is timed, every other round in reverse order; each case keeps its
+  // best round and bench.json records every round's median (rooflab.rounds).
+  int rounds = 1;
 };
 
 // The calibration cases of `cases` (Family::calibration_cases), each once, none equal to a case

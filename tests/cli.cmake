@@ -195,6 +195,10 @@ set_tests_properties(cli_bench_interrupt_sigint cli_bench_interrupt_sigterm PROP
 add_test(NAME cli_bench_disturbed COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bench_disturbed.sh ${RL} ${TMPD}/disturbed
          ${CMAKE_CURRENT_SOURCE_DIR}/core/fixture_machine.json)
 set_tests_properties(cli_bench_disturbed PROPERTIES LABELS integration)
+# --rounds: every round's median recorded, the best round kept, a changed host speed reported
+# (a test hook slows one round).
+add_test(NAME cli_bench_rounds COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bench_rounds.sh ${RL} ${TMPD}/rounds)
+set_tests_properties(cli_bench_rounds PROPERTIES LABELS integration)
 # A 2-thread case the OpenMP runtime caps at one thread: low CPU utilization, "threads idle".
 add_test(NAME cli_bench_threads_idle COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bench_threads_idle.sh ${RL} ${TMPD}/threads_idle)
 set_tests_properties(cli_bench_threads_idle PROPERTIES LABELS integration)
