@@ -532,6 +532,14 @@ int run_bench(const BenchOptions& opt) {
       out["benchmarks"] = merged;
     };
 
+    // The cases with an error row in a later pass's `doc` (their earlier measurement stays).
+    auto failed_in = [&](const json& doc) {
+      std::set<size_t> failed;
+      for (const auto& b : doc["benchmarks"])
+        if (b.value("error_occurred", false)) failed.insert(index_of(b));
+      return failed;
+    };
+
     // One more pass over `again` (a round or a retry): the rows Google Benchmark wrote, and in
     // `dropped` the cases it did not time (retry budget spent, interrupt).
     auto remeasure = [&](const std::vector<size_t>& again, const std::string& label, std::set<std::string>& dropped) {
@@ -586,9 +594,7 @@ int run_bench(const BenchOptions& opt) {
         medians.clear();
         json doc = remeasure(again, "bench round " + std::to_string(round), dropped);
         const std::map<size_t, measure::Disturbance> now = annotate(doc);
-        std::set<size_t> failed;
-        for (const auto& b : doc["benchmarks"])
-          if (b.value("error_occurred", false)) failed.insert(index_of(b));
+        const std::set<size_t> failed = failed_in(doc);
         std::set<size_t> replace;
         for (size_t i : again) {
           const auto v = now.find(i);
@@ -629,19 +635,14 @@ int run_bench(const BenchOptions& opt) {
       std::set<std::string> dropped;
       json doc = remeasure(again, "bench retry " + std::to_string(attempt), dropped);
       const std::map<size_t, measure::Disturbance> now = annotate(doc);
-      std::map<size_t, json> fresh;
-      for (const auto& b : doc["benchmarks"])
-        if (const size_t i = index_of(b); i != SIZE_MAX) fresh[i].push_back(b);
+      const std::set<size_t> failed = failed_in(doc);
       std::set<size_t> replace;
       for (size_t i : again) {
         if (dropped.count(rs.cases[i].name())) continue;  // not timed again (budget, interrupt)
         ++retries[i];
-        const auto f = fresh.find(i);
         const auto v = now.find(i);
-        if (f == fresh.end() || v == now.end()) continue;
-        bool failed = false;
-        for (const auto& b : f->second) failed = failed || b.value("error_occurred", false);
-        if (!failed && v->second.better_than(verdict[i])) {
+        if (v == now.end()) continue;
+        if (!failed.count(i) && v->second.better_than(verdict[i])) {
           verdict[i] = v->second;
           replace.insert(i);
         }

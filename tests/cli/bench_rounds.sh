@@ -12,7 +12,7 @@ set -u
 rl=$1 dir=$2
 rm -rf "$dir" && mkdir -p "$dir"
 a=sinkhorn/c2r/f64/37x53/part:iter/threads:1
-b=gemm/blocked/avx2/f64/31x17x9/threads:1
+b=gemm/blocked/scalar/f64/31x17x9/threads:1  # scalar: runs on any x86-64
 fail() { echo "FAIL: $*"; for f in "$dir"/*.log; do echo "--- $f"; cat "$f"; done; exit 1; }
 run() {  # run NAME [bench args...]
   local name=$1; shift
