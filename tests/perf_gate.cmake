@@ -9,6 +9,8 @@ perf_gate_usage_test(bogus_option 2 "unknown option '--bogus'" --bogus)
 perf_gate_usage_test(baseline_no_value 2 "--baseline needs a value" --baseline)
 perf_gate_usage_test(threshold_no_value 2 "--threshold needs a value" --threshold)
 perf_gate_usage_test(runs_not_a_number 2 "--runs must be 1..99, got 'x'" --runs x)
+perf_gate_usage_test(confirm_out_of_range 2 "--confirm must be 0..5, got '9'" --confirm 9)
+perf_gate_usage_test(confirm_pause_not_a_number 2 "--confirm-pause must be 0..999 seconds, got '1s'" --confirm-pause 1s)
 perf_gate_usage_test(runs_without_update 2 "--runs applies to --update-baseline only" --runs 3)
 perf_gate_usage_test(missing_binary 1 "/nonexistent/rooflab not built" --rooflab /nonexistent/rooflab)
 # Against a baseline from another CPU (cpu_of: name, ISAs, L1 / L2) a regression fails the gate only

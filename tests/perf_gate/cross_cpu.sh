@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/perf_gate.sh against a baseline from another CPU: a regression (compare's exit 4) of a
+# scripts/perf_gate.sh against a baseline from another CPU (and its re-timing of a regression): a regression (compare's exit 4) of a
 # kernel outside its cross_cpu list is printed but does not fail the gate, one of a cross_cpu
 # kernel does (FAKE_SLOWER names the kernel) between two AMD CPUs and does not across vendors, the same regression against this CPU's baseline does
 # whatever the kernel, and a failed verification (exit 3) fails on any CPU. "Another CPU" is cpu_of's
@@ -18,7 +18,7 @@ slower=$fused
 expect() {  # expect CODE REGEX ISA COMPARE_RC [perf_gate args...]
   local code=$1 regex=$2 isa=$3 crc=$4; shift 4
   local out rc
-  out=$(FAKE_CPU_ISA=$isa FAKE_CPU_SIG=$sig FAKE_COMPARE_RC=$crc FAKE_SLOWER=$slower "$gate" --rooflab "$fake" --out "$tmp/run.$RANDOM" "$@" 2>&1); rc=$?
+  out=$(FAKE_CPU_ISA=$isa FAKE_CPU_SIG=$sig FAKE_COMPARE_RC=$crc FAKE_SLOWER=$slower "$gate" --rooflab "$fake" --confirm-pause 0 --out "$tmp/run.$RANDOM" "$@" 2>&1); rc=$?
   if [ "$rc" != "$code" ] || ! grep -qE -- "$regex" <<<"$out"; then
     echo "FAIL: this CPU $isa ${sig:-no signature}, compare exit $crc: expected exit $code and /$regex/, got exit $rc:"; echo "$out"; fail=1
   else
@@ -29,8 +29,16 @@ expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/base" --update-baseli
 expect 0 "baseline CPU 'AMD EPYC, scalar\+avx2, .*' differs from this CPU .*: gating only the kernels" scalar,avx2,avx512 4 --baseline "$tmp/base"
 slower=$fw
 expect 4 "baseline CPU 'AMD EPYC, scalar\+avx2, .*' differs from this CPU .*: gating only the kernels" scalar,avx2,avx512 4 --baseline "$tmp/base"
+FAKE_REPRODUCE=1 expect 0 "not confirmed: not slower when re-timed \(.*/confirm-2\)" scalar,avx2,avx512 4 --baseline "$tmp/base"
 slower=$fused
 expect 4 "fake compare: exit 4" scalar,avx2 4 --baseline "$tmp/base"
+# A regression must reproduce: re-timed twice (--confirm 2, the default), it fails the gate only
+# when slower every time; slower in the run only, or in the first re-timing only, it passes.
+expect 4 "confirmed: slower in the run and in each of 2 re-timings" scalar,avx2 4 --baseline "$tmp/base"
+FAKE_REPRODUCE=0 expect 0 "not confirmed: not slower when re-timed \(.*/confirm-1\): passes" scalar,avx2 4 --baseline "$tmp/base"
+FAKE_REPRODUCE=1 expect 0 "not confirmed: not slower when re-timed \(.*/confirm-2\)" scalar,avx2 4 --baseline "$tmp/base"
+FAKE_REPRODUCE=0 expect 4 "fake compare: exit 4" scalar,avx2 4 --baseline "$tmp/base" --confirm 0
+ls -d "$tmp"/run.*/confirm-2 >/dev/null 2>&1 || { echo "FAIL: no confirm-2 directory"; fail=1; }
 expect 3 "fake compare: exit 3" scalar,avx2,avx512 3 --baseline "$tmp/base"
 # this CPU records a signature, the baseline does not: compared by name, ISAs and caches
 sig="AuthenticAMD family 25 model 1 stepping 1"

@@ -8,7 +8,9 @@
 # that name, else 0 (the gate's second compare, of the kernels that gate across CPUs). Its
 # --json-out lists FAKE_UNCOMPARED (a kernel name) with status FAKE_UNCOMPARED_STATUS (default
 # "too few") when set (and --filter matches it);
-# its arguments go to compare.args beside it.
+# its arguments go to compare.args beside it. When it exits 4 its --json-out lists FAKE_SLOWER as
+# "slower"; the gate's re-timings (--json-out DIR/confirm-K/...) find it slower again while
+# K <= FAKE_REPRODUCE (default: always).
 set -eu
 cmd=$1; shift
 args="$*"
@@ -35,14 +37,16 @@ case "$cmd" in
     if [ -n "${FAKE_UNCOMPARED:-}" ] && { [ -z "$filter" ] || grep -qE -- "$filter" <<<"$FAKE_UNCOMPARED"; }; then
       rows="{\"name\": \"$FAKE_UNCOMPARED\", \"status\": \"${FAKE_UNCOMPARED_STATUS:-too few}\", \"note\": \"NEW: machine.json has no bandwidth for level L3\"}"
     fi
-    [ -z "$json_out" ] || { echo "{\"schema\": \"rooflab.compare/1\", \"rows\": [$rows]}" >"$json_out"; echo "$args" >>"$(dirname "$json_out")/compare.args"; }
     rc=${FAKE_COMPARE_RC}
     if [ -n "$filter" ] && [ -n "${FAKE_SLOWER:-}" ]; then
       rc=0; grep -qE -- "$filter" <<<"$FAKE_SLOWER" && rc=4
-      echo "fake compare of the cross-CPU kernels: exit $rc"
+      [[ $json_out =~ confirm-([0-9]+)/ ]] && [ "${BASH_REMATCH[1]}" -gt "${FAKE_REPRODUCE:-99}" ] && rc=0
+      echo "fake compare of the kernels in $filter: exit $rc"
     else
       echo "fake compare: exit $rc"
     fi
+    [ "$rc" != 4 ] || [ -z "${FAKE_SLOWER:-}" ] || rows="${rows:+$rows, }{\"name\": \"$FAKE_SLOWER\", \"status\": \"slower\"}"
+    [ -z "$json_out" ] || { echo "{\"schema\": \"rooflab.compare/1\", \"rows\": [$rows]}" >"$json_out"; echo "$args" >>"$(dirname "$json_out")/compare.args"; }
     exit "$rc" ;;
   *) echo "fake_rooflab.sh: unexpected command $cmd" >&2; exit 1 ;;
 esac
