@@ -12,3 +12,4 @@ add_test(NAME deps_optional_hidden_or_broken
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/deps/optional_deps.sh ${PROJECT_SOURCE_DIR}
                  ${PROJECT_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/deps_tmp ${_with})
 set_tests_properties(deps_optional_hidden_or_broken PROPERTIES LABELS integration TIMEOUT 600)
+rooflab_test_cost(70 deps_optional_hidden_or_broken)

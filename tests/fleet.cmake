@@ -9,4 +9,5 @@ if(TARGET rooflab)
   add_test(NAME fleet_slurm_local COMMAND ${CMAKE_CURRENT_LIST_DIR}/fleet/slurm_local.sh $<TARGET_FILE:rooflab>)
   set_tests_properties(fleet_slurm_local PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 600
                        RUN_SERIAL TRUE)
+  rooflab_test_cost(160 fleet_slurm_local)
 endif()

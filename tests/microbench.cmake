@@ -2,7 +2,8 @@ rooflab_unit_test(test_microbench
   SOURCES microbench/test_capacity.cpp microbench/test_levels.cpp
           microbench/test_kernels.cpp microbench/test_characterize.cpp
           microbench/test_streams.cpp microbench/test_overlap.cpp
-  LIBS rooflab_microbench)
+  LIBS rooflab_microbench
+  SLOW Characterize.SmokeProfileFillsWhatReadersNeed)
 
 # The bandwidth and compute kernels (and the latency / clock loops in measure) carry the code
 # alignment the kernel families have.

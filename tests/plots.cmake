@@ -30,6 +30,7 @@ foreach(_suite rooflab_data figures report family_figures pot_figure gemm_knobs 
   set_tests_properties(plots.${_suite} PROPERTIES LABELS integration SKIP_RETURN_CODE 77
                        TIMEOUT 300 ENVIRONMENT "${_plots_env}")
 endforeach()
+rooflab_test_cost(70 plots.report)
 # failed_rows also runs `rooflab model` (C++) on the fixture's failed bench entries.
 if(TARGET rooflab)
   set_property(TEST plots.failed_rows APPEND PROPERTY ENVIRONMENT "ROOFLAB_BIN=$<TARGET_FILE:rooflab>")

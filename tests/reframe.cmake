@@ -19,9 +19,11 @@ if(TARGET rooflab)
   # Three ReFrame sessions of ~30 s each (two smoke characterizes and a tiny bench apiece).
   set_tests_properties(reframe.local PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 900
                        ENVIRONMENT "ROOFLAB_BIN=$<TARGET_FILE:rooflab>;ROOFLAB_PYTEST_NEEDS=reframe;PYTHONDONTWRITEBYTECODE=1")
+  rooflab_test_cost(550 reframe.local)
   # rooflab_bench through a real one-host Slurm (tests/fleet/local_slurm.sh; settings.py's
   # cluster:compute partition, srun): ~30 s. Skipped (77) without root, slurm-wlm/munge or reframe.
   add_test(NAME reframe.slurm_local
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/reframe/slurm_local.sh $<TARGET_FILE:rooflab> ${ROOFLAB_PYTHON})
   set_tests_properties(reframe.slurm_local PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 300)
+  rooflab_test_cost(120 reframe.slurm_local)
 endif()
