@@ -23,6 +23,9 @@ usage: scripts/peer_table.sh [options]
   --isas LIST        rooflab ISAs to time, comma separated (default: the CPU's vector ISAs)
   --pot-size N       Sinkhorn / POT problem size N x N (default 4096)
   --reps R           repetitions per case (default 3; the table shows the median)
+  --rounds N         time the whole selection N times, every other round reversed, each case
+                     keeping its best round (rooflab bench --rounds; 1..9, default 1): ratios of
+                     cases that met the same host states; the table shows each case's range
   --min-time S       seconds per repetition (default 0.1)
   --tables DIR       where <class>.md and README.md go (default results/peers)
   --render-only      do not time: render DIR (--out) again
@@ -39,14 +42,14 @@ die() { echo "$PROG: $*" >&2; exit 1; }
 bad() { echo "$PROG: $* (see --help)" >&2; exit 2; }
 orig_args=("$@")
 out=""; cls=""; RL="$ROOT/build/release/rooflab"; machine=""; threads=2; isas=""; pot_size=4096
-reps=3; min_time=0.1; tables="$ROOT/results/peers"; render_only=0; lock=1
+reps=3; rounds=1; min_time=0.1; tables="$ROOT/results/peers"; render_only=0; lock=1
 while [ $# -gt 0 ]; do
   case "$1" in
-    --out|--class|--rooflab|--machine|--threads|--isas|--pot-size|--reps|--min-time|--tables)
+    --out|--class|--rooflab|--machine|--threads|--isas|--pot-size|--reps|--rounds|--min-time|--tables)
       [ $# -ge 2 ] || bad "$1 needs a value"
       case "$1" in
         --out) out=$2 ;; --class) cls=$2 ;; --rooflab) RL=$2 ;; --machine) machine=$2 ;;
-        --threads) threads=$2 ;; --isas) isas=$2 ;; --pot-size) pot_size=$2 ;; --reps) reps=$2 ;;
+        --threads) threads=$2 ;; --isas) isas=$2 ;; --pot-size) pot_size=$2 ;; --reps) reps=$2 ;; --rounds) rounds=$2 ;;
         --min-time) min_time=$2 ;; --tables) tables=$2 ;;
       esac
       shift 2 ;;
@@ -58,6 +61,7 @@ while [ $# -gt 0 ]; do
 done
 posint() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || bad "$1 must be a positive integer, got '$2'"; }
 posint --threads "$threads"; posint --pot-size "$pot_size"; posint --reps "$reps"
+[[ "$rounds" =~ ^[1-9]$ ]] || bad "--rounds must be 1..9, got '$rounds'"
 [[ "$min_time" =~ ^[0-9]*\.?[0-9]+$ ]] || bad "--min-time must be a number of seconds, got '$min_time'"
 [ -z "$cls" ] || [[ "$cls" =~ ^[a-z0-9][a-z0-9._-]*$ ]] || bad "--class must be lower-case letters, digits, '.', '_', '-', got '$cls'"
 [ -z "$isas" ] || [[ "$isas" =~ ^[a-z0-9]+(,[a-z0-9]+)*$ ]] || bad "--isas must be a comma-separated list of ISA names, got '$isas'"
@@ -165,7 +169,7 @@ case_args=(); for c in "${cases[@]}"; do case_args+=(--case "$c"); done
 echo "==> bench: ${#cases[@]} cases -> $out/bench.json"
 # an impossible filter leaves exactly the --case list selected
 "$RL" bench --profile smoke --filter '^$' "${case_args[@]}" --out "$out" --machine "$out/machine.json" \
-  "--benchmark_repetitions=$reps" "--benchmark_min_time=$min_time" > "$out/bench.log" 2>&1
+  --rounds "$rounds" "--benchmark_repetitions=$reps" "--benchmark_min_time=$min_time" > "$out/bench.log" 2>&1
 rc=$?
 case $rc in
   0) step_done bench ok 0 "" ;;

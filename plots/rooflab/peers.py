@@ -10,7 +10,8 @@ RUN/machine.json (ISAs, caches, the per-ISA compute ceilings), RUN/bench.json (G
 Floyd-Warshall) and RUN/pot_compare.json (Sinkhorn vs POT).
 
 Definitions:
-  value        the median of a case's repetitions (GFLOP/s = rooflab.flops / median time).
+  value        the median of a case's repetitions (GFLOP/s = rooflab.flops / median time); with
+               `--rounds N` that of its kept (best) round, and the range over its rounds.
   rooflab best of a work item, the fastest of rooflab's own kernels (rows without a vendor
                code path) that verified; a failed case is shown as FAILED with its message and
                never enters a best or a ratio.
@@ -166,6 +167,11 @@ def case_rows(doc: dict) -> list[dict]:
             row.update(status="ok", message="", seconds=med, gflops=gflops, reps=len(secs),
                        disturbed=bool(rl.get("disturbed")), ceiling=ceil,
                        fraction=gflops / ceil if ceil and gflops > 0 else None)
+            # `bench --rounds N`: every round's median (the row's own is the kept round's)
+            rounds = [float(x["median_s"]) for x in rl.get("rounds") or []
+                      if isinstance(x, dict) and (x.get("median_s") or 0) > 0]
+            if len(rounds) > 1:
+                row["round_seconds"] = rounds
         rl = row["rl"]
         row["isa"] = rl.get("isa") if rl else (parts[2] if len(parts) > 2 and parts[2] in ("scalar", "avx2", "avx512") else None)
         row["code_path"] = rl.get("code_path") if isinstance(rl.get("code_path"), dict) else None
@@ -206,7 +212,13 @@ def _value_cell(r: dict, fmt) -> str:
         return f"**FAILED**: {cli.one_line(r['message'])}".replace("|", "/")
     if r["status"] != "ok":
         return f"— ({cli.one_line(r['message'])})".replace("|", "/")
-    return fmt(r) + (f" ({r['reps']} reps, disturbed)" if r.get("disturbed") else "")
+    cell = fmt(r)
+    if r.get("round_seconds"):
+        flops = float(r["rl"].get("flops") or 0)
+        worst, best = (fmt({**r, "seconds": t, "gflops": flops / t / 1e9})
+                       for t in (max(r["round_seconds"]), min(r["round_seconds"])))
+        cell += f" (rounds {worst}–{best})"
+    return cell + (f" ({r['reps']} reps, disturbed)" if r.get("disturbed") else "")
 
 
 def _seconds(r: dict) -> str:
@@ -367,6 +379,11 @@ def render(doc: dict, cls: str) -> str:
                      "percentages are not efficiencies; the GFLOP/s and ratios stand. Run the table again.")
     if comp.get("warnings") or any((r.get("fraction") or 0) > ABOVE_CEILING for r in rows):
         lines.append("")
+    nrounds = (doc["bench"] or {}).get("rounds", {}).get("n") if isinstance((doc["bench"] or {}).get("rounds"), dict) else None
+    if nrounds and nrounds > 1:
+        lines += [f"- rounds: every case was timed in {nrounds} rounds, every other one in reverse order "
+                  "(`rooflab bench --rounds`): a value is its best round's median, with its rounds' range "
+                  "(worst–best) in brackets; ratios compare best rounds.", ""]
     failed = [s for s in pr["steps"] if s["status"] != "ok"]
     for s in failed:
         lines.append(f"- step {s['id']} **{s['status']}**: {cli.one_line(s['message'])}")
@@ -388,7 +405,8 @@ def write_index(tables: Path) -> Path:
             entries.append(f"- [{mk.group(1)}]({p.name}): {mk.group(2)}, {mk.group(3)}")
     text = ("# results/peers — rooflab vs the installed peers, one table per CPU class\n\n"
             "Refresh the table of the CPU at hand with `scripts/peer_table.sh` (one timing run of a few minutes; "
-            "the other classes' tables stay as they are).\n\n" + "\n".join(entries) + "\n")
+            "the other classes' tables stay as they are; on a host whose speed drifts, `--rounds 3` times every "
+            "case three times, interleaved, so rooflab and each peer meet the same host states).\n\n" + "\n".join(entries) + "\n")
     return write_text_atomic(tables / "README.md", text)
 
 

@@ -183,7 +183,8 @@ SCRIPT = REPO / "scripts" / "peer_table.sh"
 
 @pytest.mark.parametrize("args,msg", [(["--reps", "x"], "--reps must be a positive integer"),
                                       (["--class", "A B"], "--class must be"), (["--bogus"], "unknown option"),
-                                      (["--render-only"], "--render-only needs --out"), (["--out"], "--out needs a value")])
+                                      (["--render-only"], "--render-only needs --out"), (["--out"], "--out needs a value"),
+                                      (["--rounds", "10"], "--rounds must be 1..9")])
 def test_script_usage_errors_are_one_line(args, msg):
     p = subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True)
     assert p.returncode == 2 and msg in p.stderr and len(p.stderr.strip().splitlines()) == 1 and p.stdout == ""
@@ -220,3 +221,29 @@ def test_a_rate_above_its_measured_ceiling_is_flagged_not_printed_as_efficiency(
     assert best[3] == f"{2 * 1024**3 / 31e-3 / 1e9:.1f}"
     assert "compute warning: avx2 fma_f64 at 2 threads" in text
     assert "Some rows run above their measured ceiling" in text
+
+
+def test_rounds_show_their_range_and_the_value_is_the_kept_rounds(tmp_path):
+    # `peer_table.sh --rounds 3`: bench.json's rooflab.rounds per case (the kept round is the one
+    # whose repetitions are in the file, 30-32 ms) and the top-level "rounds"; the cell keeps the
+    # kept round's median and adds the range over the rounds, in the cell's unit.
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    b = json.loads((run / "bench.json").read_text())
+    b["rounds"] = {"n": 3, "spread_max": 1.15, "varied": []}
+    for e in b["benchmarks"]:
+        if e["name"].startswith("gemm/blocked/avx2/f64/1024x1024x1024/threads:2"):
+            e["rooflab"]["rounds"] = [{"round": 1, "median_s": 0.040, "cv": 0.01, "disturbed": False},
+                                      {"round": 2, "median_s": 0.031, "cv": 0.01, "disturbed": False},
+                                      {"round": 3, "median_s": 0.035, "cv": 0.01, "disturbed": False}]
+    (run / "bench.json").write_text(json.dumps(b))
+    tables = tmp_path / "peers"
+    assert peers.main([str(run), "--tables", str(tables)]) == 0
+    text = (tables / "amd-zen3-avx2.md").read_text()
+    rows = table_rows(text, "DGEMM 1024^3, 2 threads")
+    g = lambda s: f"{2 * 1024**3 / s / 1e9:.1f}"
+    assert rows["**blocked/avx2** (rooflab best)"][3] == f"{g(31e-3)} (rounds {g(40e-3)}–{g(31e-3)})"
+    assert rows["OpenBLAS"][3] == g(29e-3) and rows["OpenBLAS"][5] == f"{29 / 31:.2f}"  # no rounds: as before
+    assert "every case was timed in 3 rounds" in text
+    plain = (FIXTURE / "bench.json").read_text()
+    assert "rounds" not in plain  # the fixture itself has none: the line above is the change's
