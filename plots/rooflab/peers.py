@@ -11,7 +11,7 @@ Floyd-Warshall) and RUN/pot_compare.json (Sinkhorn vs POT).
 
 Definitions:
   value        the median of a case's repetitions (GFLOP/s = rooflab.flops / median time); with
-               `--rounds N` that of its kept (best) round, and the range over its rounds.
+               `--rounds N` that of the round it kept (bench's rule), and the range over its rounds.
   rooflab best of a work item, the fastest of rooflab's own kernels (rows without a vendor
                code path) that verified; a failed case is shown as FAILED with its message and
                never enters a best or a ratio.
@@ -382,8 +382,9 @@ def render(doc: dict, cls: str) -> str:
     nrounds = (doc["bench"] or {}).get("rounds", {}).get("n") if isinstance((doc["bench"] or {}).get("rounds"), dict) else None
     if nrounds and nrounds > 1:
         lines += [f"- rounds: every case was timed in {nrounds} rounds, every other one in reverse order "
-                  "(`rooflab bench --rounds`): a value is its best round's median, with its rounds' range "
-                  "(worst–best) in brackets; ratios compare best rounds.", ""]
+                  "(`rooflab bench --rounds`): a value is the median of the round the case kept (its fastest "
+                  "undisturbed one, or a later re-measurement of a disturbed case), with its rounds' range "
+                  "(worst–best) in brackets; ratios compare the kept values.", ""]
     failed = [s for s in pr["steps"] if s["status"] != "ok"]
     for s in failed:
         lines.append(f"- step {s['id']} **{s['status']}**: {cli.one_line(s['message'])}")
