@@ -241,7 +241,8 @@ PY
 # A regression must reproduce: the kernels COMPARE_JSON found slower are timed again, $confirm
 # times $pause s apart, against the same baseline (the first run's machine.json prices them); one
 # that is not slower in any of them (a slow spell of the host: gate-xeon's README) passes with its
-# numbers printed. Returns compare's exit status of the last re-timing (4: confirmed, 0: not).
+# numbers printed; a disturbed re-timing counts neither way. Returns 4 (confirmed), else compare's
+# exit status of the re-timing that cleared it.
 confirmed() {  # COMPARE_JSON METRIC
   local json=$1 m=$2 k d names rc a=()
   for k in $(seq 1 "$confirm"); do
@@ -259,10 +260,16 @@ print(" ".join(r["name"] for r in json.load(open(sys.argv[1]))["rows"] if r["sta
     "$rl" compare "$out/baseline/bench.json" "$d/bench.json" --metric "$m" --threshold "$threshold" \
       --filter "^($(sed 's/[.]/[.]/g; s/ /|/g' <<<"$names"))\$" --json-out "$d/compare.json"
     rc=$?
+    # compare's exit 1 with every row disturbed: this re-timing can neither confirm nor clear it
+    if [ $rc = 1 ] && "$py" -c 'import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+sys.exit(0 if rows and all(r["status"] == "disturbed" for r in rows) else 1)' "$d/compare.json" 2>/dev/null; then
+      echo "[gate] re-timing $k disturbed ($d): it neither confirms nor clears the regression"; continue
+    fi
     [ $rc = 4 ] || { [ $rc = 0 ] && echo "[gate] not confirmed: not slower when re-timed ($d): passes"; return $rc; }
     json=$d/compare.json
   done
-  echo "[gate] confirmed: slower in the run and in each of $confirm re-timings: a regression"
+  echo "[gate] confirmed: slower in the run and in each of $confirm re-timings (but disturbed ones): a regression"
   return 4
 }
 if [ "$base_cpu" = "$this_cpu" ]; then

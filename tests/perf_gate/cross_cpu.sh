@@ -38,6 +38,9 @@ expect 4 "confirmed: slower in the run and in each of 2 re-timings" scalar,avx2 
 FAKE_REPRODUCE=0 expect 0 "not confirmed: not slower when re-timed \(.*/confirm-1\): passes" scalar,avx2 4 --baseline "$tmp/base"
 FAKE_REPRODUCE=1 expect 0 "not confirmed: not slower when re-timed \(.*/confirm-2\)" scalar,avx2 4 --baseline "$tmp/base"
 FAKE_REPRODUCE=0 expect 4 "fake compare: exit 4" scalar,avx2 4 --baseline "$tmp/base" --confirm 0
+# a disturbed re-timing counts neither way: the other one decides
+FAKE_DISTURBED_RETIMING=1 FAKE_REPRODUCE=0 expect 0 "not confirmed: not slower when re-timed \(.*/confirm-2\)" scalar,avx2 4 --baseline "$tmp/base"
+FAKE_DISTURBED_RETIMING=2 expect 4 "re-timing 2 disturbed .*neither confirms nor clears" scalar,avx2 4 --baseline "$tmp/base"
 ls -d "$tmp"/run.*/confirm-2 >/dev/null 2>&1 || { echo "FAIL: no confirm-2 directory"; fail=1; }
 expect 3 "fake compare: exit 3" scalar,avx2,avx512 3 --baseline "$tmp/base"
 # this CPU records a signature, the baseline does not: compared by name, ISAs and caches

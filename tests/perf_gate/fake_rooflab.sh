@@ -10,7 +10,7 @@
 # "too few") when set (and --filter matches it);
 # its arguments go to compare.args beside it. When it exits 4 its --json-out lists FAKE_SLOWER as
 # "slower"; the gate's re-timings (--json-out DIR/confirm-K/...) find it slower again while
-# K <= FAKE_REPRODUCE (default: always).
+# K <= FAKE_REPRODUCE (default: always); re-timing FAKE_DISTURBED_RETIMING exits 1, its row disturbed.
 set -eu
 cmd=$1; shift
 args="$*"
@@ -46,6 +46,9 @@ case "$cmd" in
       echo "fake compare: exit $rc"
     fi
     [ "$rc" != 4 ] || [ -z "${FAKE_SLOWER:-}" ] || rows="${rows:+$rows, }{\"name\": \"$FAKE_SLOWER\", \"status\": \"slower\"}"
+    if [[ $json_out =~ confirm-([0-9]+)/ ]] && [ "${BASH_REMATCH[1]}" = "${FAKE_DISTURBED_RETIMING:-}" ]; then
+      rc=1; rows="{\"name\": \"$FAKE_SLOWER\", \"status\": \"disturbed\"}"
+    fi
     [ -z "$json_out" ] || { echo "{\"schema\": \"rooflab.compare/1\", \"rows\": [$rows]}" >"$json_out"; echo "$args" >>"$(dirname "$json_out")/compare.args"; }
     exit "$rc" ;;
   *) echo "fake_rooflab.sh: unexpected command $cmd" >&2; exit 1 ;;
