@@ -76,6 +76,8 @@ cases=(
 )
 args=()
 for c in "${cases[@]}"; do args+=(--case "$c"); done
+# How every gated kernel is timed (the run and its re-timings alike).
+bench_opts=(--benchmark_repetitions=9 --benchmark_min_time=0.05 --benchmark_display_aggregates_only=true)
 # The kernels that gate against a baseline from another CPU: ECM efficiency ratios within 0.85-1.15
 # between the committed Zen 3, Zen 4 and Zen 5 baselines (docs/model.md#cross-cpu;
 # tests/roofline/test_remodel.cpp), and only between two CPUs of a vendor in cross_cpu_vendors:
@@ -105,8 +107,7 @@ if m.get("bandwidth", {}).pop("streams", None) is not None:
     json.dump(m, open(sys.argv[1], "w"), indent=1)
 PY
   echo "[gate] bench ${#cases[@]} kernels x 9 repetitions -> $d/bench.json"
-  "$rl" bench "${args[@]}" --out "$d" --benchmark_repetitions=9 --benchmark_min_time=0.05 \
-    --benchmark_display_aggregates_only=true >/dev/null
+  "$rl" bench "${args[@]}" --out "$d" "${bench_opts[@]}" >/dev/null
   rc=$?
   [ $rc = 0 ] || { echo "[gate] bench failed (exit $rc)" >&2; exit $rc; }
   # The predictions (model.json is the one prediction file; bench.json holds measurements).
@@ -253,8 +254,7 @@ print(" ".join(r["name"] for r in json.load(open(sys.argv[1]))["rows"] if r["sta
     sleep "$pause"
     d="$out/confirm-$k"; mkdir -p "$d" && cp "$out/machine.json" "$d/" || return 1
     a=(); for n in $names; do a+=(--case "$n"); done
-    "$rl" bench "${a[@]}" --out "$d" --benchmark_repetitions=9 --benchmark_min_time=0.05 \
-      --benchmark_display_aggregates_only=true >/dev/null
+    "$rl" bench "${a[@]}" --out "$d" "${bench_opts[@]}" >/dev/null
     rc=$?; [ $rc = 0 ] || { echo "[gate] bench failed (exit $rc)" >&2; return $rc; }
     "$rl" model --run "$d" --remodel >/dev/null || { echo "[gate] model failed" >&2; return 1; }
     "$rl" compare "$out/baseline/bench.json" "$d/bench.json" --metric "$m" --threshold "$threshold" \

@@ -379,7 +379,8 @@ def render(doc: dict, cls: str) -> str:
                      "percentages are not efficiencies; the GFLOP/s and ratios stand. Run the table again.")
     if comp.get("warnings") or any((r.get("fraction") or 0) > ABOVE_CEILING for r in rows):
         lines.append("")
-    nrounds = (doc["bench"] or {}).get("rounds", {}).get("n") if isinstance((doc["bench"] or {}).get("rounds"), dict) else None
+    rounds = (doc["bench"] or {}).get("rounds")
+    nrounds = rounds.get("n") if isinstance(rounds, dict) else None
     if nrounds and nrounds > 1:
         lines += [f"- rounds: every case was timed in {nrounds} rounds, every other one in reverse order "
                   "(`rooflab bench --rounds`): a value is the median of the round the case kept (its fastest "
