@@ -621,7 +621,7 @@ int run_bench(const BenchOptions& opt) {
     const auto retry_t0 = std::chrono::steady_clock::now();
     rs.retry_deadline = retry_t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                        std::chrono::duration<double>(retry_budget_s));
-    std::map<size_t, int> retries;
+    std::map<size_t, int> retries, kept_retry;  // re-measurements; the one whose rows are kept
     for (int attempt = 1; attempt <= kRetries && !signal; ++attempt) {
       std::vector<size_t> again;
       for (const auto& [i, d] : verdict)
@@ -645,6 +645,7 @@ int run_bench(const BenchOptions& opt) {
         if (!failed.count(i) && v->second.better_than(verdict[i])) {
           verdict[i] = v->second;
           replace.insert(i);
+          kept_retry[i] = attempt;
         }
       }
       replace_rows(replace, doc);
@@ -666,7 +667,8 @@ int run_bench(const BenchOptions& opt) {
     std::vector<std::string> still;
     for (auto& b : out["benchmarks"])
       if (const size_t i = index_of(b); i != SIZE_MAX && b.contains("rooflab"))
-        b["rooflab"]["retries"] = retries.count(i) ? retries[i] : 0;
+        b["rooflab"]["retries"] = retries.count(i) ? retries[i] : 0,
+        b["rooflab"]["kept_retry"] = kept_retry.count(i) ? kept_retry[i] : 0;
     // Each round's median, the round kept and the spread of the rounds' medians (max / min over
     // the undisturbed rounds when two or more are, else over all).
     constexpr double kRoundSpreadMax = 1.15;

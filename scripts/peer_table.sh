@@ -23,9 +23,13 @@ usage: scripts/peer_table.sh [options]
   --isas LIST        rooflab ISAs to time, comma separated (default: the CPU's vector ISAs)
   --pot-size N       Sinkhorn / POT problem size N x N (default 4096)
   --reps R           repetitions per case (default 3; the table shows the median)
+  --no-interleave    time each case's repetitions back to back; by default they run in random
+                     order among all cases' (Google Benchmark's random interleaving), so every
+                     median spans the whole run and rooflab and each peer meet the same host
+                     states; the table shows each case's repetitions' range
   --rounds N         time the whole selection N times, every other round reversed, each case
-                     keeping its best round (rooflab bench --rounds; 1..9, default 1): ratios of
-                     cases that met the same host states; the table shows each case's range
+                     keeping its best round (rooflab bench --rounds; 1..9, default 1); the table
+                     shows each case's range over its rounds
   --min-time S       seconds per repetition (default 0.1)
   --tables DIR       where <class>.md and README.md go (default results/peers)
   --render-only      do not time: render DIR (--out) again
@@ -42,7 +46,7 @@ die() { echo "$PROG: $*" >&2; exit 1; }
 bad() { echo "$PROG: $* (see --help)" >&2; exit 2; }
 orig_args=("$@")
 out=""; cls=""; RL="$ROOT/build/release/rooflab"; machine=""; threads=2; isas=""; pot_size=4096
-reps=3; rounds=1; min_time=0.1; tables="$ROOT/results/peers"; render_only=0; lock=1
+reps=3; rounds=1; interleave=1; min_time=0.1; tables="$ROOT/results/peers"; render_only=0; lock=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --out|--class|--rooflab|--machine|--threads|--isas|--pot-size|--reps|--rounds|--min-time|--tables)
@@ -54,6 +58,7 @@ while [ $# -gt 0 ]; do
       esac
       shift 2 ;;
     --render-only) render_only=1; shift ;;
+    --no-interleave) interleave=0; shift ;;
     --no-lock) lock=0; shift ;;
     -h|--help) usage; exit 0 ;;
     *) bad "unknown option '$1'" ;;
@@ -169,7 +174,8 @@ case_args=(); for c in "${cases[@]}"; do case_args+=(--case "$c"); done
 echo "==> bench: ${#cases[@]} cases -> $out/bench.json"
 # an impossible filter leaves exactly the --case list selected
 "$RL" bench --profile smoke --filter '^$' "${case_args[@]}" --out "$out" --machine "$out/machine.json" \
-  --rounds "$rounds" "--benchmark_repetitions=$reps" "--benchmark_min_time=$min_time" > "$out/bench.log" 2>&1
+  --rounds "$rounds" "--benchmark_repetitions=$reps" "--benchmark_min_time=$min_time" \
+  "--benchmark_enable_random_interleaving=$([ "$interleave" = 1 ] && echo true || echo false)" > "$out/bench.log" 2>&1
 rc=$?
 case $rc in
   0) step_done bench ok 0 "" ;;
@@ -185,10 +191,10 @@ else rc=$?; step_done pot failed "$rc" "pot_compare.py exit $rc: $(last_line "$o
 
 commit=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 git -C "$ROOT" diff --quiet HEAD -- kernels harness apps roofline microbench 2>/dev/null || commit="$commit+dirty"
-"$PY" - "$out" "$steps_file" "$commit" "$PROG ${orig_args[*]}" "$lock" "$RL" "$(( $(date +%s) - T0 ))" \
+"$PY" - "$out" "$steps_file" "$commit" "$PROG ${orig_args[*]}" "$lock" "$RL" "$(( $(date +%s) - T0 ))" "$interleave" \
   "${cases[@]}" <<'PYEOF' || die "cannot write $out/peer_run.json"
 import json, os, sys, time
-out, steps_file, commit, command, lock, rl, wall = sys.argv[1:8]
+out, steps_file, commit, command, lock, rl, wall, interleave = sys.argv[1:9]
 steps = []
 for line in open(steps_file):
     sid, status, rc, msg = line.rstrip("\n").split("\t", 3)
@@ -196,7 +202,7 @@ for line in open(steps_file):
 doc = {"schema": "rooflab.peer_run/1", "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
        "commit": commit, "command": command,
        "locked": lock == "1", "env_unset": ["OPENBLAS_CORETYPE", "BLIS_ARCH_TYPE"], "rooflab": rl,
-       "wall_seconds": int(wall), "cases": sys.argv[8:], "steps": steps}
+       "wall_seconds": int(wall), "interleaved": interleave == "1", "cases": sys.argv[9:], "steps": steps}
 tmp = os.path.join(out, "peer_run.json.tmp")
 with open(tmp, "w") as f:
     json.dump(doc, f, indent=1)

@@ -11,7 +11,9 @@ Floyd-Warshall) and RUN/pot_compare.json (Sinkhorn vs POT).
 
 Definitions:
   value        the median of a case's repetitions (GFLOP/s = rooflab.flops / median time); with
-               `--rounds N` that of the round it kept (bench's rule), and the range over its rounds.
+               `--rounds N` that of the round it kept (bench's rule), and the range over its rounds;
+               in an interleaved run (peer_run.json "interleaved", the script's default: every
+               case's repetitions in random order among all cases'), the range of its repetitions.
   rooflab best of a work item, the fastest of rooflab's own kernels (rows without a vendor
                code path) that verified; a failed case is shown as FAILED with its message and
                never enters a best or a ratio.
@@ -172,6 +174,10 @@ def case_rows(doc: dict) -> list[dict]:
                       if isinstance(x, dict) and (x.get("median_s") or 0) > 0]
             if len(rounds) > 1:
                 row["round_seconds"] = rounds
+            elif doc["peer_run"].get("interleaved") is True and len(secs) > 1:
+                row["rep_seconds"] = secs
+                # bench kept a re-measurement's rows: timed among the re-measured cases only
+                row["remeasured"] = int(rl.get("kept_retry") or 0) > 0
         rl = row["rl"]
         row["isa"] = rl.get("isa") if rl else (parts[2] if len(parts) > 2 and parts[2] in ("scalar", "avx2", "avx512") else None)
         row["code_path"] = rl.get("code_path") if isinstance(rl.get("code_path"), dict) else None
@@ -218,6 +224,11 @@ def _value_cell(r: dict, fmt) -> str:
         worst, best = (fmt({**r, "seconds": t, "gflops": flops / t / 1e9})
                        for t in (max(r["round_seconds"]), min(r["round_seconds"])))
         cell += f" (rounds {worst}–{best})"
+    elif r.get("rep_seconds"):
+        flops = float(r["rl"].get("flops") or 0)
+        worst, best = (fmt({**r, "seconds": t, "gflops": flops / t / 1e9})
+                       for t in (max(r["rep_seconds"]), min(r["rep_seconds"])))
+        cell += f" (reps {worst}–{best}" + (", re-measured after the interleaved pass" if r.get("remeasured") else "") + ")"
     return cell + (f" ({r['reps']} reps, disturbed)" if r.get("disturbed") else "")
 
 
@@ -386,6 +397,11 @@ def render(doc: dict, cls: str) -> str:
                   "(`rooflab bench --rounds`): a value is the median of the round the case kept (its fastest "
                   "undisturbed one, or a later re-measurement of a disturbed case), with its rounds' range "
                   "(worst–best) in brackets; ratios compare the kept values.", ""]
+    if pr.get("interleaved") is True:
+        lines += ["- interleaved: every case's repetitions ran in random order among all cases' (Google Benchmark's "
+                  "random interleaving), so each median spans the whole run and rooflab and each peer met the same "
+                  "host states; ratios compare those medians; brackets give a case's repetitions' range (worst–best)"
+                  + (" or, with rounds, its rounds' range" if nrounds and nrounds > 1 else "") + ".", ""]
     failed = [s for s in pr["steps"] if s["status"] != "ok"]
     for s in failed:
         lines.append(f"- step {s['id']} **{s['status']}**: {cli.one_line(s['message'])}")
@@ -407,8 +423,9 @@ def write_index(tables: Path) -> Path:
             entries.append(f"- [{mk.group(1)}]({p.name}): {mk.group(2)}, {mk.group(3)}")
     text = ("# results/peers — rooflab vs the installed peers, one table per CPU class\n\n"
             "Refresh the table of the CPU at hand with `scripts/peer_table.sh` (one timing run of a few minutes; "
-            "the other classes' tables stay as they are; on a host whose speed drifts, `--rounds 3` times every "
-            "case three times, interleaved, so rooflab and each peer meet the same host states).\n\n" + "\n".join(entries) + "\n")
+            "the other classes' tables stay as they are; each case's repetitions run in random order among all "
+            "cases', so rooflab and each peer meet the same host states: on a host whose speed drifts, give it "
+            "more of them, e.g. `--reps 9`).\n\n" + "\n".join(entries) + "\n")
     return write_text_atomic(tables / "README.md", text)
 
 

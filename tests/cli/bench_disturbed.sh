@@ -5,7 +5,8 @@
 #     "disturbed" with a "load" reason in every row, is named in bench.json's "disturbance" and on
 #     the console; `rooflab model` carries the mark into model.json.
 #  2. only the first pass disturbed: re-measured, and the retry's quiet measurement is kept (no
-#     "load" reason; the CV rules may still fire on a busy test machine, and ask for a 2nd retry).
+#     "load" reason, rooflab.kept_retry names the retry; the CV rules may still fire on a busy
+#     test machine, and ask for a 2nd retry).
 #  3. the OpenMP wait policy: rooflab's bounded spin when the user set none, the user's otherwise.
 set -u
 rl=$1 dir=$2 machine=$3
@@ -34,6 +35,7 @@ rows = [x for x in b["benchmarks"] if x["run_name"] == case]
 assert rows and all(x["rooflab"]["disturbed"] is True for x in rows), rows
 assert all(x["rooflab"]["disturbed_reason"].startswith("load: 3 of 3") for x in rows)
 assert all(x["rooflab"]["retries"] == 2 and x["rooflab"]["quiet"] == [False] * 3 for x in rows)
+assert len({x["rooflab"]["kept_retry"] for x in rows}) == 1 and 0 <= rows[0]["rooflab"]["kept_retry"] <= 2
 assert len([x for x in rows if x["run_type"] == "iteration"]) == 3   # one measurement kept, not three
 dist = b["disturbance"]
 assert dist["disturbed"] == [case] and dist["retried"] == [case] and dist["max_retries"] == 2, dist
@@ -48,6 +50,7 @@ rows = [x for x in r["benchmarks"] if x["run_name"] == case]
 # The retry's quiet measurement replaced the loaded one (a second retry only if CV rules fired).
 assert rows and all(x["rooflab"]["retries"] >= 1 and x["rooflab"]["quiet"] == [True] * 3 for x in rows), rows
 assert all("load" not in x["rooflab"]["disturbed_reason"] for x in rows)
+assert all(1 <= x["rooflab"]["kept_retry"] <= x["rooflab"]["retries"] for x in rows), rows  # the retry's rows
 assert r["disturbance"]["retried"] == [case]
 u = load("user/bench.json")["context"]["omp_wait_policy"]
 assert u["set_by"] == "user" and u["OMP_WAIT_POLICY"] == "passive" and u["GOMP_SPINCOUNT"] is None, u

@@ -247,3 +247,33 @@ def test_rounds_show_their_range_and_the_value_is_the_kept_rounds(tmp_path):
     assert "every case was timed in 3 rounds" in text
     plain = (FIXTURE / "bench.json").read_text()
     assert "rounds" not in plain  # the fixture itself has none: the line above is the change's
+
+
+def test_interleaved_run_shows_each_cases_repetition_range_and_its_remeasured_rows(tmp_path):
+    # `peer_table.sh` (interleaving on by default): peer_run.json "interleaved"; every cell adds
+    # the range of its repetitions; a case whose kept rows are a re-measurement's
+    # (rooflab.kept_retry > 0) says it was not timed among all the others. Ratios unchanged.
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    pr = json.loads((run / "peer_run.json").read_text())
+    pr["interleaved"] = True
+    (run / "peer_run.json").write_text(json.dumps(pr))
+    b = json.loads((run / "bench.json").read_text())
+    for e in b["benchmarks"]:
+        if e["name"].startswith("gemm/blis/f64/1024x1024x1024/threads:2"):
+            e["rooflab"]["kept_retry"] = 1
+    (run / "bench.json").write_text(json.dumps(b))
+    tables = tmp_path / "peers"
+    assert peers.main([str(run), "--tables", str(tables)]) == 0
+    text = (tables / "amd-zen3-avx2.md").read_text()
+    rows = table_rows(text, "DGEMM 1024^3, 2 threads")
+    g = lambda ms: f"{2 * 1024**3 / (ms * 1e-3) / 1e9:.1f}"
+    assert rows["**blocked/avx2** (rooflab best)"][3] == f"{g(31)} (reps {g(32)}–{g(30)})"
+    assert rows["OpenBLAS"][3] == f"{g(29)} (reps {g(30)}–{g(28)})" and rows["OpenBLAS"][5] == f"{29 / 31:.2f}"
+    assert rows["BLIS"][3] == f"{g(40)} (reps {g(41)}–{g(39)}, re-measured after the interleaved pass)"
+    assert "- interleaved: every case's repetitions ran in random order" in text
+    # the same run not interleaved (the fixture as it is): no ranges, no line
+    plain = tmp_path / "plain"
+    assert peers.main([str(FIXTURE), "--tables", str(plain)]) == 0
+    ptext = (plain / "amd-zen3-avx2.md").read_text()
+    assert "(reps " not in ptext and "- interleaved" not in ptext
