@@ -176,8 +176,8 @@ def case_rows(doc: dict) -> list[dict]:
                 row["round_seconds"] = rounds
             elif doc["peer_run"].get("interleaved") is True and len(secs) > 1:
                 row["rep_seconds"] = secs
-                # bench kept a re-measurement's rows: timed among the re-measured cases only
-                row["remeasured"] = int(rl.get("kept_retry") or 0) > 0
+            # bench kept a re-measurement's rows (timed after the pass, among the re-measured cases only)
+            row["remeasured"] = int(rl.get("kept_retry") or 0) > 0
         rl = row["rl"]
         row["isa"] = rl.get("isa") if rl else (parts[2] if len(parts) > 2 and parts[2] in ("scalar", "avx2", "avx512") else None)
         row["code_path"] = rl.get("code_path") if isinstance(rl.get("code_path"), dict) else None
@@ -223,7 +223,7 @@ def _value_cell(r: dict, fmt) -> str:
         flops = float(r["rl"].get("flops") or 0)
         worst, best = (fmt({**r, "seconds": t, "gflops": flops / t / 1e9})
                        for t in (max(r["round_seconds"]), min(r["round_seconds"])))
-        cell += f" (rounds {worst}–{best})"
+        cell += f" (rounds {worst}–{best}" + (", kept: a later re-measurement" if r.get("remeasured") else "") + ")"
     elif r.get("rep_seconds"):
         flops = float(r["rl"].get("flops") or 0)
         worst, best = (fmt({**r, "seconds": t, "gflops": flops / t / 1e9})
