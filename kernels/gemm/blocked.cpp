@@ -1,11 +1,13 @@
 // BLIS / Goto GEMM: five loops around the micro-kernel.
 //   jc (NC columns of B and C) -> pc (KC of K): B panel KC x NC packed once, by all threads
-//   -> ic (MC rows; each thread owns an MR-aligned, equal share of the rows) : A block MC x KC
+//   -> ic (MR-aligned blocks of at most MC rows, taken by the threads in turn): A block MC x KC
 //   packed into the thread's own buffer -> jr (NR) -> ir (MR): micro-kernel.
 // The B sliver (KC x NR) stays close (L1 / L2) while the ir loop streams the A block; the B
 // panel is shared through L3. Edges (any M, N, K) are zero-padded slivers + masked C access.
 #include <algorithm>
+#include <atomic>
 #include <string>
+#include <vector>
 #include <omp.h>
 
 #include "harness/error.hpp"
@@ -80,10 +82,18 @@ BlockedPlan run_blocks(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t 
   const int64_t ncmax = std::max(nr, p.kc * round_up(p.nc, nr) / kcb / nr * nr);
   const int64_t nblocks = (d.n + ncmax - 1) / ncmax;
   const int64_t ncb = std::min(ncmax, round_up((d.n + nblocks - 1) / nblocks, nr));
-  // The thread's rows in equal MR-aligned blocks of at most MC, as K and N.
+  // The rows in equal MR-aligned blocks of at most MC, as K and N.
   const int64_t mblocks = std::max<int64_t>(1, (rows + p.mc - 1) / p.mc);
   const int64_t mcb = std::min(p.mc, round_up((rows + mblocks - 1) / mblocks, mr));
   return {mcb, kcb, ncb};
+}
+
+int64_t row_block(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t nr, int threads) {
+  const int64_t nt = std::max(1, threads), msl = (d.m + mr - 1) / mr;  // MR-slivers of rows
+  const int64_t mcb0 = run_blocks(p, d, mr, nr, (msl + nt - 1) / nt * mr).mc;
+  const int64_t want = std::max<int64_t>((d.m + mcb0 - 1) / mcb0, nt > 1 ? 2 * nt : 1);
+  const int64_t nblk = (want + nt - 1) / nt * nt;
+  return std::min((msl + nblk - 1) / nblk * mr, round_up(p.mc, mr));  // within the A buffer
 }
 
 int64_t blocked_workspace(const BlockedPlan& p, int mr, int nr, int threads) {
@@ -98,28 +108,30 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
   const int64_t MR = uk.mr, NR = uk.nr;
   T* Bp = work;
   T* Ap_all = work + p.kc * round_up(p.nc, NR);
-  const int64_t msl = (d.m + MR - 1) / MR;  // MR-slivers of rows, split evenly among threads
   const BlockedPlan run = run_blocks(p, d, MR, NR, d.m);
   const int64_t kcb = run.kc, ncb = run.nc;
 
+  const int64_t n_it = ((d.n + ncb - 1) / ncb) * ((d.k + kcb - 1) / kcb);
+  std::vector<std::atomic<int64_t>> next(size_t(std::max<int64_t>(1, n_it)));
 #pragma omp parallel
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     T* Ap = Ap_all + int64_t(t) * round_up(p.mc, MR) * p.kc;
-    const int64_t r0 = std::min(d.m, msl * t / nt * MR), r1 = std::min(d.m, msl * (t + 1) / nt * MR);
-    // The thread's rows in equal MR-aligned blocks of at most MC, as K and N.
-    const int64_t mcb = run_blocks(p, d, MR, NR, r1 - r0).mc;
+    // Row blocks taken in turn from a shared counter (row_block: at least 2 per thread): a
+    // thread the host slows takes fewer instead of the others waiting for it at the barrier.
+    const int64_t mcb = row_block(p, d, MR, NR, nt);
+    int64_t it = 0;
     for (int64_t jc = 0; jc < d.n; jc += ncb) {
       const int64_t nc = std::min(ncb, d.n - jc);
-      for (int64_t pc = 0; pc < d.k; pc += kcb) {
+      for (int64_t pc = 0; pc < d.k; pc += kcb, ++it) {
         const int64_t kc = std::min(kcb, d.k - pc);
         // Each thread packs a contiguous run of slivers: one pass along B's rows.
         const int64_t nsl = (nc + NR - 1) / NR, s0 = nsl * t / nt, s1 = nsl * (t + 1) / nt;
         if (s1 > s0)
           pack_b(kc, std::min(nc, s1 * NR) - s0 * NR, B + pc * d.ldb + jc + s0 * NR, d.ldb, int(NR), Bp + s0 * NR * kc);
 #pragma omp barrier  // the whole B panel is packed
-        for (int64_t ic = r0; ic < r1; ic += mcb) {
-          const int64_t mc = std::min(mcb, r1 - ic);
+        for (int64_t ic; (ic = next[size_t(it)].fetch_add(1, std::memory_order_relaxed) * mcb) < d.m;) {
+          const int64_t mc = std::min(mcb, d.m - ic);
           pack_a(mc, kc, A + ic * d.lda + pc, d.lda, int(MR), Ap);
           for (int64_t jr = 0; jr < nc; jr += NR)
             for (int64_t ir = 0; ir < mc; ir += MR)

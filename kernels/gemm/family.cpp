@@ -238,12 +238,12 @@ std::vector<LevelTraffic> blocked_phases(const Case& c, const Params& p) {
   const double mr = sh.mr, nr = sh.nrv * W, T = std::max(1, c.threads);
   const double v = p.isa == Isa::avx512 ? 64 : p.isa == Isa::avx2 ? 32 : 16;
   auto cdiv = [](double a, double b) { return std::ceil(a / b); };
-  const double rows = cdiv(cdiv(M, mr), T) * mr;  // the largest thread's share of M
-  const BlockedPlan run = run_blocks(p.bp, p.d, int64_t(mr), int64_t(nr), int64_t(rows));
-  const double mc = double(run.mc), kc = double(run.kc), nc = double(run.nc);
+  const BlockedPlan run = run_blocks(p.bp, p.d, int64_t(mr), int64_t(nr), p.d.m);
+  const double mc = double(row_block(p.bp, p.d, int64_t(mr), int64_t(nr), int(T)));
+  const double kc = double(run.kc), nc = double(run.nc);
   const HostCacheSizes& hc = host_cache_sizes();
   const double k_calls = cdiv(K, kc), n_panels = cdiv(N, nc);
-  const double a_blocks = T * cdiv(std::min(rows, M), mc);  // A blocks per (jc, pc), all threads
+  const double a_blocks = cdiv(M, mc);  // A blocks per (jc, pc), all threads
   const double c_bytes = 2 * s * M * N * k_calls;
   const double a_pack = s * M * K * n_panels, b_pack = s * K * N;
   const bool sliver_in_l1 = kc * (nr + mr) * s <= double(hc.l1);

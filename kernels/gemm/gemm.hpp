@@ -113,9 +113,12 @@ struct BlockedRule {
 BlockedRule analytic_blocked_plan(int64_t elem_size, int mr, int nr, const CacheGeometry& l1,
                                   const CacheGeometry& l2, const CacheGeometry& l3, int threads);
 // The blocks blocked() runs on d: K and N in equal blocks of at most KC and NC (shorter K
-// blocks leave the B panel buffer room for more columns), `rows` (a thread's share of M) in
+// blocks leave the B panel buffer room for more columns), `rows` (M, or a share of it) in
 // equal MR-aligned blocks of at most MC. The model prices these, not the plan's maxima.
 BlockedPlan run_blocks(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t nr, int64_t rows);
+// The rows of each A block blocked() runs with `threads` threads: M in MR-aligned blocks of at
+// most MC, at least two per thread when there are several, which the threads take in turn.
+int64_t row_block(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t nr, int threads);
 // Scratch the blocked driver needs (elements): one B panel + one A block per thread.
 int64_t blocked_workspace(const BlockedPlan& p, int mr, int nr, int threads);
 template <class T>

@@ -218,7 +218,7 @@ TEST(Gemm, BlockedSplitsKAndNIntoEqualBlocks) {
                                   {uk.mr * 3 + 1, 2 * bp.nc + 1, 2 * bp.kc + 1}}) {
       const Mat<float> A(m, k, 2, 4), B(k, n, 1, 5), C0(m, n, 3, 6);
       const Dims d{m, n, k, A.ld, B.ld, C0.ld};
-      for (int threads : {1, 2}) {
+      for (int threads : {1, 2, 3}) {  // 3: row blocks not a multiple of 2, one thread may take none
         omp_set_num_threads(threads);
         Mat<float> C = C0;
         std::vector<float> work(size_t(blocked_workspace(bp, uk.mr, uk.nr, threads)));
@@ -272,6 +272,32 @@ TEST(GemmFamily, BlockedModelPricesTheBlocksItRuns) {
   const double c_bytes = 2.0 * 8 * 512 * 512 * 1, b_pack = 8.0 * 512 * 512;
   EXPECT_LT(b_l3, c_bytes + 8.0 * 512 * 512 * 64 + b_pack * 16) << s.phases[1].note;  // far below 128 re-reads
   EXPECT_GE(b_l3, c_bytes + b_pack) << s.phases[1].note;
+}
+
+// The row blocks the threads take in turn: MR-aligned, within the plan's A buffer, at least two
+// per thread when M has the rows for it (a thread the host slows can leave one to the other),
+// and at one thread the equal MC blocks of before.
+TEST(Gemm, RowBlocksFitTheBufferAndGiveEachThreadSeveral) {
+  struct Row {
+    BlockedPlan p;
+    int64_t m, mr;
+    int threads;
+    int64_t want;  // the expected block
+  };
+  for (const Row& r : {Row{{680, 688, 8976}, 4096, 8, 2, 512},    // 8 blocks of 512, as 2048 rows a thread split
+                       Row{{680, 1024, 4128}, 1024, 8, 2, 256},   // 1024 rows: 4 blocks, not 2 of 512
+                       Row{{680, 688, 8976}, 4096, 8, 1, 592},    // one thread: 7 equal blocks <= 680
+                       Row{{340, 512, 2052}, 512, 4, 1, 256},     // the gate's 512^3: 2 blocks
+                       Row{{9, 5, 27}, 25, 8, 3, 8},              // MC 9 below 2 MR: one MR sliver each
+                       Row{{680, 688, 8976}, 5, 8, 2, 8}}) {      // fewer rows than threads
+    const Dims d{r.m, 512, 512, 512, 512, 512};
+    const int64_t mc = row_block(r.p, d, r.mr, 24, r.threads);
+    const std::string what = "M " + std::to_string(r.m) + " mc " + std::to_string(r.p.mc) + " t" + std::to_string(r.threads);
+    EXPECT_EQ(mc, r.want) << what;
+    EXPECT_EQ(mc % r.mr, 0) << what;
+    EXPECT_LE(mc, (r.p.mc + r.mr - 1) / r.mr * r.mr) << what;
+    if (r.threads > 1 && r.m >= 2 * r.threads * r.mr) EXPECT_GE((r.m + mc - 1) / mc, 2 * r.threads) << what;
+  }
 }
 
 // The sizes rule's NC is the half-L3 target rounded up to NR, not down: with power-of-two
