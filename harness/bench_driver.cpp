@@ -666,9 +666,10 @@ int run_bench(const BenchOptions& opt) {
       }
     std::vector<std::string> still;
     for (auto& b : out["benchmarks"])
-      if (const size_t i = index_of(b); i != SIZE_MAX && b.contains("rooflab"))
-        b["rooflab"]["retries"] = retries.count(i) ? retries[i] : 0,
+      if (const size_t i = index_of(b); i != SIZE_MAX && b.contains("rooflab")) {
+        b["rooflab"]["retries"] = retries.count(i) ? retries[i] : 0;
         b["rooflab"]["kept_retry"] = kept_retry.count(i) ? kept_retry[i] : 0;
+      }
     // Each round's median, the round kept and the spread of the rounds' medians (max / min over
     // the undisturbed rounds when two or more are, else over all).
     constexpr double kRoundSpreadMax = 1.15;

@@ -219,16 +219,15 @@ def _value_cell(r: dict, fmt) -> str:
     if r["status"] != "ok":
         return f"— ({cli.one_line(r['message'])})".replace("|", "/")
     cell = fmt(r)
+
+    def spread(what: str, secs: list[float], remeasured: str) -> str:  # " (what worst–best[, remeasured])"
+        flops = float(r["rl"].get("flops") or 0)
+        worst, best = (fmt({**r, "seconds": t, "gflops": flops / t / 1e9}) for t in (max(secs), min(secs)))
+        return f" ({what} {worst}–{best}" + (f", {remeasured}" if r.get("remeasured") else "") + ")"
     if r.get("round_seconds"):
-        flops = float(r["rl"].get("flops") or 0)
-        worst, best = (fmt({**r, "seconds": t, "gflops": flops / t / 1e9})
-                       for t in (max(r["round_seconds"]), min(r["round_seconds"])))
-        cell += f" (rounds {worst}–{best}" + (", kept: a later re-measurement" if r.get("remeasured") else "") + ")"
+        cell += spread("rounds", r["round_seconds"], "kept: a later re-measurement")
     elif r.get("rep_seconds"):
-        flops = float(r["rl"].get("flops") or 0)
-        worst, best = (fmt({**r, "seconds": t, "gflops": flops / t / 1e9})
-                       for t in (max(r["rep_seconds"]), min(r["rep_seconds"])))
-        cell += f" (reps {worst}–{best}" + (", re-measured after the interleaved pass" if r.get("remeasured") else "") + ")"
+        cell += spread("reps", r["rep_seconds"], "re-measured after the interleaved pass")
     return cell + (f" ({r['reps']} reps, disturbed)" if r.get("disturbed") else "")
 
 

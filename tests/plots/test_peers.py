@@ -27,6 +27,24 @@ def table_rows(text: str, work: str) -> dict[str, list[str]]:
     return out
 
 
+def render_edited(tmp_path, peer_run: dict | None = None, bench_top: dict | None = None, entry=None) -> str:
+    """The fixture copied with peer_run.json / bench.json's top level updated and `entry(e)`
+    applied to each benchmark entry, rendered; the class file's text."""
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    pr = json.loads((run / "peer_run.json").read_text())
+    pr.update(peer_run or {})
+    (run / "peer_run.json").write_text(json.dumps(pr))
+    b = json.loads((run / "bench.json").read_text())
+    b.update(bench_top or {})
+    for e in b["benchmarks"] if entry else []:
+        entry(e)
+    (run / "bench.json").write_text(json.dumps(b))
+    tables = tmp_path / "peers"
+    assert peers.main([str(run), "--tables", str(tables)]) == 0
+    return (tables / "amd-zen3-avx2.md").read_text()
+
+
 @pytest.fixture
 def rendered(tmp_path):
     tables = tmp_path / "peers"
@@ -227,11 +245,7 @@ def test_rounds_show_their_range_and_the_value_is_the_kept_rounds(tmp_path):
     # `peer_table.sh --rounds 3`: bench.json's rooflab.rounds per case (the kept round is the one
     # whose repetitions are in the file, 30-32 ms) and the top-level "rounds"; the cell keeps the
     # kept round's median and adds the range over the rounds, in the cell's unit.
-    run = tmp_path / "run"
-    shutil.copytree(FIXTURE, run)
-    b = json.loads((run / "bench.json").read_text())
-    b["rounds"] = {"n": 3, "spread_max": 1.15, "varied": []}
-    for e in b["benchmarks"]:
+    def entry(e):
         if e["name"].startswith("gemm/blocked/avx2/f64/1024x1024x1024/threads:2"):
             e["rooflab"]["rounds"] = [{"round": 1, "median_s": 0.040, "cv": 0.01, "disturbed": False},
                                       {"round": 2, "median_s": 0.031, "cv": 0.01, "disturbed": False},
@@ -241,10 +255,7 @@ def test_rounds_show_their_range_and_the_value_is_the_kept_rounds(tmp_path):
             e["rooflab"]["rounds"] = [{"round": 1, "median_s": 0.020, "cv": 0.2, "disturbed": True},
                                       {"round": 2, "median_s": 0.021, "cv": 0.2, "disturbed": True}]
             e["rooflab"]["kept_retry"] = 1
-    (run / "bench.json").write_text(json.dumps(b))
-    tables = tmp_path / "peers"
-    assert peers.main([str(run), "--tables", str(tables)]) == 0
-    text = (tables / "amd-zen3-avx2.md").read_text()
+    text = render_edited(tmp_path, bench_top={"rounds": {"n": 3, "spread_max": 1.15, "varied": []}}, entry=entry)
     rows = table_rows(text, "DGEMM 1024^3, 2 threads")
     g = lambda s: f"{2 * 1024**3 / s / 1e9:.1f}"
     assert rows["**blocked/avx2** (rooflab best)"][3] == f"{g(31e-3)} (rounds {g(40e-3)}–{g(31e-3)})"
@@ -260,19 +271,10 @@ def test_interleaved_run_shows_each_cases_repetition_range_and_its_remeasured_ro
     # `peer_table.sh` (interleaving on by default): peer_run.json "interleaved"; every cell adds
     # the range of its repetitions; a case whose kept rows are a re-measurement's
     # (rooflab.kept_retry > 0) says it was not timed among all the others. Ratios unchanged.
-    run = tmp_path / "run"
-    shutil.copytree(FIXTURE, run)
-    pr = json.loads((run / "peer_run.json").read_text())
-    pr["interleaved"] = True
-    (run / "peer_run.json").write_text(json.dumps(pr))
-    b = json.loads((run / "bench.json").read_text())
-    for e in b["benchmarks"]:
+    def entry(e):
         if e["name"].startswith("gemm/blis/f64/1024x1024x1024/threads:2"):
             e["rooflab"]["kept_retry"] = 1
-    (run / "bench.json").write_text(json.dumps(b))
-    tables = tmp_path / "peers"
-    assert peers.main([str(run), "--tables", str(tables)]) == 0
-    text = (tables / "amd-zen3-avx2.md").read_text()
+    text = render_edited(tmp_path, peer_run={"interleaved": True}, entry=entry)
     rows = table_rows(text, "DGEMM 1024^3, 2 threads")
     g = lambda ms: f"{2 * 1024**3 / (ms * 1e-3) / 1e9:.1f}"
     assert rows["**blocked/avx2** (rooflab best)"][3] == f"{g(31)} (reps {g(32)}–{g(30)})"
