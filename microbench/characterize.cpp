@@ -52,6 +52,8 @@ struct ProfileParams {
   // measured count <= the case's threads.
   bool pow2_threads = false;
   int likwid_runs = 3;  // likwid-bench runs per point, the best compared (run_likwid)
+  // The S-stream sweeps: the smallest N of the 1-stream DRAM sizes (0: all of them).
+  size_t stream_sizes = 0;
 };
 
 // Many short samples rather than a few long ones: on a shared machine interference comes in
@@ -65,8 +67,9 @@ ProfileParams profile_params(const std::string& p) {
   // 1, 2, 4, .., all), fewer and shorter samples, the sweep ending just past the DRAM floor
   // (4x the largest cache; 4.5x so that the 3-array kernels, whose working set rounds down per
   // thread, have a point there too) and one likwid-bench kernel: a complete but rougher
-  // machine.json in seconds.
-  if (p == "smoke") return {2, {3e-4, 5}, {5e-4, 3}, {1e-3, 5}, {1e-3, 5}, 0, 0.05, 30, 4.5, true, true, 1};
+  // machine.json in seconds. Its S-stream ceilings come from the 3 smallest DRAM sizes (on a
+  // 2-vCPU Xeon with a big L3 the sweep reaches 1 GiB: 6 sizes x 12 curves took 24 s of 68).
+  if (p == "smoke") return {2, {3e-4, 5}, {5e-4, 3}, {1e-3, 5}, {1e-3, 5}, 0, 0.05, 30, 4.5, true, true, 1, 3};
   if (p == "tiny") return {1, {2e-4, 3}, {2e-4, 3}, {1e-3, 2}, {1e-3, 2}, 1 << 20, 0.02, 30};
   throw Error("characterize: unknown profile '" + p + "' (expected smoke, quick, paper or tiny)");
 }
@@ -700,6 +703,8 @@ json characterize(const CharacterizeOptions& opt) {
     for (size_t ws : sizes)
       if (double(ws) >= dram.lo) dram_sizes.push_back(ws);
     if (dram_sizes.empty()) continue;
+    if (prof.stream_sizes > 0 && dram_sizes.size() > prof.stream_sizes)
+      dram_sizes.resize(prof.stream_sizes);
     for (const auto& c : measure_bandwidth_streams(kt, topo.core_cpu, t, stream_kernels,
                                                    stream_counts, dram_sizes, prof.bw,
                                                    opt.progress)) {

@@ -7,7 +7,7 @@ if(TARGET rooflab)
   set_tests_properties(fleet_cli PROPERTIES LABELS integration TIMEOUT 120)
   # Times kernels (a smoke characterize + the Floyd-Warshall cases, on each of the two nodes).
   add_test(NAME fleet_slurm_local COMMAND ${CMAKE_CURRENT_LIST_DIR}/fleet/slurm_local.sh $<TARGET_FILE:rooflab>)
-  set_tests_properties(fleet_slurm_local PROPERTIES LABELS integration SKIP_RETURN_CODE 77 TIMEOUT 600
+  set_tests_properties(fleet_slurm_local PROPERTIES LABELS "integration;cluster" SKIP_RETURN_CODE 77 TIMEOUT 600
                        RUN_SERIAL TRUE)
   rooflab_test_cost(160 fleet_slurm_local)
 endif()
