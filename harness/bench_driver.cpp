@@ -395,7 +395,20 @@ int run_bench(const BenchOptions& opt) {
     rs.fields.push_back(std::move(f));
   }
   rs.progress = std::make_unique<Progress>("bench", rs.cases.size());
-  const std::vector<std::string> env_warnings = diag::environment(omp_get_num_procs());
+  std::vector<std::string> env_warnings = diag::environment(omp_get_num_procs());
+  {
+    // More threads than CPUs this process may use: the threads take turns on the CPUs, so the
+    // time is not a T-thread time (the disturbance rule marks such cases; this says why).
+    std::vector<std::string> over;
+    for (const Case& c : rs.cases)
+      if (c.threads > omp_get_num_procs()) over.push_back(c.name());
+    if (!over.empty())
+      env_warnings.push_back(std::to_string(over.size()) + " case(s) ask for more threads than the " +
+                             std::to_string(omp_get_num_procs()) +
+                             " CPU(s) this process may run on (its affinity mask: taskset, srun, a "
+                             "container's cpuset): their threads share CPUs and their times are not "
+                             "T-thread times, e.g. " + over.front());
+  }
 
   // The measurement policy: the profile's defaults, the user's flags over them. smoke checks
   // that every case verifies and runs: short samples are enough. paper waits (within the
@@ -718,6 +731,7 @@ int run_bench(const BenchOptions& opt) {
                           {"retried", retried}, {"disturbed", disturbed}};
     if (out.contains("context") && out["context"].is_object()) {
       out["context"]["omp_wait_policy"] = diag::omp_wait_policy();
+      out["context"]["omp_affinity"] = diag::omp_affinity();
       out["context"]["pages"] = page_policy();  // compare with machine.json's host.pages
     }
     out["schema"] = "rooflab.bench/1";

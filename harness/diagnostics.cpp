@@ -3,6 +3,10 @@
 #include "harness/measure.hpp"
 
 #include <cpuid.h>
+#include <sched.h>
+#ifdef _OPENMP  // not in rooflab_smpi's build (apps/smpi)
+#include <omp.h>
+#endif
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -22,6 +26,7 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 namespace rooflab::diag {
 namespace {
@@ -124,12 +129,35 @@ constexpr const char* kPolicyMarker = "ROOFLAB_OMP_POLICY";  // set when rooflab
 std::string g_policy_note;
 }  // namespace
 
+namespace {
+// With OMP_PROC_BIND (or OMP_PLACES) set, libgomp binds the initial thread to the first place
+// when it loads; an exec'd process inherits that one-place mask, and its libgomp then sees one
+// CPU and runs every thread there (measured: 2-thread GEMM at 1-thread speed). The places'
+// union is the mask libgomp started from: hand it back before exec.
+void widen_to_omp_places() {
+#ifdef _OPENMP
+  const int places = omp_get_num_places();
+  if (places <= 0) return;  // no binding: the mask is the one the process started with
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int p = 0; p < places; ++p) {
+    std::vector<int> ids(size_t(std::max(0, omp_get_place_num_procs(p))));
+    omp_get_place_proc_ids(p, ids.data());
+    for (int id : ids)
+      if (id >= 0 && id < CPU_SETSIZE) CPU_SET(id, &set);
+  }
+  if (CPU_COUNT(&set) > 0) sched_setaffinity(0, sizeof set, &set);
+#endif
+}
+}  // namespace
+
 void apply_timed_omp_policy(char** argv) {
   if (std::getenv(kPolicyMarker)) return;  // the re-executed process (or a child of one): done
   if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;  // the user's choice
   setenv("GOMP_SPINCOUNT", kTimedSpinCount, 1);
   setenv(kPolicyMarker, "1", 1);
   std::fflush(nullptr);
+  widen_to_omp_places();
   execv("/proc/self/exe", argv);
   const std::string why = std::strerror(errno);
   unsetenv("GOMP_SPINCOUNT");
@@ -142,6 +170,18 @@ nlohmann::json omp_wait_policy() {
   const nlohmann::json wait = env("OMP_WAIT_POLICY"), spin = env("GOMP_SPINCOUNT");
   std::string by = std::getenv(kPolicyMarker) ? "rooflab" : (wait.is_null() && spin.is_null()) ? "libgomp default" : "user";
   return {{"OMP_WAIT_POLICY", wait}, {"GOMP_SPINCOUNT", spin}, {"set_by", by}, {"note", g_policy_note}};
+}
+
+nlohmann::json omp_affinity() {
+  auto env = [](const char* k) { const char* v = std::getenv(k); return v ? nlohmann::json(v) : nlohmann::json(nullptr); };
+#ifdef _OPENMP
+  const int procs = omp_get_num_procs(), places = omp_get_num_places();
+#else
+  cpu_set_t set;
+  const int procs = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0, places = 0;
+#endif
+  return {{"OMP_PROC_BIND", env("OMP_PROC_BIND")}, {"OMP_PLACES", env("OMP_PLACES")},
+          {"procs", procs}, {"places", places}};
 }
 
 QuietBudget::QuietBudget(double total_s, std::function<int()> running)

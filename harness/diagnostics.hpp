@@ -62,6 +62,10 @@ void apply_timed_omp_policy(char** argv);
 // {"OMP_WAIT_POLICY": str|null, "GOMP_SPINCOUNT": str|null, "set_by": "rooflab"|"user"|"libgomp default",
 //  "note": str}: what the OpenMP runtime of this process runs with, for bench.json / machine.json.
 nlohmann::json omp_wait_policy();
+// {OMP_PROC_BIND, OMP_PLACES (null: unset), procs: the CPUs this process may run its OpenMP
+// threads on (omp_get_num_procs: the affinity mask it started with, e.g. taskset / srun / a
+// container's cpuset), places: the OpenMP places (0: threads not bound)}.
+nlohmann::json omp_affinity();
 
 // A command's total allowance for waiting on a quiet machine. Each wait is bounded, but a
 // command that waits before each of many samples on a loaded machine adds the waits up to

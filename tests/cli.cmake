@@ -195,6 +195,9 @@ set_tests_properties(cli_bench_interrupt_sigint cli_bench_interrupt_sigterm PROP
 add_test(NAME cli_bench_disturbed COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bench_disturbed.sh ${RL} ${TMPD}/disturbed
          ${CMAKE_CURRENT_SOURCE_DIR}/core/fixture_machine.json)
 set_tests_properties(cli_bench_disturbed PROPERTIES LABELS integration)
+# OMP_PROC_BIND through rooflab's re-execution, and a case with more threads than CPUs.
+add_test(NAME cli_bench_omp_bind COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bench_omp_bind.sh ${RL} ${TMPD}/omp_bind)
+set_tests_properties(cli_bench_omp_bind PROPERTIES LABELS integration SKIP_RETURN_CODE 77)
 # --rounds: every round's median recorded, the best round kept, a changed host speed reported
 # (a test hook slows one round).
 add_test(NAME cli_bench_rounds COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/bench_rounds.sh ${RL} ${TMPD}/rounds)

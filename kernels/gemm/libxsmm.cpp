@@ -7,6 +7,7 @@
 #include <libxsmm.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -73,11 +74,25 @@ struct XsmmBrgemm {
   }
 };
 
+// LIBXSMM 1.17's first libxsmm_init puts OMP_PROC_BIND=TRUE into the environment when it is
+// unset. This process's OpenMP runtime read its settings at load, but every child would bind its
+// threads (each MPI rank's initial thread to the first CPU of its mask, likwid-bench's), and
+// bench.json would report a binding the user never asked for: keep the user's environment.
+void init() {
+  static const bool once = [] {
+    const bool had = std::getenv("OMP_PROC_BIND") != nullptr;
+    libxsmm_init();
+    if (!had) unsetenv("OMP_PROC_BIND");
+    return true;
+  }();
+  (void)once;
+}
+
 template <class T>
 Compute<T> make(const SfcPlan& p, const Dims& d) {
   check_sfc_plan(p, d);
   auto be = std::make_shared<XsmmBrgemm<T>>(XsmmBrgemm<T>{p.bm, p.bn, p.bk, {}});
-  libxsmm_init();
+  init();
   const int64_t ms[] = {p.bm, d.m % p.bm ? d.m % p.bm : p.bm}, ns[] = {p.bn, d.n % p.bn ? d.n % p.bn : p.bn};
   for (int64_t m : ms)
     for (int64_t n : ns) {
@@ -94,14 +109,14 @@ Compute<T> make(const SfcPlan& p, const Dims& d) {
 }  // namespace
 
 std::string libxsmm_info() {
-  libxsmm_init();
+  init();
   return std::string("LIBXSMM ") + LIBXSMM_VERSION + ", JIT target " + libxsmm_get_target_arch();
 }
 // The JIT target LIBXSMM detected (capped only by a user's LIBXSMM_TARGET).
 code_path::Facts libxsmm_facts() {
   static const code_path::Facts f = [] {
     code_path::count_probe();
-    libxsmm_init();
+    init();
     const Isa cpu = host_isa();  // the CPU, not ROOFLAB_MAX_ISA (code_path.hpp)
     code_path::Facts out;
     out.library = std::string("LIBXSMM ") + LIBXSMM_VERSION;
