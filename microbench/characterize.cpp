@@ -908,6 +908,7 @@ json characterize(const CharacterizeOptions& opt) {
   if (!clock.estimate_ghz) host_json["clock_ghz_dropped_reason"] = clock.dropped_reason;
   if (host.cpu_mhz_reported) host_json["cpu_mhz_reported"] = *host.cpu_mhz_reported;
   host_json["omp_wait_policy"] = diag::omp_wait_policy();  // the OpenMP policy the ceilings were measured under
+  host_json["omp_affinity"] = diag::omp_affinity();
   host_json["pages"] = page_policy();  // the pages the ceilings were measured on (the kernels' too)
 
   if (const auto load_after = diag::load_average(); load_after && *load_after > ncores + 0.5)
