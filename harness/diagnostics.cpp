@@ -127,9 +127,7 @@ int own_running_threads() {
 namespace {
 constexpr const char* kPolicyMarker = "ROOFLAB_OMP_POLICY";  // set when rooflab chose the policy
 std::string g_policy_note;
-}  // namespace
 
-namespace {
 // With OMP_PROC_BIND (or OMP_PLACES) set, libgomp binds the initial thread to the first place
 // when it loads; an exec'd process inherits that one-place mask, and its libgomp then sees one
 // CPU and runs every thread there (measured: 2-thread GEMM at 1-thread speed). The places'
