@@ -395,16 +395,17 @@ int run_bench(const BenchOptions& opt) {
     rs.fields.push_back(std::move(f));
   }
   rs.progress = std::make_unique<Progress>("bench", rs.cases.size());
-  std::vector<std::string> env_warnings = diag::environment(omp_get_num_procs());
+  const int procs = omp_get_num_procs();  // the CPUs this process may run on (its affinity mask)
+  std::vector<std::string> env_warnings = diag::environment(procs);
   {
-    // More threads than CPUs this process may use: the threads take turns on the CPUs, so the
-    // time is not a T-thread time (the disturbance rule marks such cases; this says why).
+    // More threads than those CPUs: the threads take turns on them, so the time is not a
+    // T-thread time (the disturbance rule marks such cases; this says why).
     std::vector<std::string> over;
     for (const Case& c : rs.cases)
-      if (c.threads > omp_get_num_procs()) over.push_back(c.name());
+      if (c.threads > procs) over.push_back(c.name());
     if (!over.empty())
       env_warnings.push_back(std::to_string(over.size()) + " case(s) ask for more threads than the " +
-                             std::to_string(omp_get_num_procs()) +
+                             std::to_string(procs) +
                              " CPU(s) this process may run on (its affinity mask: taskset, srun, a "
                              "container's cpuset): their threads share CPUs and their times are not "
                              "T-thread times, e.g. " + over.front());

@@ -147,6 +147,12 @@ void widen_to_omp_places() {
   if (CPU_COUNT(&set) > 0) sched_setaffinity(0, sizeof set, &set);
 #endif
 }
+
+// An environment variable as JSON: its value, or null when unset (for the records below).
+nlohmann::json env_json(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
 }  // namespace
 
 void apply_timed_omp_policy(char** argv) {
@@ -164,21 +170,19 @@ void apply_timed_omp_policy(char** argv) {
 }
 
 nlohmann::json omp_wait_policy() {
-  auto env = [](const char* k) { const char* v = std::getenv(k); return v ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  const nlohmann::json wait = env("OMP_WAIT_POLICY"), spin = env("GOMP_SPINCOUNT");
+  const nlohmann::json wait = env_json("OMP_WAIT_POLICY"), spin = env_json("GOMP_SPINCOUNT");
   std::string by = std::getenv(kPolicyMarker) ? "rooflab" : (wait.is_null() && spin.is_null()) ? "libgomp default" : "user";
   return {{"OMP_WAIT_POLICY", wait}, {"GOMP_SPINCOUNT", spin}, {"set_by", by}, {"note", g_policy_note}};
 }
 
 nlohmann::json omp_affinity() {
-  auto env = [](const char* k) { const char* v = std::getenv(k); return v ? nlohmann::json(v) : nlohmann::json(nullptr); };
 #ifdef _OPENMP
   const int procs = omp_get_num_procs(), places = omp_get_num_places();
 #else
   cpu_set_t set;
   const int procs = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0, places = 0;
 #endif
-  return {{"OMP_PROC_BIND", env("OMP_PROC_BIND")}, {"OMP_PLACES", env("OMP_PLACES")},
+  return {{"OMP_PROC_BIND", env_json("OMP_PROC_BIND")}, {"OMP_PLACES", env_json("OMP_PLACES")},
           {"procs", procs}, {"places", places}};
 }
 
