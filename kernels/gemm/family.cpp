@@ -212,25 +212,26 @@ Model gemm::min_traffic_model(DType dtype, int64_t m_, int64_t n_, int64_t k_) {
 }
 namespace {
 
-// Per-level traffic of blocked (Goto) for the ECM (Model::phases; bytes per run), T threads
-// each owning M / T rows, micro-kernel MR x NR (NRV vectors of W lanes). In L1 an access costs
-// a slot of the pricing table's width v (64 / 32 / 16 bytes for avx512 / avx2 / scalar, SSE2)
-// whatever it moves. Two phases (packing runs before the micro-kernel loops that read it):
-//   pack:      A transposed element by element, one load + one store slot each (2 v M K
-//              ceil(N/nc), copy); B's rows copied at SSE2 width (2 s K N v / 16, copy); beyond
-//              L1 the sources' reads and the destinations' writes (copy)
+// Per-level traffic of blocked (BLIS's loops on C^T, blocked.cpp) for the ECM (Model::phases;
+// bytes per run), T threads taking the B blocks in turn, micro-kernel MR x NR (NRV vectors of W
+// lanes). In L1 an access costs a slot of the pricing table's width v (64 / 32 / 16 bytes for
+// avx512 / avx2 / scalar, SSE2) whatever it moves. Two phases (packing runs before the
+// micro-kernel loops that read it):
+//   pack:      A transposed element by element once, one load + one store slot each (2 v M K,
+//              copy); B's rows copied at SSE2 width once per A panel (2 s K N ceil(M/mc) v / 16,
+//              copy); beyond L1 the sources' reads and the destinations' writes (copy)
 //   compute, L1 (core): per k step of a call NR s / v B loads + MR A broadcasts (GCC vectorizes
 //              the scalar micro-kernel's B row at SSE2), M N K (s / MR + v / NR) bytes (read);
 //              the C tile once per call (2 s M N ceil(K/kc), update)
-//   L1<-L2:    the packed A block per jr sliver (s M K ceil(nc/NR) ceil(N/nc), read); the B
-//              sliver per A block (s K N T ceil(M / (T mc)), read; per call, ceil(M/MR), when
-//              the sliver and an A micro-panel exceed L1); C per call (2 s M N ceil(K/kc), update)
-//   L2<-L3:    C and the packing sources; when the A block exceeds L2 (it spans 2x L2 by
-//              default) its sweeps and packed writes too; when the B panel exceeds L2 its
-//              packed writes and each sliver once per A block (the per-call re-reads hit L2)
-//   L3<-DRAM:  C, and the packing sources (A ceil(N/nc) times, B once); the B panel stays in L3
+//   L1<-L2:    the B block per A micro-panel (s K N ceil(M/mc) ceil(mc/MR), read); the A
+//              micro-panel once per B block (s M K ceil(N/nc), read; per call, ceil(nc/NR) times
+//              that, when the micro-panel and a B sliver exceed L1); C per call (update)
+//   L2<-L3:    C; the A micro-panels once per B block from the shared A panel (unless the panel
+//              and a B block fit L2); when the B block exceeds L2 its sweeps and packed writes
+//   L3<-DRAM:  C, and the packing sources (A once, B ceil(M/mc) times); the A panel stays in L3
 // Cache sizes are this host's (the plan is derived from them too); MC, KC, NC are the blocks
-// blocked() runs on these dimensions (run_blocks: 512^3 on a 48 KiB L1 runs KC 512 of 1536).
+// blocked() runs on these dimensions (run_blocks: K 512 on a 48 KiB L1 runs one block of 512
+// where the avx2 f64 plan says KC 768).
 std::vector<LevelTraffic> blocked_phases(const Case& c, const Params& p) {
   const double s = double(dtype_size(c.dtype)), M = double(p.d.m), N = double(p.d.n), K = double(p.d.k);
   const simd::Shape sh = kUkernelShapes[p.isa];
@@ -238,42 +239,39 @@ std::vector<LevelTraffic> blocked_phases(const Case& c, const Params& p) {
   const double mr = sh.mr, nr = sh.nrv * W, T = std::max(1, c.threads);
   const double v = p.isa == Isa::avx512 ? 64 : p.isa == Isa::avx2 ? 32 : 16;
   auto cdiv = [](double a, double b) { return std::ceil(a / b); };
-  const BlockedPlan run = run_blocks(p.bp, p.d, int64_t(mr), int64_t(nr), p.d.m);
-  const double mc = double(row_block(p.bp, p.d, int64_t(mr), int64_t(nr), int(T)));
-  const double kc = double(run.kc), nc = double(run.nc);
+  const BlockedPlan run = run_blocks(p.bp, p.d, int64_t(mr), int64_t(nr), int(T));
+  const double mc = double(run.mc), kc = double(run.kc), nc = double(run.nc);
   const HostCacheSizes& hc = host_cache_sizes();
-  const double k_calls = cdiv(K, kc), n_panels = cdiv(N, nc);
-  const double a_blocks = cdiv(M, mc);  // A blocks per (jc, pc), all threads
+  const double k_calls = cdiv(K, kc), m_panels = cdiv(M, mc), n_blocks = cdiv(N, nc);
   const double c_bytes = 2 * s * M * N * k_calls;
-  const double a_pack = s * M * K * n_panels, b_pack = s * K * N;
-  const bool sliver_in_l1 = kc * (nr + mr) * s <= double(hc.l1);
-  // A block swept cyclically once per B sliver: it stays in L2 only with room for the sliver
-  // (an LRU cache swept by one line more than it holds misses every line); the B panel, read
-  // once per A block, only beside the A block.
-  const bool a_in_l2 = (mc + nr) * kc * s <= double(hc.l2);
-  const bool b_in_l2 = (std::min(nc, N) + mc) * kc * s <= double(hc.l2);
-  const double a_sweeps = s * M * K * n_panels * cdiv(std::min(nc, N), nr);
-  const double b_slivers = sliver_in_l1 ? b_pack * a_blocks : b_pack * cdiv(M, mr);
+  const double a_pack = s * M * K, b_pack = s * K * N * m_panels;
+  // The A micro-panel stays in L1 between the jr loop's calls only with room for the B sliver
+  // (an LRU cache swept by one line more than it holds misses every line); the B block,
+  // swept once per A micro-panel, stays in L2 beside a micro-panel; the A panel, read once
+  // per B block, only beside a B block.
+  const bool a_in_l1 = kc * (nr + mr) * s <= double(hc.l1);
+  const bool b_in_l2 = (std::min(nc, N) + mr) * kc * s <= double(hc.l2);
+  const bool a_in_l2 = (std::min(mc, M) + std::min(nc, N)) * kc * s <= double(hc.l2);
+  const double b_sweeps = s * K * N * m_panels * cdiv(std::min(mc, M), mr);
+  const double a_reads = a_pack * (a_in_l1 ? n_blocks : n_blocks * cdiv(std::min(nc, N), nr));
   LevelTraffic pack, lt;
   pack.name = "pack";
-  pack.l1 = {{2 * v * M * K * n_panels, "copy"}, {2 * s * K * N * v / 16, "copy"}};
+  pack.l1 = {{2 * v * M * K, "copy"}, {2 * s * K * N * m_panels * v / 16, "copy"}};
   pack.l2 = {{2 * a_pack, "copy"}, {2 * b_pack, "copy"}};
   pack.l3 = {{a_in_l2 ? a_pack : 2 * a_pack, a_in_l2 ? "read" : "copy"}, {b_in_l2 ? b_pack : 2 * b_pack, b_in_l2 ? "read" : "copy"}};
   pack.mem = {{a_pack + b_pack, "read"}};
-  pack.note = "packing: sources read from where the matrices live, A block written to L2 (L3 when it exceeds L2), B panel to L3";
+  pack.note = "packing: sources read from where the matrices live, B block written to L2 (L3 when it exceeds L2), A panel to L3";
   lt.name = "compute";
   lt.flops = 2 * M * N * K;
   lt.l1 = {{M * N * K * (s / mr + v / nr), "read"}, {2 * s * M * N * k_calls, "update"}};
-  lt.l2 = {{a_sweeps, "read"}, {b_slivers, "read"}, {c_bytes, "update"}};
+  lt.l2 = {{b_sweeps, "read"}, {a_reads, "read"}, {c_bytes, "update"}};
   lt.l3 = {{c_bytes, "update"}};
-  if (!a_in_l2) lt.l3.push_back({a_sweeps, "read"});
-  // A sliver re-read per call (beside the A micro-panel it exceeds L1) comes from L2, where the
-  // calls keep it; only its first read per A block comes from a B panel that exceeds L2.
-  if (!b_in_l2) lt.l3.push_back({b_pack * a_blocks, "read"});
+  if (!a_in_l2) lt.l3.push_back({a_pack * n_blocks, "read"});
+  if (!b_in_l2) lt.l3.push_back({b_sweeps, "read"});
   lt.mem = {{c_bytes, "update"}};
-  lt.note = std::string("Goto blocking per level") + (sliver_in_l1 ? "" : "; B sliver + A micro-panel exceed L1") +
-            (a_in_l2 ? "; A block in L2" : "; A block exceeds L2 (streams from L3)") +
-            (b_in_l2 ? "; B panel in L2" : "") + "; caches " + hc.source;
+  lt.note = std::string("BLIS loops on C^T per level") + (a_in_l1 ? "; A micro-panel in L1" : "; A micro-panel + B sliver exceed L1") +
+            (b_in_l2 ? "; B block in L2" : "; B block exceeds L2 (streams from L3)") +
+            (a_in_l2 ? "; A panel in L2" : "") + "; caches " + hc.source;
   return {pack, lt};
 }
 
@@ -300,7 +298,7 @@ Model model(const Case& c) {
     case Kind::loops: m.note += "; the plain loops re-read far more (lower bound only)"; break;
     case Kind::blocked:
       m.note += "; blocked mc:" + std::to_string(p.bp.mc) + " kc:" + std::to_string(p.bp.kc) + " nc:" +
-                std::to_string(p.bp.nc) + " (packing timed; B re-read ceil(M/mc) times per panel from L3); defaults: " +
+                std::to_string(p.bp.nc) + " (packing timed; B packed ceil(M/mc) times); defaults: " +
                 p.blocking_note;
       m.phases = blocked_phases(c, p);
       break;

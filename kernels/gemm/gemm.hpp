@@ -87,20 +87,25 @@ template <class T> void loops(LoopOrder order, const Dims& d, const T* A, const 
 struct BlockedPlan {
   int64_t mc = 0, kc = 0, nc = 0;  // 0: default_blocked_plan()
 };
-// MC / KC / NC from cache sizes (bytes): a B sliver (KC x NR) within a quarter of L2 and an A
-// micro-panel (MR x KC) within L1, an A block (MC x KC) twice L2, a B panel (KC x NC) half of
-// L3 (rounded up to a multiple of NR); MC a multiple of MR. blocked() splits K into equal
+// blocked() runs BLIS's loops on the transposed product (blocked.cpp): an MC x KC A panel shared
+// by the threads (L3), a KC x NC B block per thread (L2), an MR x KC A micro-panel reused by the
+// jr loop's calls (L1).
+// The sizes rule (bytes): a B block filling half of L2 (NC a multiple of NR) shaped for the
+// least traffic from beyond L2 per flop (C once per K block, an A micro-panel once per B block:
+// KC = 2 NC = sqrt(L2 / s)), KC at most what keeps the A micro-panel in half of L1, MC so that
+// the A panel fills half of L3 (rounded up to a multiple of MR). blocked() splits K into equal
 // blocks of at most KC.
 BlockedPlan default_blocked_plan(int64_t elem_size, int mr, int nr, int64_t l1, int64_t l2, int64_t l3);
 // The analytical blocking of Low, Igual, Smith, Quintana-Orti, "Analytical modeling is enough
-// for high-performance BLIS" (ACM TOMS 43(2), 2016), from each level's size, ways and line:
-//   KC (eq. 4-6): the MR x KC A micro-panel fills C_Ar whole L1 ways (so the next one evicts it,
-//      not the B sliver), the KC x NR B sliver keeps its C_Br = ceil(NR/MR C_Ar) ways, one way
-//      is left for C: C_Ar = floor((W1 - 1) / (1 + NR/MR)); a 2-way L1 (C_Ar = 0): half a way.
-//   MC: the same one level out (the paper: "in a similar manner"): the MC x KC A block takes
-//      the L2 ways left after one for C and those of the streaming B sliver.
-//   NC: the KC x NC B panel takes the L3 ways left after one for C and those of the threads'
-//      A blocks (the L3 is shared, the B panel too).
+// for high-performance BLIS" (ACM TOMS 43(2), 2016), from each level's size, ways and line,
+// applied to the transposed product (the paper's A / B, MR / NR, MC / NC trade places):
+//   KC (eq. 4-6): the KC x NR B sliver streaming through L1 fills C_Br whole L1 ways, the
+//      MR x KC A micro-panel, reused, keeps its C_Ar = ceil(MR/NR C_Br) ways, one way is left
+//      for C: C_Br = floor((W1 - 1) / (1 + MR/NR)); a 2-way L1 (C_Br = 0): half a way.
+//   NC: the KC x NC B block takes the L2 ways left after one for C and those of the streaming
+//      A micro-panel.
+//   MC: the MC x KC A panel takes the L3 ways left after one for C and those of the threads'
+//      B blocks (the L3 is shared, the A panel too).
 // KC a multiple of 8, MC of MR, NC of NR. `ok` is false, and `plan` the sizes rule
 // (default_blocked_plan), when a level's ways or line is unknown (0) or its size is not
 // ways x line x sets; `note` says which rule and why.
@@ -112,14 +117,13 @@ struct BlockedRule {
 };
 BlockedRule analytic_blocked_plan(int64_t elem_size, int mr, int nr, const CacheGeometry& l1,
                                   const CacheGeometry& l2, const CacheGeometry& l3, int threads);
-// The blocks blocked() runs on d: K and N in equal blocks of at most KC and NC (shorter K
-// blocks leave the B panel buffer room for more columns), `rows` (M, or a share of it) in
-// equal MR-aligned blocks of at most MC. The model prices these, not the plan's maxima.
-BlockedPlan run_blocks(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t nr, int64_t rows);
-// The rows of each A block blocked() runs with `threads` threads: M in MR-aligned blocks of at
-// most MC, at least two per thread when there are several, which the threads take in turn.
-int64_t row_block(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t nr, int threads);
-// Scratch the blocked driver needs (elements): one B panel + one A block per thread.
+// The blocks blocked() runs on d with `threads` threads: K in equal blocks of at most KC, M in
+// equal MR-aligned panels of at most MC, N in equal NR-aligned blocks of at most NC, at least
+// two per thread when there are several (the threads take them in turn); shorter K blocks
+// leave the A panel and B block buffers room for more rows and columns. The model prices
+// these, not the plan's maxima.
+BlockedPlan run_blocks(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t nr, int threads);
+// Scratch the blocked driver needs (elements): one A panel + one B block per thread.
 int64_t blocked_workspace(const BlockedPlan& p, int mr, int nr, int threads);
 template <class T>
 void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T* A, const T* B, T* C,

@@ -206,7 +206,7 @@ void check_packs() {
 TEST(Gemm, PackAAndPackBFollowTheContractF64) { check_packs<double>(); }
 TEST(Gemm, PackAAndPackBFollowTheContractF32) { check_packs<float>(); }
 
-// The default blocking at this machine's caches, where K / N exceed KC / NC by a little (short
+// The default blocking of small caches, where K / N / M exceed KC / NC / MC by a little (short
 // last blocks before the equal split) and the buffer sized from the plan.
 TEST(Gemm, BlockedSplitsKAndNIntoEqualBlocks) {
   for (Isa isa : kIsas) {
@@ -215,10 +215,11 @@ TEST(Gemm, BlockedSplitsKAndNIntoEqualBlocks) {
     // Small caches: KC, NC a few dozen, so K = KC + 3 and N = NC + 5 stay cheap.
     const BlockedPlan bp = default_blocked_plan(sizeof(float), uk.mr, uk.nr, 4 << 10, 64 << 10, 256 << 10);
     for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{19, bp.nc + 5, bp.kc + 3},
-                                  {uk.mr * 3 + 1, 2 * bp.nc + 1, 2 * bp.kc + 1}}) {
+                                  {uk.mr * 3 + 1, 2 * bp.nc + 1, 2 * bp.kc + 1},
+                                  {bp.mc + uk.mr + 1, bp.nc + 1, 9}}) {
       const Mat<float> A(m, k, 2, 4), B(k, n, 1, 5), C0(m, n, 3, 6);
       const Dims d{m, n, k, A.ld, B.ld, C0.ld};
-      for (int threads : {1, 2, 3}) {  // 3: row blocks not a multiple of 2, one thread may take none
+      for (int threads : {1, 2, 3}) {  // 3: column blocks not a multiple of 2, one thread may take none
         omp_set_num_threads(threads);
         Mat<float> C = C0;
         std::vector<float> work(size_t(blocked_workspace(bp, uk.mr, uk.nr, threads)));
@@ -231,27 +232,33 @@ TEST(Gemm, BlockedSplitsKAndNIntoEqualBlocks) {
   }
 }
 
-// The blocks blocked() runs: K and N in equal blocks of at most KC / NC (the B buffer's KC x NC
-// holds more columns when K blocks are shorter), a thread's rows in MR-aligned equal blocks.
+// The blocks blocked() runs: K, M and N in equal blocks of at most KC / MC / NC (the A panel
+// and B block buffers hold more rows and columns when K blocks are shorter), N in at least two
+// blocks per thread when there are several.
 TEST(Gemm, RunBlocksAreTheEqualSplitsOfTheDimensions) {
-  // The sizes rule on a Xeon (48 KiB L1, 2 MiB L2) for avx2 f64 4 x 12 gives KC 1536: a 512^3
-  // product runs one K block of 512, one N block of 516 (512 rounded up to NR).
-  const BlockedPlan r = run_blocks({340, 1536, 11100}, Dims{512, 512, 512, 512, 512, 512}, 4, 12, 512);
+  // The sizes rule on a Xeon (48 KiB L1, 2 MiB L2) for avx2 f64 4 x 12 gives KC 512, NC 252: a
+  // 512^3 product runs one K block of 512, one A panel of 512 rows, N in 3 equal blocks of 180
+  // (15 slivers of 12; 43 slivers in all), and with 2 threads in 4 blocks of 132.
+  const BlockedPlan r = run_blocks({38400, 512, 252}, Dims{512, 512, 512, 512, 512, 512}, 4, 12, 1);
   EXPECT_EQ(r.kc, 512);
-  EXPECT_EQ(r.nc, 516);
-  EXPECT_EQ(r.mc, 256);  // 512 rows in 2 blocks of at most 340
-  // K = KC + 3: two equal blocks, a multiple of 8; N beyond the widened panel: equal N blocks.
-  const BlockedPlan q = run_blocks({96, 256, 48}, Dims{100, 1000, 259, 259, 1000, 1000}, 8, 24, 50);
+  EXPECT_EQ(r.mc, 512);
+  EXPECT_EQ(r.nc, 180);
+  EXPECT_EQ(run_blocks({38400, 512, 252}, Dims{512, 512, 512, 512, 512, 512}, 4, 12, 2).nc, 132);
+  // K = KC + 3: two equal blocks, a multiple of 8; the B buffer (256 x 48) then holds 90
+  // columns: 72 (NR multiple), and N = 1000 (42 slivers) in 14 blocks of 3 slivers.
+  const BlockedPlan q = run_blocks({96, 256, 48}, Dims{100, 1000, 259, 259, 1000, 1000}, 8, 24, 1);
   EXPECT_EQ(q.kc, 136);  // ceil(259 / 2) = 130 -> 136
-  EXPECT_EQ(q.nc, 72);   // 256 x 48 / 136 = 90 -> 72 (NR multiple); 1000 / 72 -> 14 blocks of 72
-  EXPECT_EQ(q.mc, 56);   // 50 rows, one block, rounded up to MR
+  EXPECT_EQ(q.nc, 72);
+  EXPECT_EQ(q.mc, 104);  // the A buffer holds 256 x 96 / 136 -> 176 rows: 100 in one panel, MR-aligned
+  // M beyond the widened panel: 1000 rows in 6 equal panels of at most 176.
+  EXPECT_EQ(run_blocks({96, 256, 48}, Dims{1000, 100, 259, 259, 100, 100}, 8, 24, 1).mc, 168);
 }
 
 // The blocked model prices the blocks the kernel runs, not the plan's maxima: on a Xeon's
-// caches the 512^3 case's A block (256 x 512 f64, 1 MiB) stays in L2 beside its B sliver, and
-// the B panel (512 x 516, 2 MiB) comes from L3 once per A block: C and two B panels cross
-// L2 <- L3 in the micro-kernel phase (the plan's KC 1536 put the A block in L3 and every B
-// sliver's re-read per call there: predicted 1.75x the measured time).
+// caches the 512^3 case (avx2 f64, KC 512, N in 3 blocks of 180) keeps its B block
+// (512 x 180 f64, 720 KiB) in L2 beside an A micro-panel, and the A micro-panels come from the
+// shared A panel (512 x 512, 2 MiB, beyond L2 beside a B block) once per B block: C and three
+// A reads cross L2 <- L3 in the micro-kernel phase.
 TEST(GemmFamily, BlockedModelPricesTheBlocksItRuns) {
   const ScopedHostCaches xeon({48 << 10, 2 << 20, 260 << 20, "a Xeon's"});
   const Case c = parse_case_name("gemm/blocked/avx2/f64/512x512x512/threads:1");
@@ -260,78 +267,97 @@ TEST(GemmFamily, BlockedModelPricesTheBlocksItRuns) {
   const auto& compute = m.phases[1];
   double l3 = 0;
   for (const auto& t : compute.l3) l3 += t.bytes;
-  EXPECT_DOUBLE_EQ(l3, 2.0 * 8 * 512 * 512 + 2 * 8.0 * 512 * 512) << compute.note;  // C, B twice
-  EXPECT_NE(compute.note.find("A block in L2"), std::string::npos) << compute.note;
-  EXPECT_EQ(compute.note.find("B panel in L2"), std::string::npos) << compute.note;
-  // Where the B panel exceeds L2 (a 256 KiB L2), each sliver comes from L3 once per A block,
-  // not once per micro-kernel call (those re-reads hit L2).
+  EXPECT_DOUBLE_EQ(l3, 2.0 * 8 * 512 * 512 + 3 * 8.0 * 512 * 512) << compute.note;  // C, A three times
+  EXPECT_NE(compute.note.find("B block in L2"), std::string::npos) << compute.note;
+  EXPECT_EQ(compute.note.find("A panel in L2"), std::string::npos) << compute.note;
+  // Where the B block exceeds L2 (a 256 KiB L2: the sizes rule's blocks, KC 176, NC 84, fit;
+  // nc:480, run as 2 blocks of 264, does not), it is swept from L3 once per A micro-panel (128
+  // of them), and the A micro-panel + B sliver still fit L1.
   const ScopedHostCaches small({48 << 10, 256 << 10, 260 << 20, "a small L2's"});
-  const Model s = variant_of(c).model(c);
+  const Case wide = parse_case_name("gemm/blocked/avx2/f64/512x512x512/nc:480/threads:1");
+  const Model s = variant_of(wide).model(wide);
   double b_l3 = 0;
   for (const auto& t : s.phases[1].l3) b_l3 += t.bytes;
-  const double c_bytes = 2.0 * 8 * 512 * 512 * 1, b_pack = 8.0 * 512 * 512;
-  EXPECT_LT(b_l3, c_bytes + 8.0 * 512 * 512 * 64 + b_pack * 16) << s.phases[1].note;  // far below 128 re-reads
-  EXPECT_GE(b_l3, c_bytes + b_pack) << s.phases[1].note;
+  EXPECT_NE(s.phases[1].note.find("B block exceeds L2"), std::string::npos) << s.phases[1].note;
+  EXPECT_NE(s.phases[1].note.find("A micro-panel in L1"), std::string::npos) << s.phases[1].note;
+  const double c_bytes = 2.0 * 8 * 512 * 512 * 3, b_sweeps = 8.0 * 512 * 512 * 128;
+  EXPECT_GE(b_l3, c_bytes + b_sweeps) << s.phases[1].note;
+  EXPECT_LT(b_l3, c_bytes + b_sweeps + 8.0 * 512 * 512 * 8) << s.phases[1].note;
 }
 
-// The row blocks the threads take in turn: MR-aligned, within the plan's A buffer, at least two
-// per thread when M has the rows for it (a thread the host slows can leave one to the other),
-// and at one thread the equal MC blocks of before.
-TEST(Gemm, RowBlocksFitTheBufferAndGiveEachThreadSeveral) {
+// The column blocks the threads take in turn: NR-aligned, within the thread's B buffer, at
+// least two per thread when N has the columns for it (a thread the host slows can leave one
+// to the other), and at one thread the equal NC blocks.
+TEST(Gemm, ColumnBlocksFitTheBufferAndGiveEachThreadSeveral) {
   struct Row {
     BlockedPlan p;
-    int64_t m, mr;
+    int64_t n, k, nr;
     int threads;
     int64_t want;  // the expected block
   };
-  for (const Row& r : {Row{{680, 688, 8976}, 4096, 8, 2, 512},    // 8 blocks of 512, as 2048 rows a thread split
-                       Row{{680, 1024, 4128}, 1024, 8, 2, 256},   // 1024 rows: 4 blocks, not 2 of 512
-                       Row{{680, 688, 8976}, 4096, 8, 1, 592},    // one thread: 7 equal blocks <= 680
-                       Row{{340, 512, 2052}, 512, 4, 1, 256},     // the gate's 512^3: 2 blocks
-                       Row{{9, 5, 27}, 25, 8, 3, 8},              // MC 9 below 2 MR: one MR sliver each
-                       Row{{680, 688, 8976}, 5, 8, 2, 8}}) {      // fewer rows than threads
-    const Dims d{r.m, 512, 512, 512, 512, 512};
-    const int64_t mc = row_block(r.p, d, r.mr, 24, r.threads);
-    const std::string what = "M " + std::to_string(r.m) + " mc " + std::to_string(r.p.mc) + " t" + std::to_string(r.threads);
-    EXPECT_EQ(mc, r.want) << what;
-    EXPECT_EQ(mc % r.mr, 0) << what;
-    EXPECT_LE(mc, (r.p.mc + r.mr - 1) / r.mr * r.mr) << what;
-    if (r.threads > 1 && r.m >= 2 * r.threads * r.mr) EXPECT_GE((r.m + mc - 1) / mc, 2 * r.threads) << what;
+  for (const Row& r : {Row{{51200, 384, 336}, 4096, 384, 24, 2, 312},  // 13 blocks of <= 336 -> 14 (even) of 13 slivers
+                       Row{{51200, 768, 336}, 1024, 768, 48, 2, 288},  // 22 slivers: 4 blocks of 6, not 3 of 336
+                       Row{{51200, 384, 336}, 4096, 384, 24, 1, 336},  // one thread: 13 equal blocks <= 336
+                       Row{{38400, 512, 252}, 512, 512, 12, 1, 180},   // the gate's 512^3: 3 blocks
+                       Row{{9, 5, 27}, 25, 5, 8, 3, 8},                // NC 27 below 2 NR: one NR sliver each
+                       Row{{51200, 384, 336}, 5, 384, 24, 2, 24}}) {   // fewer slivers than threads
+    const Dims d{512, r.n, r.k, r.k, r.n, r.n};
+    const int64_t nc = run_blocks(r.p, d, 8, r.nr, r.threads).nc;
+    const std::string what = "N " + std::to_string(r.n) + " nc " + std::to_string(r.p.nc) + " t" + std::to_string(r.threads);
+    EXPECT_EQ(nc, r.want) << what;
+    EXPECT_EQ(nc % r.nr, 0) << what;
+    EXPECT_LE(nc * r.k, r.p.kc * ((r.p.nc + r.nr - 1) / r.nr * r.nr)) << what;  // within the B buffer
+    if (r.threads > 1 && r.n >= 2 * r.threads * r.nr) {
+      EXPECT_GE((r.n + nc - 1) / nc, 2 * r.threads) << what;
+    }
   }
 }
 
-// The sizes rule's NC is the half-L3 target rounded up to NR, not down: with power-of-two
-// caches and KC the target is a power of two, and a power-of-two N must stay one N block.
-TEST(Gemm, SizesRuleKeepsAPowerOfTwoNInOneBlock) {
+// The sizes rule: the B block in half of L2 with KC = 2 NC (the least traffic beyond L2 per
+// flop) unless the A micro-panel would exceed half of L1, and MC the half-L3 target rounded
+// up to MR, not down: with power-of-two caches and KC the target is a power of two, and a
+// power-of-two M must stay one A panel.
+TEST(Gemm, SizesRuleShapesTheBlocksAndKeepsAPowerOfTwoMInOnePanel) {
   constexpr int64_t K = 1024, M = K * K;
   struct Row {
     int64_t s;
     int mr, nr;
     int64_t l1, l2, l3;
+    int64_t kc;  // expected
   };
-  // Zen 4 (AVX-512, AVX2), Zen 3 (AVX2), a Xeon (48 KiB L1, 2 MiB L2, 105 MiB L3).
-  for (const Row& r : {Row{8, 8, 24, 32 * K, M, 32 * M}, Row{4, 8, 48, 32 * K, M, 32 * M}, Row{8, 4, 12, 32 * K, M, 32 * M},
-                       Row{4, 4, 24, 32 * K, 512 * K, 32 * M}, Row{8, 4, 12, 32 * K, 512 * K, 32 * M},
-                       Row{8, 8, 24, 48 * K, 2 * M, 105 * M}}) {
+  // Zen 4 (AVX-512 f64 / f32, AVX2), Zen 3 (AVX2), a Xeon (48 KiB L1, 2 MiB L2, 105 MiB L3).
+  for (const Row& r : {Row{8, 8, 24, 32 * K, M, 32 * M, 256},     // L1 cap 256 below sqrt(1 Mi / 8) = 362
+                       Row{4, 8, 48, 32 * K, M, 32 * M, 512},     // sqrt(1 Mi / 4) = 512
+                       Row{8, 4, 12, 32 * K, M, 32 * M, 360},     // 362 -> 360
+                       Row{4, 4, 24, 32 * K, 512 * K, 32 * M, 360},
+                       Row{8, 4, 12, 32 * K, 512 * K, 32 * M, 256},
+                       Row{8, 8, 24, 48 * K, 2 * M, 105 * M, 384}}) {  // L1 cap 384 below 512
     const BlockedPlan p = default_blocked_plan(r.s, r.mr, r.nr, r.l1, r.l2, r.l3);
     const int64_t target = r.l3 / 2 / (p.kc * r.s);
     const std::string what = std::to_string(r.mr) + "x" + std::to_string(r.nr) + " s" + std::to_string(r.s) +
-                             " L3 " + std::to_string(r.l3) + ": nc " + std::to_string(p.nc) + " target " +
-                             std::to_string(target);
+                             " L3 " + std::to_string(r.l3) + ": mc " + std::to_string(p.mc) + " kc " +
+                             std::to_string(p.kc) + " nc " + std::to_string(p.nc);
+    EXPECT_EQ(p.kc, r.kc) << what;
+    EXPECT_LE(r.mr * p.kc * r.s, r.l1 / 2) << what;
     EXPECT_EQ(p.nc % r.nr, 0) << what;
-    EXPECT_GE(p.nc, target) << what;
-    EXPECT_LT(p.nc, target + r.nr) << what;
+    EXPECT_LE(p.kc * p.nc * r.s, r.l2 / 2) << what;
+    EXPECT_GT(p.kc * (p.nc + r.nr) * r.s, r.l2 / 2) << what;  // the largest NR multiple
+    EXPECT_EQ(p.mc % r.mr, 0) << what;
+    EXPECT_GE(p.mc, target) << what;
+    EXPECT_LT(p.mc, target + r.mr) << what;
   }
-  // On Zen 4 the targets are 4096 (f64 KC 512, f32 KC 1024): N = 4096 is one block.
-  EXPECT_GE(default_blocked_plan(8, 8, 24, 32 * K, M, 32 * M).nc, 4096);
-  EXPECT_GE(default_blocked_plan(4, 8, 48, 32 * K, M, 32 * M).nc, 4096);
+  // On Zen 4 the targets are 8192 rows (f64 KC 256, f32 KC 512): M = 4096 is one A panel.
+  EXPECT_GE(default_blocked_plan(8, 8, 24, 32 * K, M, 32 * M).mc, 4096);
+  EXPECT_GE(default_blocked_plan(4, 8, 48, 32 * K, M, 32 * M).mc, 4096);
 }
 
-// The analytical blocking (Low et al. 2016) at fixture cache geometries: the paper's own
-// SandyBridge row (Table III: kc 256, mc 96 for DGEMM 8 x 4), this Zen 4, a Zen 3 (AVX2, 512 KiB
-// L2) and a Sapphire Rapids Xeon (48 KiB 12-way L1, 2 MiB 16-way L2). Each plan is a valid
-// blocking (multiples of 8 / MR / NR), keeps the A micro-panel + B sliver within L1's ways less
-// one, the A block within L2 and the B panel within L3, and blocked() computes with it.
+// The analytical blocking (Low et al. 2016) on the transposed product at fixture cache
+// geometries: the paper's own SandyBridge row (Table III: kc 256, mc 96 for DGEMM 8 x 4, which
+// is our 4 x 8 tile with the paper's MC as our NC), this Zen 4, a Zen 3 (AVX2, 512 KiB L2) and a
+// Sapphire Rapids Xeon (48 KiB 12-way L1, 2 MiB 16-way L2). Each plan is a valid blocking
+// (multiples of 8 / MR / NR), keeps the A micro-panel + B sliver within L1's ways less one,
+// the B block within L2 and the A panel beside every thread's B block within L3, and
+// blocked() computes with it.
 TEST(Gemm, AnalyticBlockingFollowsTheCacheGeometry) {
   constexpr int64_t K = 1024, M = K * K;
   const auto g = [](int64_t size, int ways) { return CacheGeometry{.size = size, .ways = ways, .line = 64}; };
@@ -347,15 +373,15 @@ TEST(Gemm, AnalyticBlockingFollowsTheCacheGeometry) {
     BlockedPlan want;
   };
   const Row rows[] = {
-      {"SandyBridge f64 8x4 (paper)", snb, 8, 8, 4, 1, {96, 256, 3584}},
-      // Zen 4: L1 4 KiB ways; the 8 x 24 f64 tile: C_Ar = floor(7 / 4) = 1 way = 64 k steps.
-      {"Zen 4 avx512 f64", zen4, 8, 8, 24, 2, {1536, 64, 57336}},
-      {"Zen 4 avx512 f32", zen4, 4, 8, 48, 2, {1536, 128, 57312}},
-      {"Zen 3 avx2 f64", zen3, 8, 4, 12, 2, {384, 128, 28668}},
-      {"Zen 3 avx2 f32", zen3, 4, 4, 24, 2, {384, 256, 28656}},
-      // 12 ways: C_Ar = floor(11 / 4) = 2 for f64, floor(11 / 7) = 1 for f32.
-      {"Xeon SPR avx512 f64", spr, 8, 8, 24, 2, {1792, 128, 93168}},
-      {"Xeon SPR avx512 f32", spr, 4, 8, 48, 2, {3584, 128, 186336}},
+      {"SandyBridge f64 8x4 (paper), our 4 x 8", snb, 8, 4, 8, 1, {3584, 256, 96}},
+      // Zen 4: L1 4 KiB ways; the 8 x 24 f64 tile: C_Br = floor(7 x 3 / 4) = 5 ways = 106 k steps.
+      {"Zen 4 avx512 f64", zen4, 8, 8, 24, 2, {35288, 104, 936}},
+      {"Zen 4 avx512 f32", zen4, 4, 8, 48, 2, {57344, 128, 1536}},
+      {"Zen 3 avx2 f64", zen3, 8, 4, 12, 2, {17644, 208, 228}},
+      {"Zen 3 avx2 f32", zen3, 4, 4, 24, 2, {28672, 256, 384}},
+      // 12 ways: C_Br = floor(11 x 3 / 4) = 8 for f64, floor(11 x 6 / 7) = 9 for f32.
+      {"Xeon SPR avx512 f64", spr, 8, 8, 24, 2, {70992, 168, 1344}},
+      {"Xeon SPR avx512 f32", spr, 4, 8, 48, 2, {124240, 192, 2352}},
   };
   for (const Row& r : rows) {
     const BlockedRule got = analytic_blocked_plan(r.s, r.mr, r.nr, r.c[0], r.c[1], r.c[2], r.threads);
@@ -372,13 +398,13 @@ TEST(Gemm, AnalyticBlockingFollowsTheCacheGeometry) {
     };
     const int64_t kc = got.plan.kc;
     EXPECT_LE(ways(0, r.mr * kc * r.s) + ways(0, r.nr * kc * r.s), r.c[0].ways - 1) << r.what;
-    EXPECT_LE(got.plan.mc * kc * r.s, r.c[1].size) << r.what;
-    EXPECT_LE(r.threads * got.plan.mc * kc * r.s + kc * got.plan.nc * r.s, r.c[2].size) << r.what;
+    EXPECT_LE(got.plan.nc * kc * r.s, r.c[1].size) << r.what;
+    EXPECT_LE(r.threads * got.plan.nc * kc * r.s + kc * got.plan.mc * r.s, r.c[2].size) << r.what;
     EXPECT_NE(got.note.find("analytical"), std::string::npos) << got.note;
   }
-  // A 2-way L1 leaves no whole way to A beside B: eq. 6, half a way per A micro-panel.
+  // A 2-way L1 leaves no whole way to B beside A: eq. 6, half a way per B sliver.
   const CacheGeometry two_way[3] = {{32 * K, 2, 64}, zen4[1], zen4[2]};
-  EXPECT_EQ(analytic_blocked_plan(8, 8, 24, two_way[0], two_way[1], two_way[2], 1).plan.kc, 16 * K / 2 / 64);
+  EXPECT_EQ(analytic_blocked_plan(8, 8, 24, two_way[0], two_way[1], two_way[2], 1).plan.kc, 16 * K / 2 / 192 / 8 * 8);
   // Unknown associativity (sysfs without ways_of_associativity) or line size: the sizes rule, said.
   for (const CacheGeometry l2 : {CacheGeometry{M, 0, 64}, CacheGeometry{M, 8, 0}, CacheGeometry{M + 1, 8, 64}}) {
     const BlockedRule fb = analytic_blocked_plan(8, 8, 24, zen4[0], l2, zen4[2], 2);
