@@ -102,6 +102,7 @@ struct Params {
   std::string knobs_note;  // how knobs:nn / knobs:analytic chose (e.g. an NN entry of another ISA)
   std::string blocking_note;  // blocked: which rule gave the defaults
   Isa isa = Isa::none;
+  int mr = 0, nr = 0;  // blocked: the micro-kernel's register block at this isa and dtype
 };
 
 Params params_of(const Case& c) {
@@ -139,8 +140,8 @@ Params params_of(const Case& c) {
 
   if (kind == Kind::blocked) {
     const int64_t s = int64_t(dtype_size(c.dtype));
-    const auto uk = c.dtype == DType::f64 ? ukernel<double>(p.isa).mr : ukernel<float>(p.isa).mr;
-    const auto nr = c.dtype == DType::f64 ? ukernel<double>(p.isa).nr : ukernel<float>(p.isa).nr;
+    p.mr = c.dtype == DType::f64 ? ukernel<double>(p.isa).mr : ukernel<float>(p.isa).mr;
+    p.nr = c.dtype == DType::f64 ? ukernel<double>(p.isa).nr : ukernel<float>(p.isa).nr;
     // The blocking follows this machine's caches (sysfs); mc:/kc:/nc: override it.
     const HostCacheSizes& hc = host_cache_sizes();
     const std::string* rule = c.param("blocking");
@@ -151,12 +152,12 @@ Params params_of(const Case& c) {
         const auto hc = host_cache(level);
         return hc ? CacheGeometry{.size = hc->size, .ways = hc->assoc, .line = hc->line} : CacheGeometry{};
       };
-      const BlockedRule r = analytic_blocked_plan(s, uk, nr, geom(1), geom(2), geom(3), std::max(1, c.threads));
+      const BlockedRule r = analytic_blocked_plan(s, p.mr, p.nr, geom(1), geom(2), geom(3), std::max(1, c.threads));
       // Falling back, the sizes rule takes the sizes with host_cache_sizes()'s assumed ones.
-      p.bp = r.ok ? r.plan : default_blocked_plan(s, uk, nr, hc.l1, hc.l2, hc.l3);
+      p.bp = r.ok ? r.plan : default_blocked_plan(s, p.mr, p.nr, hc.l1, hc.l2, hc.l3);
       p.blocking_note = r.ok ? r.note : "blocking:analytic fell back to the " + r.note;
     } else {
-      p.bp = default_blocked_plan(s, uk, nr, hc.l1, hc.l2, hc.l3);
+      p.bp = default_blocked_plan(s, p.mr, p.nr, hc.l1, hc.l2, hc.l3);
       p.blocking_note = "sizes rule (caches " + hc.source + ")";
     }
     p.bp.mc = c.param_int("mc", p.bp.mc);
@@ -234,12 +235,10 @@ namespace {
 // where the avx2 f64 plan says KC 768).
 std::vector<LevelTraffic> blocked_phases(const Case& c, const Params& p) {
   const double s = double(dtype_size(c.dtype)), M = double(p.d.m), N = double(p.d.n), K = double(p.d.k);
-  const simd::Shape sh = kUkernelShapes[p.isa];
-  const double W = p.isa == Isa::avx512 ? 64 / s : p.isa == Isa::avx2 ? 32 / s : 1;
-  const double mr = sh.mr, nr = sh.nrv * W, T = std::max(1, c.threads);
+  const double mr = p.mr, nr = p.nr, T = std::max(1, c.threads);
   const double v = p.isa == Isa::avx512 ? 64 : p.isa == Isa::avx2 ? 32 : 16;
   auto cdiv = [](double a, double b) { return std::ceil(a / b); };
-  const BlockedPlan run = run_blocks(p.bp, p.d, int64_t(mr), int64_t(nr), int(T));
+  const BlockedPlan run = run_blocks(p.bp, p.d, p.mr, p.nr, int(T));
   const double mc = double(run.mc), kc = double(run.kc), nc = double(run.nc);
   const HostCacheSizes& hc = host_cache_sizes();
   const double k_calls = cdiv(K, kc), m_panels = cdiv(M, mc), n_blocks = cdiv(N, nc);
@@ -352,7 +351,7 @@ size_t memory_bytes(const Case& c) {
   const Dims& d = p.d;
   const size_t s = dtype_size(c.dtype);
   size_t b = s * size_t(d.m * d.lda + d.k * d.ldb + 2 * d.m * d.ldc);  // A, B, C, C0
-  if (p.spec->kind == Kind::blocked) b += s * size_t(blocked_workspace(p.bp, 16, 32, std::max(1, c.threads)));
+  if (p.spec->kind == Kind::blocked) b += s * size_t(blocked_workspace(p.bp, p.mr, p.nr, std::max(1, c.threads)));
   if (is_sfc(p.spec->kind)) b += s * size_t(sfc_workspace(p.sp, d, 16, 32));
   if (d.m * d.n * d.k <= kFullReferenceMaxMnk) b += sizeof(double) * size_t(d.m * d.n);
   return b;

@@ -406,7 +406,7 @@ TEST(Gemm, AnalyticBlockingFollowsTheCacheGeometry) {
   const CacheGeometry two_way[3] = {{32 * K, 2, 64}, zen4[1], zen4[2]};
   EXPECT_EQ(analytic_blocked_plan(8, 8, 24, two_way[0], two_way[1], two_way[2], 1).plan.kc, 16 * K / 2 / 192 / 8 * 8);
   // Unknown associativity (sysfs without ways_of_associativity) or line size: the sizes rule, said.
-  for (const CacheGeometry l2 : {CacheGeometry{M, 0, 64}, CacheGeometry{M, 8, 0}, CacheGeometry{M + 1, 8, 64}}) {
+  for (const CacheGeometry& l2 : {CacheGeometry{M, 0, 64}, CacheGeometry{M, 8, 0}, CacheGeometry{M + 1, 8, 64}}) {
     const BlockedRule fb = analytic_blocked_plan(8, 8, 24, zen4[0], l2, zen4[2], 2);
     EXPECT_FALSE(fb.ok);
     const BlockedPlan old = default_blocked_plan(8, 8, 24, 32 * K, l2.size, 32 * M);
