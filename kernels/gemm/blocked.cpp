@@ -79,29 +79,37 @@ BlockedRule analytic_blocked_plan(int64_t s, int mr, int nr, const CacheGeometry
   return r;
 }
 
-BlockedPlan run_blocks(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t nr, int threads) {
+BlockedRun run_blocks(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t nr, int threads) {
   // K in equal blocks of at most KC (a multiple of 8 where KC is): no short last block whose
   // C-tile traffic is amortized over a few rank-1 updates only.
   const int64_t kblocks = (d.k + p.kc - 1) / p.kc;
   const int64_t kcb = std::min(p.kc, round_up((d.k + kblocks - 1) / kblocks, p.kc % 8 == 0 ? 8 : 1));
-  // The A panel and B block buffers hold MC x KC and KC x NC: shorter K blocks leave them room
-  // for more rows and columns. M is then split into equal MR-aligned panels (each packs B once
-  // more), N into equal NR-aligned blocks, at least two per thread when there are several
-  // (the threads take them in turn: one the host slows takes fewer instead of the others
-  // waiting for it at the barrier).
+  // The A panel and B block targets are MC x KC and KC x NC elements of cache: shorter K blocks
+  // leave room for more rows and columns. M is then split into equal MR-aligned panels (each packs B once
+  // more), N into NR slivers dealt out evenly to the blocks, at least two per thread when there
+  // are several (the threads take them in turn: one the host slows takes fewer instead of the
+  // others waiting for it at the barrier). Equal widths, not NC-wide blocks and a short last
+  // one: a K block ends when the thread with the last block finishes it.
   const int64_t mcmax = std::max(mr, p.kc * round_up(p.mc, mr) / kcb / mr * mr);
   const int64_t mblocks = (d.m + mcmax - 1) / mcmax;
   const int64_t mcb = std::min(mcmax, round_up((d.m + mblocks - 1) / mblocks, mr));
   const int64_t nt = std::max(1, threads), nsl = (d.n + nr - 1) / nr;  // NR-slivers of columns
-  const int64_t ncmax = std::max(nr, p.kc * round_up(p.nc, nr) / kcb / nr * nr);
-  const int64_t want = std::max<int64_t>((d.n + ncmax - 1) / ncmax, nt > 1 ? 2 * nt : 1);
-  const int64_t nblk = (want + nt - 1) / nt * nt;
-  const int64_t ncb = std::min((nsl + nblk - 1) / nblk * nr, ncmax);
-  return {mcb, kcb, ncb};
+  const int64_t slmax = std::max<int64_t>(1, p.kc * round_up(p.nc, nr) / kcb / nr);  // slivers a buffer holds
+  const int64_t want = std::max<int64_t>((nsl + slmax - 1) / slmax, nt > 1 ? 2 * nt : 1);
+  const int64_t nblk = std::max<int64_t>(1, std::min(nsl, (want + nt - 1) / nt * nt));
+  return {mcb, kcb, (nsl + nblk - 1) / nblk * nr, nblk};
 }
 
-int64_t blocked_workspace(const BlockedPlan& p, int mr, int nr, int threads) {
-  return round_up(p.mc, mr) * p.kc + int64_t(threads) * p.kc * round_up(p.nc, nr);
+ColumnRange column_block(const BlockedRun& r, int64_t b, int64_t n, int64_t nr) {
+  const int64_t nsl = (n + nr - 1) / nr;
+  return {b * nsl / r.n_blocks * nr, std::min(n, (b + 1) * nsl / r.n_blocks * nr)};
+}
+
+int64_t blocked_workspace(const BlockedPlan& p, const Dims& d, int mr, int nr, int threads) {
+  // Sized from the blocks run on d, not the plan's maxima (MC alone fills half of L3). One
+  // thread's column blocks are the widest a team of any size runs.
+  const BlockedRun r = run_blocks(p, d, mr, nr, 1);
+  return r.mc * r.kc + int64_t(std::max(1, threads)) * r.kc * r.nc;
 }
 
 template <class T>
@@ -110,18 +118,20 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
   check_dims(d);
   if (p.mc < 1 || p.kc < 1 || p.nc < 1) throw Error("gemm/blocked: mc, kc, nc must be >= 1");
   const int64_t MR = uk.mr, NR = uk.nr;
-  T* Ap = work;
-  T* Bp_all = work + round_up(p.mc, MR) * p.kc;
-  const BlockedPlan run = run_blocks(p, d, MR, NR, 1);  // MC and KC do not depend on the threads
+  // MC and KC do not depend on the threads; one thread's column blocks are the widest (the
+  // B buffers' stride, as blocked_workspace sized them).
+  const BlockedRun run = run_blocks(p, d, MR, NR, 1);
   const int64_t mcb = run.mc, kcb = run.kc;
+  T* Ap = work;
+  T* Bp_all = work + mcb * kcb;
 
   const int64_t n_it = ((d.m + mcb - 1) / mcb) * ((d.k + kcb - 1) / kcb);
   std::vector<std::atomic<int64_t>> next(size_t(std::max<int64_t>(1, n_it)));
 #pragma omp parallel
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    T* Bp = Bp_all + int64_t(t) * p.kc * round_up(p.nc, NR);
-    const int64_t ncb = run_blocks(p, d, MR, NR, nt).nc;
+    T* Bp = Bp_all + int64_t(t) * kcb * run.nc;
+    const BlockedRun cols = run_blocks(p, d, MR, NR, nt);
     int64_t it = 0;
     for (int64_t ic = 0; ic < d.m; ic += mcb) {
       const int64_t mc = std::min(mcb, d.m - ic);
@@ -132,8 +142,9 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
         if (s1 > s0)
           pack_a(std::min(mc, s1 * MR) - s0 * MR, kc, A + (ic + s0 * MR) * d.lda + pc, d.lda, int(MR), Ap + s0 * MR * kc);
 #pragma omp barrier  // the whole A panel is packed
-        for (int64_t jc; (jc = next[size_t(it)].fetch_add(1, std::memory_order_relaxed) * ncb) < d.n;) {
-          const int64_t nc = std::min(ncb, d.n - jc);
+        for (int64_t b; (b = next[size_t(it)].fetch_add(1, std::memory_order_relaxed)) < cols.n_blocks;) {
+          const ColumnRange cr = column_block(cols, b, d.n, NR);
+          const int64_t jc = cr.first, nc = cr.last - cr.first;
           pack_b(kc, nc, B + pc * d.ldb + jc, d.ldb, int(NR), Bp);
           for (int64_t ir = 0; ir < mc; ir += MR)
             for (int64_t jr = 0; jr < nc; jr += NR)

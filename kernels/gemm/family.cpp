@@ -238,10 +238,10 @@ std::vector<LevelTraffic> blocked_phases(const Case& c, const Params& p) {
   const double mr = p.mr, nr = p.nr, T = std::max(1, c.threads);
   const double v = p.isa == Isa::avx512 ? 64 : p.isa == Isa::avx2 ? 32 : 16;
   auto cdiv = [](double a, double b) { return std::ceil(a / b); };
-  const BlockedPlan run = run_blocks(p.bp, p.d, p.mr, p.nr, int(T));
+  const BlockedRun run = run_blocks(p.bp, p.d, p.mr, p.nr, int(T));
   const double mc = double(run.mc), kc = double(run.kc), nc = double(run.nc);
   const HostCacheSizes& hc = host_cache_sizes();
-  const double k_calls = cdiv(K, kc), m_panels = cdiv(M, mc), n_blocks = cdiv(N, nc);
+  const double k_calls = cdiv(K, kc), m_panels = cdiv(M, mc), n_blocks = double(run.n_blocks);
   const double c_bytes = 2 * s * M * N * k_calls;
   const double a_pack = s * M * K, b_pack = s * K * N * m_panels;
   // The A micro-panel stays in L1 between the jr loop's calls only with room for the B sliver
@@ -351,7 +351,7 @@ size_t memory_bytes(const Case& c) {
   const Dims& d = p.d;
   const size_t s = dtype_size(c.dtype);
   size_t b = s * size_t(d.m * d.lda + d.k * d.ldb + 2 * d.m * d.ldc);  // A, B, C, C0
-  if (p.spec->kind == Kind::blocked) b += s * size_t(blocked_workspace(p.bp, p.mr, p.nr, std::max(1, c.threads)));
+  if (p.spec->kind == Kind::blocked) b += s * size_t(blocked_workspace(p.bp, d, p.mr, p.nr, std::max(1, c.threads)));
   if (is_sfc(p.spec->kind)) b += s * size_t(sfc_workspace(p.sp, d, 16, 32));
   if (d.m * d.n * d.k <= kFullReferenceMaxMnk) b += sizeof(double) * size_t(d.m * d.n);
   return b;
@@ -517,11 +517,15 @@ detail::Compute<T> compute_of(const Case& c, const Params& p, const Ukernel<T>* 
       const Ukernel<T> uk = uk_override ? *uk_override : ukernel<T>(p.isa);
       const BlockedPlan bp = p.bp;
       const int threads = std::max({1, c.threads, omp_get_max_threads()});
-      auto work = std::make_shared<AlignedBuffer<T>>(size_t(blocked_workspace(bp, uk.mr, uk.nr, threads)));
-      return [bp, uk, work, threads](const Dims& d, const T* A, const T* B, T* C) {
-        if (omp_get_max_threads() > threads)  // one A block per thread was allocated
+      auto work = std::make_shared<AlignedBuffer<T>>(size_t(blocked_workspace(bp, p.d, uk.mr, uk.nr, threads)));
+      return [bp, uk, work, threads, pd = p.d](const Dims& d, const T* A, const T* B, T* C) {
+        if (omp_get_max_threads() > threads)  // one B block per thread was allocated
           throw Error("gemm/blocked: run with " + std::to_string(omp_get_max_threads()) +
                       " threads, workspace sized for " + std::to_string(threads));
+        if (d.m != pd.m || d.n != pd.n || d.k != pd.k)  // the blocks, hence the workspace, follow the dims
+          throw Error("gemm/blocked: workspace sized for " + std::to_string(pd.m) + "x" + std::to_string(pd.n) + "x" +
+                      std::to_string(pd.k) + ", run on " + std::to_string(d.m) + "x" + std::to_string(d.n) + "x" +
+                      std::to_string(d.k));
         blocked(bp, uk, d, A, B, C, work->data());
       };
     }

@@ -118,13 +118,26 @@ struct BlockedRule {
 BlockedRule analytic_blocked_plan(int64_t elem_size, int mr, int nr, const CacheGeometry& l1,
                                   const CacheGeometry& l2, const CacheGeometry& l3, int threads);
 // The blocks blocked() runs on d with `threads` threads: K in equal blocks of at most KC, M in
-// equal MR-aligned panels of at most MC, N in equal NR-aligned blocks of at most NC, at least
-// two per thread when there are several (the threads take them in turn); shorter K blocks
-// leave the A panel and B block buffers room for more rows and columns. The model prices
-// these, not the plan's maxima.
-BlockedPlan run_blocks(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t nr, int threads);
-// Scratch the blocked driver needs (elements): one A panel + one B block per thread.
-int64_t blocked_workspace(const BlockedPlan& p, int mr, int nr, int threads);
+// equal MR-aligned panels of at most MC, N in `n_blocks` blocks of whole NR slivers, as equal
+// as slivers allow (widths differ by at most one sliver; at most NC), at least two per thread
+// when there are several (the threads take them in turn); shorter K blocks leave the A panel
+// and B block room for more rows and columns in the cache the plan sized them for. mc / kc /
+// nc are the widest blocks; one thread's nc is the widest of any team. The model prices these,
+// not the plan's maxima.
+struct BlockedRun {
+  int64_t mc = 0, kc = 0, nc = 0;
+  int64_t n_blocks = 1;
+};
+BlockedRun run_blocks(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t nr, int threads);
+// Columns [first, last) of N block b of r (0 <= b < r.n_blocks): NR slivers
+// [b S / n_blocks, (b + 1) S / n_blocks), S = ceil(N / NR), the last one cut at N.
+struct ColumnRange {
+  int64_t first, last;
+};
+ColumnRange column_block(const BlockedRun& r, int64_t b, int64_t n, int64_t nr);
+// Scratch blocked(p, ..., d, ...) needs (elements) with up to `threads` threads: one A panel +
+// one B block per thread, of the blocks run on d.
+int64_t blocked_workspace(const BlockedPlan& p, const Dims& d, int mr, int nr, int threads);
 template <class T>
 void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T* A, const T* B, T* C,
              T* work);

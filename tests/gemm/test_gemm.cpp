@@ -84,7 +84,7 @@ void check_drivers(Isa isa) {
       for (int threads : {1, 2}) {
         omp_set_num_threads(threads);
         Mat<T> C = C0;
-        std::vector<T> work(size_t(blocked_workspace(bp, uk.mr, uk.nr, threads)));
+        std::vector<T> work(size_t(blocked_workspace(bp, d, uk.mr, uk.nr, threads)));
         blocked(bp, uk, d, A.a.data(), B.a.data(), C.a.data(), work.data());
         expect_product(A, B, C0, C, "blocked mc" + std::to_string(bp.mc) + " " + shp + " t" + std::to_string(threads));
       }
@@ -222,7 +222,7 @@ TEST(Gemm, BlockedSplitsKAndNIntoEqualBlocks) {
       for (int threads : {1, 2, 3}) {  // 3: column blocks not a multiple of 2, one thread may take none
         omp_set_num_threads(threads);
         Mat<float> C = C0;
-        std::vector<float> work(size_t(blocked_workspace(bp, uk.mr, uk.nr, threads)));
+        std::vector<float> work(size_t(blocked_workspace(bp, d, uk.mr, uk.nr, threads)));
         blocked(bp, uk, d, A.a.data(), B.a.data(), C.a.data(), work.data());
         expect_product(A, B, C0, C, "blocked " + label(isa) + " kc " + std::to_string(bp.kc) + " nc " +
                                         std::to_string(bp.nc) + " " + std::to_string(m) + "x" +
@@ -239,14 +239,14 @@ TEST(Gemm, RunBlocksAreTheEqualSplitsOfTheDimensions) {
   // The sizes rule on a Xeon (48 KiB L1, 2 MiB L2) for avx2 f64 4 x 12 gives KC 512, NC 252: a
   // 512^3 product runs one K block of 512, one A panel of 512 rows, N in 3 equal blocks of 180
   // (15 slivers of 12; 43 slivers in all), and with 2 threads in 4 blocks of 132.
-  const BlockedPlan r = run_blocks({38400, 512, 252}, Dims{512, 512, 512, 512, 512, 512}, 4, 12, 1);
+  const BlockedRun r = run_blocks({38400, 512, 252}, Dims{512, 512, 512, 512, 512, 512}, 4, 12, 1);
   EXPECT_EQ(r.kc, 512);
   EXPECT_EQ(r.mc, 512);
   EXPECT_EQ(r.nc, 180);
   EXPECT_EQ(run_blocks({38400, 512, 252}, Dims{512, 512, 512, 512, 512, 512}, 4, 12, 2).nc, 132);
   // K = KC + 3: two equal blocks, a multiple of 8; the B buffer (256 x 48) then holds 90
   // columns: 72 (NR multiple), and N = 1000 (42 slivers) in 14 blocks of 3 slivers.
-  const BlockedPlan q = run_blocks({96, 256, 48}, Dims{100, 1000, 259, 259, 1000, 1000}, 8, 24, 1);
+  const BlockedRun q = run_blocks({96, 256, 48}, Dims{100, 1000, 259, 259, 1000, 1000}, 8, 24, 1);
   EXPECT_EQ(q.kc, 136);  // ceil(259 / 2) = 130 -> 136
   EXPECT_EQ(q.nc, 72);
   EXPECT_EQ(q.mc, 104);  // the A buffer holds 256 x 96 / 136 -> 176 rows: 100 in one panel, MR-aligned
@@ -302,15 +302,60 @@ TEST(Gemm, ColumnBlocksFitTheBufferAndGiveEachThreadSeveral) {
                        Row{{9, 5, 27}, 25, 5, 8, 3, 8},                // NC 27 below 2 NR: one NR sliver each
                        Row{{51200, 384, 336}, 5, 384, 24, 2, 24}}) {   // fewer slivers than threads
     const Dims d{512, r.n, r.k, r.k, r.n, r.n};
-    const int64_t nc = run_blocks(r.p, d, 8, r.nr, r.threads).nc;
+    const BlockedRun run = run_blocks(r.p, d, 8, r.nr, r.threads);
+    const int64_t nc = run.nc;
     const std::string what = "N " + std::to_string(r.n) + " nc " + std::to_string(r.p.nc) + " t" + std::to_string(r.threads);
     EXPECT_EQ(nc, r.want) << what;
     EXPECT_EQ(nc % r.nr, 0) << what;
-    EXPECT_LE(nc * r.k, r.p.kc * ((r.p.nc + r.nr - 1) / r.nr * r.nr)) << what;  // within the B buffer
+    EXPECT_LE(nc * r.k, r.p.kc * ((r.p.nc + r.nr - 1) / r.nr * r.nr)) << what;  // within the B block's cache target
     if (r.threads > 1 && r.n >= 2 * r.threads * r.nr) {
-      EXPECT_GE((r.n + nc - 1) / nc, 2 * r.threads) << what;
+      EXPECT_GE(run.n_blocks, 2 * r.threads) << what;
+      EXPECT_EQ(run.n_blocks % r.threads, 0) << what;
     }
+    // The blocks tile [0, N) in order, whole NR slivers but the last, none empty, none wider
+    // than nc, and no wider than another by more than one sliver (a K block ends when the
+    // thread with the last block finishes it).
+    int64_t next = 0, lo = nc, hi = 0;
+    for (int64_t b = 0; b < run.n_blocks; ++b) {
+      const ColumnRange cr = column_block(run, b, r.n, r.nr);
+      EXPECT_EQ(cr.first, next) << what << " block " << b;
+      EXPECT_GT(cr.last, cr.first) << what << " block " << b;
+      EXPECT_LE(cr.last - cr.first, nc) << what << " block " << b;
+      if (cr.last < r.n) {
+        EXPECT_EQ(cr.last % r.nr, 0) << what << " block " << b;
+      }
+      const int64_t slivers = (cr.last - cr.first + r.nr - 1) / r.nr;
+      lo = std::min(lo, slivers);
+      hi = std::max(hi, slivers);
+      next = cr.last;
+    }
+    EXPECT_EQ(next, r.n) << what;
+    EXPECT_LE(hi - lo, 1) << what;
   }
+  // N = 4096 in 14 blocks for 2 threads (AVX-512 f64, 171 slivers): 12 or 13 slivers each, not
+  // 13 blocks of 13 and one of 2.
+  const BlockedRun x = run_blocks({51200, 384, 336}, Dims{512, 4096, 384, 384, 4096, 4096}, 8, 24, 2);
+  ASSERT_EQ(x.n_blocks, 14);
+  EXPECT_EQ(column_block(x, 13, 4096, 24).last - column_block(x, 13, 4096, 24).first, 4096 - 158 * 24);
+}
+
+// The scratch follows the blocks run on the product, not the plan: a plan whose A panel fills
+// half of a 300 MiB L3 (MC 51200 at KC 384, 150 MiB of f64) needs 512 x 384 of it for a 512^3
+// product; one thread's column blocks are the widest of any team, so their stride holds every
+// thread's block.
+TEST(Gemm, WorkspaceFollowsTheBlocksRunOnTheProduct) {
+  const BlockedPlan xeon{51200, 384, 336};
+  const Dims d{512, 512, 512, 512, 512, 512};
+  const BlockedRun one = run_blocks(xeon, d, 8, 24, 1);
+  EXPECT_EQ(blocked_workspace(xeon, d, 8, 24, 2), one.mc * one.kc + 2 * one.kc * one.nc);
+  EXPECT_LT(blocked_workspace(xeon, d, 8, 24, 2), 512 * 512 + 2 * 512 * 336);
+  for (int64_t n : {1, 23, 24, 25, 100, 513, 1000, 4096})
+    for (int64_t k : {1, 9, 384, 385, 1000})
+      for (int threads = 2; threads <= 5; ++threads) {
+        const Dims e{100, n, k, k, n, n};
+        EXPECT_LE(run_blocks(xeon, e, 8, 24, threads).nc, run_blocks(xeon, e, 8, 24, 1).nc)
+            << "N " << n << " K " << k << " threads " << threads;
+      }
 }
 
 // The sizes rule: the B block in half of L2 with KC = 2 NC (the least traffic beyond L2 per
@@ -427,7 +472,7 @@ TEST(Gemm, AnalyticBlockingFollowsTheCacheGeometry) {
     const Dims d{m, n, k, A.ld, B.ld, C0.ld};
     omp_set_num_threads(2);
     Mat<float> C = C0;
-    std::vector<float> work(size_t(blocked_workspace(r.plan, uk.mr, uk.nr, 2)));
+    std::vector<float> work(size_t(blocked_workspace(r.plan, d, uk.mr, uk.nr, 2)));
     blocked(r.plan, uk, d, A.a.data(), B.a.data(), C.a.data(), work.data());
     expect_product(A, B, C0, C, "blocked analytic " + label(isa));
   }
