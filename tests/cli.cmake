@@ -29,7 +29,7 @@ rooflab_cli_test(bench_threads_wrap 1 "threads:4294967297 is out of range"
                  ${RL} bench --case sinkhorn/c2r/f64/64x64/part:iter/threads:4294967297 --out ${TMPD})
 rooflab_cli_test(bench_threads_limit 1 "threads must be in 1..64, got 100 .this process may not create more"
                  bash -c "ulimit -u 64 && exec ${RL} bench --case sinkhorn/c2r/f64/64x64/part:iter/threads:100 --out ${TMPD}")
-rooflab_cli_test(bench_knob_overflow 1 "packed panels below"
+rooflab_cli_test(bench_knob_overflow 1 "mc, kc, nc must be in 1..2.28"
                  ${RL} bench --case gemm/blocked/scalar/f64/64x64x64/mc:4611686018427387904/kc:4/threads:1 --out ${TMPD})
 rooflab_cli_test(bench_bad_name 1 "bad benchmark name" ${RL} bench --case sinkhorn/c2r --out ${TMPD})
 rooflab_cli_test(bench_unwritable_out 1 "cannot create output directory|not writable"

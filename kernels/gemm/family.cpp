@@ -102,7 +102,7 @@ struct Params {
   std::string knobs_note;  // how knobs:nn / knobs:analytic chose (e.g. an NN entry of another ISA)
   std::string blocking_note;  // blocked: which rule gave the defaults
   Isa isa = Isa::none;
-  int mr = 0, nr = 0;  // blocked: the micro-kernel's register block at this isa and dtype
+  int mr = 0, nr = 0;  // blocked, sfc_ca: the micro-kernel's register block at this isa and dtype
 };
 
 Params params_of(const Case& c) {
@@ -138,10 +138,12 @@ Params params_of(const Case& c) {
   if (kind == Kind::baseline && c.dtype == DType::f64 && !p.spec->lib->f64)
     throw Error(name + ": " + c.variant + " has no f64 GEMM");
 
-  if (kind == Kind::blocked) {
-    const int64_t s = int64_t(dtype_size(c.dtype));
+  if (has_isa(kind)) {
     p.mr = c.dtype == DType::f64 ? ukernel<double>(p.isa).mr : ukernel<float>(p.isa).mr;
     p.nr = c.dtype == DType::f64 ? ukernel<double>(p.isa).nr : ukernel<float>(p.isa).nr;
+  }
+  if (kind == Kind::blocked) {
+    const int64_t s = int64_t(dtype_size(c.dtype));
     // The blocking follows this machine's caches (sysfs); mc:/kc:/nc: override it.
     const HostCacheSizes& hc = host_cache_sizes();
     const std::string* rule = c.param("blocking");
@@ -163,10 +165,11 @@ Params params_of(const Case& c) {
     p.bp.mc = c.param_int("mc", p.bp.mc);
     p.bp.kc = c.param_int("kc", p.bp.kc);
     p.bp.nc = c.param_int("nc", p.bp.nc);
-    constexpr int64_t kMax = int64_t(1) << 28;  // each factor first: the products cannot overflow
-    if (p.bp.mc < 1 || p.bp.kc < 1 || p.bp.nc < 1 || p.bp.mc > kMax || p.bp.kc > kMax || p.bp.nc > kMax ||
-        p.bp.mc * p.bp.kc > (int64_t(1) << 26) || p.bp.kc * p.bp.nc > kMax)
-      throw Error(name + ": mc, kc, nc must be >= 1 (and the packed panels below 2^26 / 2^28 elements)");
+    // Bounded so that run_blocks' products cannot overflow; the buffers follow the blocks run on
+    // the product (at most its own size), so a plan from a large L3 needs no cap of its own.
+    constexpr int64_t kMax = int64_t(1) << 28;
+    if (p.bp.mc < 1 || p.bp.kc < 1 || p.bp.nc < 1 || p.bp.mc > kMax || p.bp.kc > kMax || p.bp.nc > kMax)
+      throw Error(name + ": mc, kc, nc must be in 1..2^28");
   }
   if (is_sfc(kind)) {
     p.sp.bm = c.param_int("bm", kSfcBm);
@@ -352,7 +355,8 @@ size_t memory_bytes(const Case& c) {
   const size_t s = dtype_size(c.dtype);
   size_t b = s * size_t(d.m * d.lda + d.k * d.ldb + 2 * d.m * d.ldc);  // A, B, C, C0
   if (p.spec->kind == Kind::blocked) b += s * size_t(blocked_workspace(p.bp, d, p.mr, p.nr, std::max(1, c.threads)));
-  if (is_sfc(p.spec->kind)) b += s * size_t(sfc_workspace(p.sp, d, 16, 32));
+  if (is_sfc(p.spec->kind))  // sfc_ca pads tiles to its register block; LIBXSMM's back end does not
+    b += s * size_t(sfc_workspace(p.sp, d, std::max(1, p.mr), std::max(1, p.nr)));
   if (d.m * d.n * d.k <= kFullReferenceMaxMnk) b += sizeof(double) * size_t(d.m * d.n);
   return b;
 }

@@ -356,6 +356,17 @@ TEST(Gemm, WorkspaceFollowsTheBlocksRunOnTheProduct) {
         EXPECT_LE(run_blocks(xeon, e, 8, 24, threads).nc, run_blocks(xeon, e, 8, 24, 1).nc)
             << "N " << n << " K " << k << " threads " << threads;
       }
+  // A host whose L3 the sizes rule would fill with a 2^27-element A panel (half of 2 GiB, f32)
+  // runs its default plan: the case is accepted, verifies, and asks for the product's memory
+  // (A, B, C, C0, the reference and a scratch of at most 64 x 64 + 2 x 64 x 96: NR <= 48 rounds
+  // 64 columns up to 96 at most), not the plan's.
+  const ScopedHostCaches big({48 << 10, 2 << 20, int64_t(2) << 30, "a 2 GiB L3's"});
+  const Case c = parse_case_name("gemm/blocked/" + std::string(to_string(best_isa())) + "/f32/64x64x64/threads:2");
+  const Family* gemm = find_family("gemm");
+  ASSERT_NE(gemm, nullptr);
+  ASSERT_NO_THROW(validate_case(c));
+  EXPECT_TRUE(variant_of(c).make(c)->verify().ok);
+  EXPECT_LE(gemm->memory_bytes(c), size_t(4 * 64 * 64 * 4 + 8 * 64 * 64 + 4 * (64 * 64 + 2 * 64 * 96)));
 }
 
 // The sizes rule: the B block in half of L2 with KC = 2 NC (the least traffic beyond L2 per
