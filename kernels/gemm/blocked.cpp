@@ -1,18 +1,24 @@
 // BLIS / Goto GEMM with BLIS's loops on the transposed product C^T = B^T A^T: our micro-kernel
 // broadcasts A and loads B as vectors, so A plays BLIS's B and B plays BLIS's A.
-//   ic (MC rows of A and C) -> pc (KC of K): A panel MC x KC packed once, by all threads
-//   -> jc (NR-aligned blocks of at most NC columns, taken by the threads in turn): B block
-//   KC x NC packed into the thread's own buffer -> ir (MR) -> jr (NR): micro-kernel.
+//   ic (MC rows of A and C) -> pc (KC of K): A panel MC x KC packed by all threads
+//   -> jc (NR-aligned column blocks, taken by the threads in turn): B block KC x NC packed into
+//   the thread's own buffer -> ir (MR) -> jr (NR): micro-kernel.
 // The MR x KC A micro-panel stays close (L1) while the jr loop streams the thread's B block
 // from L2; the A panel is shared through L3. With MR < NR (every shape in config.hpp) the A
 // micro-panel is the smaller operand, so KC can be long (fewer passes over C) and still leave
 // it in half of L1. Edges (any M, N, K) are zero-padded slivers + masked C access.
+// No barrier between (ic, pc) iterations: two A panel buffers, and a column block starts once
+// the same block of the previous iteration (the same C tiles) is finished, so a thread that
+// runs out of blocks packs the next A panel and goes on while the others finish theirs.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <string>
 #include <vector>
 #include <omp.h>
+#include <sched.h>
+#include <time.h>
+#include <xmmintrin.h>
 
 #include "harness/error.hpp"
 #include "kernels/gemm/gemm.hpp"
@@ -109,8 +115,31 @@ int64_t blocked_workspace(const BlockedPlan& p, const Dims& d, int mr, int nr, i
   // Sized from the blocks run on d, not the plan's maxima (MC alone fills half of L3). One
   // thread's column blocks are the widest a team of any size runs.
   const BlockedRun r = run_blocks(p, d, mr, nr, 1);
-  return r.mc * r.kc + int64_t(std::max(1, threads)) * r.kc * r.nc;
+  const int64_t iterations = (d.m + r.mc - 1) / r.mc * ((d.k + r.kc - 1) / r.kc);
+  return std::min<int64_t>(2, iterations) * r.mc * r.kc + int64_t(std::max(1, threads)) * r.kc * r.nc;
 }
+
+namespace {
+// Waits until ready() holds: a short pause-spin (the wait is usually the tail of one block),
+// then yields, then sleeps 20 us per look, so a waiting thread does not keep a core from a
+// thread that needs it (a CPU shared with another process, more threads than CPUs).
+template <class F>
+void wait_until(F ready) {
+  for (int i = 0; !ready(); ++i) {
+    if (i < 1024) _mm_pause();
+    else if (i < 1024 + 64) sched_yield();
+    else {
+      const timespec ts{0, 20000};
+      nanosleep(&ts, nullptr);
+    }
+  }
+}
+
+// What the threads share per (M panel, K block) iteration; a cache line each.
+struct alignas(64) IterSync {
+  std::atomic<int64_t> next_sliver{0}, packed{0}, next_block{0}, finished{0};
+};
+}  // namespace
 
 template <class T>
 void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T* A, const T* B, T* C,
@@ -122,11 +151,14 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
   // B buffers' stride, as blocked_workspace sized them).
   const BlockedRun run = run_blocks(p, d, MR, NR, 1);
   const int64_t mcb = run.mc, kcb = run.kc;
-  T* Ap = work;
-  T* Bp_all = work + mcb * kcb;
-
   const int64_t n_it = ((d.m + mcb - 1) / mcb) * ((d.k + kcb - 1) / kcb);
-  std::vector<std::atomic<int64_t>> next(size_t(std::max<int64_t>(1, n_it)));
+  T* Ap[2] = {work, work + (n_it > 1 ? mcb * kcb : 0)};
+  T* Bp_all = work + std::min<int64_t>(2, n_it) * mcb * kcb;
+  std::vector<IterSync> iters(static_cast<size_t>(n_it));
+  // done[b] = 1 + the last iteration whose column block b is finished: block b of iteration
+  // it + 1 updates the same C tiles, so it starts after that (the threads need not finish an
+  // iteration together: one that runs out of blocks packs and starts the next A panel).
+  std::vector<std::atomic<int64_t>> done(size_t((d.n + NR - 1) / NR));
 #pragma omp parallel
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
@@ -134,24 +166,30 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
     const BlockedRun cols = run_blocks(p, d, MR, NR, nt);
     int64_t it = 0;
     for (int64_t ic = 0; ic < d.m; ic += mcb) {
-      const int64_t mc = std::min(mcb, d.m - ic);
+      const int64_t mc = std::min(mcb, d.m - ic), msl = (mc + MR - 1) / MR;
       for (int64_t pc = 0; pc < d.k; pc += kcb, ++it) {
         const int64_t kc = std::min(kcb, d.k - pc);
-        // Each thread packs a contiguous run of A's micro-panels.
-        const int64_t msl = (mc + MR - 1) / MR, s0 = msl * t / nt, s1 = msl * (t + 1) / nt;
-        if (s1 > s0)
-          pack_a(std::min(mc, s1 * MR) - s0 * MR, kc, A + (ic + s0 * MR) * d.lda + pc, d.lda, int(MR), Ap + s0 * MR * kc);
-#pragma omp barrier  // the whole A panel is packed
-        for (int64_t b; (b = next[size_t(it)].fetch_add(1, std::memory_order_relaxed)) < cols.n_blocks;) {
+        IterSync& s = iters[size_t(it)];
+        T* Ai = Ap[it % 2];
+        // Ai held the A panel of iteration it - 2: every block of that one must be finished.
+        if (it >= 2) wait_until([&] { return iters[size_t(it - 2)].finished.load(std::memory_order_acquire) == cols.n_blocks; });
+        for (int64_t q; (q = s.next_sliver.fetch_add(1, std::memory_order_relaxed)) < msl;) {
+          pack_a(std::min(MR, mc - q * MR), kc, A + (ic + q * MR) * d.lda + pc, d.lda, int(MR), Ai + q * MR * kc);
+          s.packed.fetch_add(1, std::memory_order_release);
+        }
+        wait_until([&] { return s.packed.load(std::memory_order_acquire) == msl; });
+        for (int64_t b; (b = s.next_block.fetch_add(1, std::memory_order_relaxed)) < cols.n_blocks;) {
           const ColumnRange cr = column_block(cols, b, d.n, NR);
           const int64_t jc = cr.first, nc = cr.last - cr.first;
           pack_b(kc, nc, B + pc * d.ldb + jc, d.ldb, int(NR), Bp);
+          wait_until([&] { return done[size_t(b)].load(std::memory_order_acquire) >= it; });
           for (int64_t ir = 0; ir < mc; ir += MR)
             for (int64_t jr = 0; jr < nc; jr += NR)
-              uk.fn(1, kc, Ap + ir * kc, 0, Bp + jr * kc, 0, C + (ic + ir) * d.ldc + jc + jr, d.ldc,
+              uk.fn(1, kc, Ai + ir * kc, 0, Bp + jr * kc, 0, C + (ic + ir) * d.ldc + jc + jr, d.ldc,
                     std::min(MR, mc - ir), std::min(NR, nc - jr));
+          done[size_t(b)].store(it + 1, std::memory_order_release);
+          s.finished.fetch_add(1, std::memory_order_release);
         }
-#pragma omp barrier  // the A panel is overwritten next
       }
     }
   }

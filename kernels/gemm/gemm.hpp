@@ -88,8 +88,9 @@ struct BlockedPlan {
   int64_t mc = 0, kc = 0, nc = 0;  // 0: default_blocked_plan()
 };
 // blocked() runs BLIS's loops on the transposed product (blocked.cpp): an MC x KC A panel shared
-// by the threads (L3), a KC x NC B block per thread (L2), an MR x KC A micro-panel reused by the
-// jr loop's calls (L1).
+// by the threads (L3; the next one packed into a second buffer while the threads finish the
+// current one, no barrier between K blocks), a KC x NC B block per thread (L2), an MR x KC A
+// micro-panel reused by the jr loop's calls (L1).
 // The sizes rule (bytes): a B block filling half of L2 (NC a multiple of NR) shaped for the
 // least traffic from beyond L2 per flop (C once per K block, an A micro-panel once per B block:
 // KC = 2 NC = sqrt(L2 / s)), KC at most what keeps the A micro-panel in half of L1, MC so that
@@ -135,8 +136,8 @@ struct ColumnRange {
   int64_t first, last;
 };
 ColumnRange column_block(const BlockedRun& r, int64_t b, int64_t n, int64_t nr);
-// Scratch blocked(p, ..., d, ...) needs (elements) with up to `threads` threads: one A panel +
-// one B block per thread, of the blocks run on d.
+// Scratch blocked(p, ..., d, ...) needs (elements) with up to `threads` threads: two A panels
+// (one where d has a single M panel and K block) + one B block per thread, of the blocks run on d.
 int64_t blocked_workspace(const BlockedPlan& p, const Dims& d, int mr, int nr, int threads);
 template <class T>
 void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T* A, const T* B, T* C,

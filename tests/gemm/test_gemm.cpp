@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <chrono>
 #include <cmath>
 #include <regex>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -232,6 +234,55 @@ TEST(Gemm, BlockedSplitsKAndNIntoEqualBlocks) {
   }
 }
 
+// A micro-kernel that reads its C tile, lets 20 us pass, then writes the tile back: two updates
+// of one tile at once then lose one of them (the real kernel's read-modify-write is too short
+// for a test to catch).
+Ukernel<float> g_inner_uk;
+void slow_ukernel(int64_t nb, int64_t kc, const float* A, int64_t sa, const float* B, int64_t sb, float* C,
+                  int64_t ldc, int64_t m, int64_t n) {
+  std::vector<float> tile(size_t(g_inner_uk.mr * g_inner_uk.nr));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) tile[size_t(i * g_inner_uk.nr + j)] = C[i * ldc + j];
+  g_inner_uk.fn(nb, kc, A, sa, B, sb, tile.data(), g_inner_uk.nr, m, n);
+  std::this_thread::sleep_for(std::chrono::microseconds(20));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) C[i * ldc + j] = tile[size_t(i * g_inner_uk.nr + j)];
+}
+
+// The threads do not wait for each other between (M panel, K block) iterations: a column block
+// starts once the same block of the previous iteration is finished (the same C tiles), the A
+// panel goes to the buffer of two iterations before once every block of that one is finished.
+// Many iterations (3 M panels x 10 K blocks); N in many column blocks, and in 2 (fewer than the
+// threads: the idle ones start the next iteration at once); more threads than this machine may
+// have CPUs (the waits then yield and sleep); each run 3 times. A block updated out of order or
+// an A panel overwritten while read changes C by a whole K block's product, and C is exact here
+// (small integers).
+TEST(Gemm, BlockedIterationsOverlapWithoutRaces) {
+  for (Isa isa : kIsas) {
+    if (!isa_supported(isa)) continue;
+    g_inner_uk = ukernel<float>(isa);
+    const Ukernel<float> uk{g_inner_uk.mr, g_inner_uk.nr, &slow_ukernel};
+    const BlockedPlan bp{2 * int64_t(uk.mr), 16, int64_t(uk.nr)};
+    for (const int64_t n : {int64_t(7) * uk.nr + 5, int64_t(uk.nr) + 5}) {
+      const int64_t m = 5 * uk.mr + 3, k = 16 * 9 + 5;
+      const Mat<float> A(m, k, 1, 11), B(k, n, 3, 12), C0(m, n, 2, 13);
+      const Dims d{m, n, k, A.ld, B.ld, C0.ld};
+      const BlockedRun r = run_blocks(bp, d, uk.mr, uk.nr, 4);
+      ASSERT_EQ((m + r.mc - 1) / r.mc * ((k + r.kc - 1) / r.kc), 30) << label(isa);
+      for (int threads : {2, 3, 4}) {
+        omp_set_num_threads(threads);
+        std::vector<float> work(size_t(blocked_workspace(bp, d, uk.mr, uk.nr, threads)));
+        for (int rep = 0; rep < 3; ++rep) {
+          Mat<float> C = C0;
+          blocked(bp, uk, d, A.a.data(), B.a.data(), C.a.data(), work.data());
+          expect_product(A, B, C0, C, "blocked overlap " + label(isa) + " N " + std::to_string(n) + " t" +
+                                          std::to_string(threads) + " run " + std::to_string(rep));
+        }
+      }
+    }
+  }
+}
+
 // The blocks blocked() runs: K, M and N in equal blocks of at most KC / MC / NC (the A panel
 // and B block buffers hold more rows and columns when K blocks are shorter), N in at least two
 // blocks per thread when there are several.
@@ -340,15 +391,20 @@ TEST(Gemm, ColumnBlocksFitTheBufferAndGiveEachThreadSeveral) {
 }
 
 // The scratch follows the blocks run on the product, not the plan: a plan whose A panel fills
-// half of a 300 MiB L3 (MC 51200 at KC 384, 150 MiB of f64) needs 512 x 384 of it for a 512^3
-// product; one thread's column blocks are the widest of any team, so their stride holds every
-// thread's block.
+// half of a 300 MiB L3 (MC 51200 at KC 384, 150 MiB of f64) needs two 512 x 256 A panels for a
+// 512^3 product (K in two blocks of 256; the next panel is packed while the threads finish the
+// current one) and one for K within one block; one thread's column blocks are the widest of any
+// team, so their stride holds every thread's block.
 TEST(Gemm, WorkspaceFollowsTheBlocksRunOnTheProduct) {
   const BlockedPlan xeon{51200, 384, 336};
   const Dims d{512, 512, 512, 512, 512, 512};
   const BlockedRun one = run_blocks(xeon, d, 8, 24, 1);
-  EXPECT_EQ(blocked_workspace(xeon, d, 8, 24, 2), one.mc * one.kc + 2 * one.kc * one.nc);
+  ASSERT_EQ(one.kc, 256);
+  EXPECT_EQ(blocked_workspace(xeon, d, 8, 24, 2), 2 * one.mc * one.kc + 2 * one.kc * one.nc);
   EXPECT_LT(blocked_workspace(xeon, d, 8, 24, 2), 512 * 512 + 2 * 512 * 336);
+  const Dims k300{512, 512, 300, 300, 512, 512};
+  const BlockedRun single = run_blocks(xeon, k300, 8, 24, 1);
+  EXPECT_EQ(blocked_workspace(xeon, k300, 8, 24, 2), single.mc * single.kc + 2 * single.kc * single.nc);
   for (int64_t n : {1, 23, 24, 25, 100, 513, 1000, 4096})
     for (int64_t k : {1, 9, 384, 385, 1000})
       for (int threads = 2; threads <= 5; ++threads) {
