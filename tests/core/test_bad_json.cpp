@@ -76,7 +76,7 @@ TEST(BadJson, EveryTimeUnitIsConvertedAndAnUnknownOneIsAnError) {
     b["benchmarks"][0]["time_unit"] = unit;
     EXPECT_DOUBLE_EQ(roofline::evaluate(b, &m, "b", "m")["rows"][0]["median_s"].get<double>(), seconds) << unit;
   }
-  for (const json bad : {json("min"), json("sec"), json(""), json("NS")}) {
+  for (const json& bad : {json("min"), json("sec"), json(""), json("NS")}) {
     json b = bench();
     b["benchmarks"][0]["time_unit"] = bad;
     const std::string e = evaluate_error(b);
