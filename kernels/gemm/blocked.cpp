@@ -91,11 +91,11 @@ BlockedRun run_blocks(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t n
   const int64_t kblocks = (d.k + p.kc - 1) / p.kc;
   const int64_t kcb = std::min(p.kc, round_up((d.k + kblocks - 1) / kblocks, p.kc % 8 == 0 ? 8 : 1));
   // The A panel and B block targets are MC x KC and KC x NC elements of cache: shorter K blocks
-  // leave room for more rows and columns. M is then split into equal MR-aligned panels (each packs B once
-  // more), N into NR slivers dealt out evenly to the blocks, at least two per thread when there
-  // are several (the threads take them in turn: one the host slows takes fewer instead of the
-  // others waiting for it at the barrier). Equal widths, not NC-wide blocks and a short last
-  // one: a K block ends when the thread with the last block finishes it.
+  // leave room for more rows and columns. M is then split into equal MR-aligned panels (each
+  // packs B once more), N into NR slivers dealt out evenly to the blocks, at least two per
+  // thread when there are several (the threads take them in turn: one the host slows takes
+  // fewer, the others go on), widths within one sliver rather than NC-wide blocks and a short
+  // last one (the product ends when the thread with the last block finishes it).
   const int64_t mcmax = std::max(mr, p.kc * round_up(p.mc, mr) / kcb / mr * mr);
   const int64_t mblocks = (d.m + mcmax - 1) / mcmax;
   const int64_t mcb = std::min(mcmax, round_up((d.m + mblocks - 1) / mblocks, mr));
@@ -125,7 +125,7 @@ namespace {
 // thread that needs it (a CPU shared with another process, more threads than CPUs).
 template <class F>
 void wait_until(F ready) {
-  for (int i = 0; !ready(); ++i) {
+  for (int i = 0; !ready(); i = std::min(i + 1, 1 << 20)) {
     if (i < 1024) _mm_pause();
     else if (i < 1024 + 64) sched_yield();
     else {

@@ -209,7 +209,7 @@ TEST(Gemm, PackAAndPackBFollowTheContractF64) { check_packs<double>(); }
 TEST(Gemm, PackAAndPackBFollowTheContractF32) { check_packs<float>(); }
 
 // The default blocking of small caches, where K / N / M exceed KC / NC / MC by a little (short
-// last blocks before the equal split) and the buffer sized from the plan.
+// last blocks before the equal split) and the scratch sized from the blocks run.
 TEST(Gemm, BlockedSplitsKAndNIntoEqualBlocks) {
   for (Isa isa : kIsas) {
     if (!isa_supported(isa)) continue;
@@ -295,7 +295,7 @@ TEST(Gemm, RunBlocksAreTheEqualSplitsOfTheDimensions) {
   EXPECT_EQ(r.mc, 512);
   EXPECT_EQ(r.nc, 180);
   EXPECT_EQ(run_blocks({38400, 512, 252}, Dims{512, 512, 512, 512, 512, 512}, 4, 12, 2).nc, 132);
-  // K = KC + 3: two equal blocks, a multiple of 8; the B buffer (256 x 48) then holds 90
+  // K = KC + 3: two equal blocks, a multiple of 8; the B block target (256 x 48 elements) then holds 90
   // columns: 72 (NR multiple), and N = 1000 (42 slivers) in 14 blocks of 3 slivers.
   const BlockedRun q = run_blocks({96, 256, 48}, Dims{100, 1000, 259, 259, 1000, 1000}, 8, 24, 1);
   EXPECT_EQ(q.kc, 136);  // ceil(259 / 2) = 130 -> 136
@@ -336,7 +336,7 @@ TEST(GemmFamily, BlockedModelPricesTheBlocksItRuns) {
   EXPECT_LT(b_l3, c_bytes + b_sweeps + 8.0 * 512 * 512 * 8) << s.phases[1].note;
 }
 
-// The column blocks the threads take in turn: NR-aligned, within the thread's B buffer, at
+// The column blocks the threads take in turn: NR-aligned, within the B block target, at
 // least two per thread when N has the columns for it (a thread the host slows can leave one
 // to the other), and at one thread the equal NC blocks.
 TEST(Gemm, ColumnBlocksFitTheBufferAndGiveEachThreadSeveral) {
