@@ -103,7 +103,7 @@ BlockedRun run_blocks(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t n
   const int64_t slmax = std::max<int64_t>(1, p.kc * round_up(p.nc, nr) / kcb / nr);  // slivers a buffer holds
   const int64_t want = std::max<int64_t>((nsl + slmax - 1) / slmax, nt > 1 ? 2 * nt : 1);
   const int64_t nblk = std::max<int64_t>(1, std::min(nsl, (want + nt - 1) / nt * nt));
-  return {mcb, kcb, (nsl + nblk - 1) / nblk * nr, nblk};
+  return {mcb, kcb, (nsl + nblk - 1) / nblk * nr, nblk, (d.m + mcb - 1) / mcb, (d.k + kcb - 1) / kcb};
 }
 
 ColumnRange column_block(const BlockedRun& r, int64_t b, int64_t n, int64_t nr) {
@@ -115,8 +115,7 @@ int64_t blocked_workspace(const BlockedPlan& p, const Dims& d, int mr, int nr, i
   // Sized from the blocks run on d, not the plan's maxima (MC alone fills half of L3). One
   // thread's column blocks are the widest a team of any size runs.
   const BlockedRun r = run_blocks(p, d, mr, nr, 1);
-  const int64_t iterations = (d.m + r.mc - 1) / r.mc * ((d.k + r.kc - 1) / r.kc);
-  return std::min<int64_t>(2, iterations) * r.mc * r.kc + int64_t(std::max(1, threads)) * r.kc * r.nc;
+  return std::min<int64_t>(2, r.m_panels * r.k_blocks) * r.mc * r.kc + int64_t(std::max(1, threads)) * r.kc * r.nc;
 }
 
 namespace {
@@ -151,7 +150,7 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
   // B buffers' stride, as blocked_workspace sized them).
   const BlockedRun run = run_blocks(p, d, MR, NR, 1);
   const int64_t mcb = run.mc, kcb = run.kc;
-  const int64_t n_it = ((d.m + mcb - 1) / mcb) * ((d.k + kcb - 1) / kcb);
+  const int64_t n_it = run.m_panels * run.k_blocks;
   T* Ap[2] = {work, work + (n_it > 1 ? mcb * kcb : 0)};
   T* Bp_all = work + std::min<int64_t>(2, n_it) * mcb * kcb;
   std::vector<IterSync> iters(static_cast<size_t>(n_it));

@@ -244,7 +244,7 @@ std::vector<LevelTraffic> blocked_phases(const Case& c, const Params& p) {
   const BlockedRun run = run_blocks(p.bp, p.d, p.mr, p.nr, int(T));
   const double mc = double(run.mc), kc = double(run.kc), nc = double(run.nc);
   const HostCacheSizes& hc = host_cache_sizes();
-  const double k_calls = cdiv(K, kc), m_panels = cdiv(M, mc), n_blocks = double(run.n_blocks);
+  const double k_calls = double(run.k_blocks), m_panels = double(run.m_panels), n_blocks = double(run.n_blocks);
   const double c_bytes = 2 * s * M * N * k_calls;
   const double a_pack = s * M * K, b_pack = s * K * N * m_panels;
   // The A micro-panel stays in L1 between the jr loop's calls only with room for the B sliver

@@ -123,11 +123,11 @@ BlockedRule analytic_blocked_plan(int64_t elem_size, int mr, int nr, const Cache
 // as slivers allow (widths differ by at most one sliver; at most NC), at least two per thread
 // when there are several (the threads take them in turn); shorter K blocks leave the A panel
 // and B block room for more rows and columns in the cache the plan sized them for. mc / kc /
-// nc are the widest blocks; one thread's nc is the widest of any team. The model prices these,
-// not the plan's maxima.
+// nc are the widest blocks; one thread's nc is the widest of any team; m_panels x k_blocks are
+// the driver's (M panel, K block) iterations. The model prices these, not the plan's maxima.
 struct BlockedRun {
   int64_t mc = 0, kc = 0, nc = 0;
-  int64_t n_blocks = 1;
+  int64_t n_blocks = 1, m_panels = 1, k_blocks = 1;
 };
 BlockedRun run_blocks(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t nr, int threads);
 // Columns [first, last) of N block b of r (0 <= b < r.n_blocks): NR slivers

@@ -268,7 +268,8 @@ TEST(Gemm, BlockedIterationsOverlapWithoutRaces) {
       const Mat<float> A(m, k, 1, 11), B(k, n, 3, 12), C0(m, n, 2, 13);
       const Dims d{m, n, k, A.ld, B.ld, C0.ld};
       const BlockedRun r = run_blocks(bp, d, uk.mr, uk.nr, 4);
-      ASSERT_EQ((m + r.mc - 1) / r.mc * ((k + r.kc - 1) / r.kc), 30) << label(isa);
+      ASSERT_EQ(r.m_panels, 3) << label(isa);
+      ASSERT_EQ(r.k_blocks, 10) << label(isa);
       for (int threads : {2, 3, 4}) {
         omp_set_num_threads(threads);
         std::vector<float> work(size_t(blocked_workspace(bp, d, uk.mr, uk.nr, threads)));
@@ -284,8 +285,8 @@ TEST(Gemm, BlockedIterationsOverlapWithoutRaces) {
 }
 
 // The blocks blocked() runs: K, M and N in equal blocks of at most KC / MC / NC (the A panel
-// and B block buffers hold more rows and columns when K blocks are shorter), N in at least two
-// blocks per thread when there are several.
+// and B block take more rows and columns when K blocks are shorter), N in at least two blocks
+// per thread when there are several.
 TEST(Gemm, RunBlocksAreTheEqualSplitsOfTheDimensions) {
   // The sizes rule on a Xeon (48 KiB L1, 2 MiB L2) for avx2 f64 4 x 12 gives KC 512, NC 252: a
   // 512^3 product runs one K block of 512, one A panel of 512 rows, N in 3 equal blocks of 180
@@ -300,7 +301,9 @@ TEST(Gemm, RunBlocksAreTheEqualSplitsOfTheDimensions) {
   const BlockedRun q = run_blocks({96, 256, 48}, Dims{100, 1000, 259, 259, 1000, 1000}, 8, 24, 1);
   EXPECT_EQ(q.kc, 136);  // ceil(259 / 2) = 130 -> 136
   EXPECT_EQ(q.nc, 72);
-  EXPECT_EQ(q.mc, 104);  // the A buffer holds 256 x 96 / 136 -> 176 rows: 100 in one panel, MR-aligned
+  EXPECT_EQ(q.mc, 104);  // the A panel target 256 x 96 / 136 -> 176 rows: 100 in one panel, MR-aligned
+  EXPECT_EQ(q.m_panels, 1);
+  EXPECT_EQ(q.k_blocks, 2);
   // M beyond the widened panel: 1000 rows in 6 equal panels of at most 176.
   EXPECT_EQ(run_blocks({96, 256, 48}, Dims{1000, 100, 259, 259, 100, 100}, 8, 24, 1).mc, 168);
 }
@@ -364,7 +367,7 @@ TEST(Gemm, ColumnBlocksFitTheBufferAndGiveEachThreadSeveral) {
       EXPECT_EQ(run.n_blocks % r.threads, 0) << what;
     }
     // The blocks tile [0, N) in order, whole NR slivers but the last, none empty, none wider
-    // than nc, and no wider than another by more than one sliver (a K block ends when the
+    // than nc, and no wider than another by more than one sliver (the product ends when the
     // thread with the last block finishes it).
     int64_t next = 0, lo = nc, hi = 0;
     for (int64_t b = 0; b < run.n_blocks; ++b) {
