@@ -31,13 +31,16 @@ int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 BlockedPlan default_blocked_plan(int64_t s, int mr, int nr, int64_t l1, int64_t l2, int64_t l3) {
   BlockedPlan p;
   // KC and NC for the least traffic from beyond L2 per flop with the thread's KC x NC B block
-  // (swept once per A micro-panel) in half of L2: C is read and written once per K block
+  // (swept once per A micro-panel) filling L2: C is read and written once per K block
   // (s / KC bytes per flop), an A micro-panel read once per B block (s / (2 NC)); with
-  // KC x NC fixed that is least at KC = 2 NC = sqrt(L2 / s). KC is capped so that the MR x KC A
-  // micro-panel, reused by every call of the jr loop, fits half of L1.
-  const int64_t kc_l2 = int64_t(std::sqrt(double(l2) / double(s)));
+  // KC x NC fixed that is least at KC = 2 NC = sqrt(2 L2 / s). KC is capped so that the MR x KC
+  // A micro-panel, reused by every call of the jr loop, fits half of L1. The whole L2, not half:
+  // the B slivers stream in order (prefetched from L3 where some are evicted), while each A
+  // micro-panel and C tile costs per B block; on a 512 KiB L2 half of it gave NC = 10 slivers
+  // (results/gemm/README.md#prefetch).
+  const int64_t kc_l2 = int64_t(std::sqrt(2.0 * double(l2) / double(s)));
   p.kc = std::max<int64_t>(16, std::min(l1 / 2 / (int64_t(mr) * s), kc_l2) / 8 * 8);
-  p.nc = std::max<int64_t>(nr, (l2 / 2) / (p.kc * s) / nr * nr);
+  p.nc = std::max<int64_t>(nr, l2 / (p.kc * s) / nr * nr);
   // MC: the shared A panel fills half of L3, rounded up to MR: cache sizes and KC are powers
   // of two, so the target often is one too, and rounding it down would cut a power-of-two M
   // into one more panel (each packing B once more).
@@ -182,10 +185,21 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
           const int64_t jc = cr.first, nc = cr.last - cr.first;
           pack_b(kc, nc, B + pc * d.ldb + jc, d.ldb, int(NR), Bp);
           wait_until([&] { return done[size_t(b)].load(std::memory_order_acquire) >= it; });
-          for (int64_t ir = 0; ir < mc; ir += MR)
-            for (int64_t jr = 0; jr < nc; jr += NR)
+          // The next A micro-panel is fetched a share per call of this one's jr loop: it comes
+          // from L3 (the A panel), and each ir step began with that fetch's latency
+          // (results/gemm/README.md#prefetch).
+          const int64_t calls = (nc + NR - 1) / NR, lines = (MR * kc * int64_t(sizeof(T)) + 63) / 64;
+          const int64_t per = (lines + calls - 1) / calls;
+          for (int64_t ir = 0; ir < mc; ir += MR) {
+            const char* next = ir + MR < mc ? reinterpret_cast<const char*>(Ai + (ir + MR) * kc) : nullptr;
+            for (int64_t jr = 0, j = 0; jr < nc; jr += NR, ++j) {
+              if (next)
+                for (int64_t l = j * per, end = std::min(lines, l + per); l < end; ++l)
+                  _mm_prefetch(next + 64 * l, _MM_HINT_T0);
               uk.fn(1, kc, Ai + ir * kc, 0, Bp + jr * kc, 0, C + (ic + ir) * d.ldc + jc + jr, d.ldc,
                     std::min(MR, mc - ir), std::min(NR, nc - jr));
+            }
+          }
           done[size_t(b)].store(it + 1, std::memory_order_release);
           s.finished.fetch_add(1, std::memory_order_release);
         }
