@@ -35,8 +35,8 @@ BlockedPlan default_blocked_plan(int64_t s, int mr, int nr, int64_t l1, int64_t 
   // (s / KC bytes per flop), an A micro-panel read once per B block (s / (2 NC)); with
   // KC x NC fixed that is least at KC = 2 NC = sqrt(2 L2 / s). KC is capped so that the MR x KC
   // A micro-panel, reused by every call of the jr loop, fits half of L1. The whole L2, not half:
-  // the B slivers stream in order (prefetched from L3 where some are evicted), while each A
-  // micro-panel and C tile costs per B block; on a 512 KiB L2 half of it gave NC = 10 slivers
+  // the B slivers stream in order, so more A micro-panel reuse per B block is worth a B block
+  // that C's tiles partly evict; on the Zen 3 it measured within noise of half
   // (results/gemm/README.md#prefetch).
   const int64_t kc_l2 = int64_t(std::sqrt(2.0 * double(l2) / double(s)));
   p.kc = std::max<int64_t>(16, std::min(l1 / 2 / (int64_t(mr) * s), kc_l2) / 8 * 8);
@@ -185,9 +185,9 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
           const int64_t jc = cr.first, nc = cr.last - cr.first;
           pack_b(kc, nc, B + pc * d.ldb + jc, d.ldb, int(NR), Bp);
           wait_until([&] { return done[size_t(b)].load(std::memory_order_acquire) >= it; });
-          // The next A micro-panel is fetched a share per call of this one's jr loop: it comes
-          // from L3 (the A panel), and each ir step began with that fetch's latency
-          // (results/gemm/README.md#prefetch).
+          // The next A micro-panel (from the A panel in L3) is fetched a share per call of this
+          // one's jr loop, so an ir step need not start on its latency; 64-byte lines (every
+          // x86-64), a longer line only repeats a prefetch (results/gemm/README.md#prefetch).
           const int64_t calls = (nc + NR - 1) / NR, lines = (MR * kc * int64_t(sizeof(T)) + 63) / 64;
           const int64_t per = (lines + calls - 1) / calls;
           for (int64_t ir = 0; ir < mc; ir += MR) {
