@@ -96,9 +96,16 @@ def test_failed_pot_step_is_shown_as_failure(tmp_path):
 def test_fw_without_peer_and_sinkhorn_ratio(rendered):
     _, text = rendered
     fw = table_rows(text, "FW f32 N=4096, 2 threads")
-    (row,) = fw.values()
+    row = fw["**regblock/avx2 (sched:rec/layout:bdl/bs:64/task:256)** (rooflab best)"]
     assert row[2] == "3.100" and row[5] == "none installed"
     assert row[4] == f"{100 * 2 * 4096**3 / 3.1 / 1e9 / 80:.0f}%"  # add+min avx2 ceiling 80 at 2 threads
+    # the blocked schedule at 2 threads is a row of the same work item, not its best
+    assert fw["regblock/avx2 (sched:blocked/layout:bdl/bs:64)"][2] == "3.400"
+    # the 1-thread recursive row is its own work item (its own best), for the scaling line
+    (one,) = table_rows(text, "FW f32 N=4096, 1 thread").values()
+    assert one[2] == "6.000" and one[4] == f"{100 * 2 * 4096**3 / 6.0 / 1e9 / 40:.0f}%"  # 1-thread ceiling 40
+    assert ("- regblock/avx2 f32 N=4096: recursive, 1 → 2 threads 6.000 → 3.100 s, **1.94x**, "
+            "recursive / blocked at 2 threads **0.91** in time") in text
     sk = table_rows(text, "Sinkhorn f64 4096x4096, 2 threads")
     assert sk["POT sinkhorn_knopp (NumPy/BLAS)"][4] == "2.50"  # 30 ms / fused_uv's 12 ms
     assert "**fused_uv/avx2** (rooflab best)" in sk
