@@ -143,7 +143,8 @@ struct BlockBench {
       both[l].pass = [this, l] { ahead(l); };
     }
   }
-  Omp<T> exec(const gemm::Dims& dd) { return Omp<T>(plan, uk, dd, region, region, region, work.data()); }
+  // The buffers laid out for the whole block (the tiles below are whole blocks, whatever dd).
+  Omp<T> exec(const gemm::Dims& dd) { return Omp<T>(blk, uk, dd, region, region, region, work.data()); }
   void kernel(int64_t kc) {
     Step s = full;
     s.kc = kc;

@@ -98,12 +98,14 @@ struct Omp {
   T* abuf[2];
   T* bbuf[2];
   T* cbuf[2];
-  int64_t ldl;  // local C row stride (Ncg)
+  int64_t ldl;  // local C row stride (run_block's Ncg)
 
+  // The buffers as workspace(p, d) sizes them: run_block's extents (no step exceeds them).
   Omp(const Plan& p, const gemm::Ukernel<T>& u, const gemm::Dims& dd, const T* a, const T* b, T* c, T* work)
-      : uk(u), d(dd), A(a), B(b), C(c), ldl(p.b.ncg) {
-    const int64_t as = round_up(p.b.mcg, u.mr) * p.b.kcg, bs = p.b.kcg * round_up(p.b.ncg, u.nr),
-                  cs = p.b.mcg * p.b.ncg;
+      : Omp(run_block(p, dd, u.mr, u.nr), u, dd, a, b, c, work) {}
+  Omp(const Block& rb, const gemm::Ukernel<T>& u, const gemm::Dims& dd, const T* a, const T* b, T* c, T* work)
+      : uk(u), d(dd), A(a), B(b), C(c), ldl(rb.ncg) {
+    const int64_t as = round_up(rb.mcg, u.mr) * rb.kcg, bs = rb.kcg * round_up(rb.ncg, u.nr), cs = rb.mcg * rb.ncg;
     abuf[0] = work, abuf[1] = work + as, bbuf[0] = work + 2 * as, bbuf[1] = bbuf[0] + bs;
     cbuf[0] = bbuf[1] + bs, cbuf[1] = cbuf[0] + cs;
   }

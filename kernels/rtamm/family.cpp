@@ -108,7 +108,7 @@ size_t memory_bytes(const Case& c) {
   const Params p = params_of(c);
   const size_t s = dtype_size(c.dtype);
   size_t b = s * size_t(p.d.m * p.d.lda + p.d.k * p.d.ldb + 2 * p.d.m * p.d.ldc);
-  b += s * size_t(workspace(p.plan, mr_of(c.dtype), nr_of(c.dtype)));
+  b += s * size_t(workspace(p.plan, p.d, mr_of(c.dtype), nr_of(c.dtype)));
   if (p.d.m * p.d.n * p.d.k <= kFullReferenceMaxMnk) b += sizeof(double) * size_t(p.d.m * p.d.n);
   return b;
 }
@@ -120,11 +120,11 @@ class RtammInstance final : public Instance {
     if (p.adaptive) {
       engine_ = std::make_shared<Engine>(engine_for(c));
       int64_t w = 0;
-      for (const Plan& q : engine_->plans()) w = std::max(w, workspace(q, uk_.mr, uk_.nr));
+      for (const Plan& q : engine_->plans()) w = std::max(w, workspace(q, p.d, uk_.mr, uk_.nr));
       work_ = AlignedBuffer<T>(size_t(w));
     } else {
       plan_ = p.plan;
-      work_ = AlignedBuffer<T>(size_t(workspace(plan_, uk_.mr, uk_.nr)));
+      work_ = AlignedBuffer<T>(size_t(workspace(plan_, p.d, uk_.mr, uk_.nr)));
     }
   }
   void run() override {

@@ -144,9 +144,19 @@ Movement movement_by_steps(const Plan& p, const gemm::Dims& d, int mr, int nr) {
 }
 
 // ---- Executor ---------------------------------------------------------------------------------
-int64_t workspace(const Plan& p, int mr, int nr) {
-  return 2 * (round_up(p.b.mcg, mr) * p.b.kcg + p.b.kcg * round_up(p.b.ncg, nr) + p.b.mcg * p.b.ncg);
+Block run_block(const Plan& p, const gemm::Dims& d, int mr, int nr) {
+  return {std::min(p.b.mcg, round_up(std::max<int64_t>(d.m, 1), mr)), std::min(p.b.ncg, round_up(std::max<int64_t>(d.n, 1), nr)),
+          std::min(p.b.kcg, std::max<int64_t>(d.k, 1))};
 }
+
+namespace {
+int64_t buffers(const Block& b, int mr, int nr) {
+  return 2 * (round_up(b.mcg, mr) * b.kcg + b.kcg * round_up(b.ncg, nr) + b.mcg * b.ncg);
+}
+}  // namespace
+
+int64_t workspace(const Plan& p, const gemm::Dims& d, int mr, int nr) { return buffers(run_block(p, d, mr, nr), mr, nr); }
+int64_t workspace(const Plan& p, int mr, int nr) { return buffers(p.b, mr, nr); }
 
 void check_plan(const Plan& p, int mr, int nr) {
   if (p.b.mcg < 1 || p.b.ncg < 1 || p.b.kcg < 1 || p.b.mcg % mr != 0 || p.b.ncg % nr != 0)

@@ -151,7 +151,12 @@ Movement movement(const Plan& p, const gemm::Dims& d, const BlockCounts& bc);
 Movement movement_by_steps(const Plan& p, const gemm::Dims& d, int mr, int nr);
 
 // ---- Executor -------------------------------------------------------------------------------
-// Elements of scratch a plan needs: two A, two B and two C block buffers.
+// The block buffers' extents on d: each blocking factor, but no more than d's dimension
+// (M rounded up to MR, N to NR): a block beyond the problem is never filled.
+Block run_block(const Plan& p, const gemm::Dims& d, int mr, int nr);
+// Elements of scratch a plan needs on d: two A, two B and two C buffers of run_block's extents
+// (the executor lays them out so). Without d: on any problem (the plan's whole blocks).
+int64_t workspace(const Plan& p, const gemm::Dims& d, int mr, int nr);
 int64_t workspace(const Plan& p, int mr, int nr);
 // Throws Error for blocking factors < 1 or not multiples of MR / NR.
 void check_plan(const Plan& p, int mr, int nr);

@@ -34,7 +34,8 @@ template <class T>
 void expect_exact(const Plan& p, const gemm::Dims& d, int threads) {
   const auto uk = gemm::ukernel<T>(best_isa());
   detail::Problem<T> prob(d);
-  AlignedBuffer<T> work(static_cast<size_t>(workspace(p, uk.mr, uk.nr)));
+  // Exactly the scratch the plan needs on d (under ASan a write past it fails the test).
+  AlignedBuffer<T> work(static_cast<size_t>(workspace(p, d, uk.mr, uk.nr)));
   omp_set_num_threads(threads);
   run_plan(p, uk, d, prob.A.data(), prob.B.data(), prob.C.data(), work.data());
   const Verification v = prob.check(true, 0);
@@ -86,6 +87,30 @@ TEST(RtammPlans, EveryOrderAndAheadIsExactAtOddShapes) {
       // Three: shares of unequal size in every group (tiles, slivers, rows, ahead tasks).
       expect_exact<double>({o, blocks[2], a}, shapes[1], 3);
     }
+}
+
+// The scratch follows the blocks that run: a plan's block beyond the problem is never filled, so
+// a 40 MR x 40 NR x 256 block on 37 x 53 x 29 needs buffers of 37 (up to MR) x 29, 29 x 53 (up
+// to NR) and 37 (up to MR) x 53 (up to NR), two of each; a problem as large as the blocks needs
+// the whole blocks.
+TEST(RtammPlans, WorkspaceIsSizedByTheBlocksThatRun) {
+  const int mr = 4, nr = 12;
+  const Plan big{Order::mnk, {40 * mr, 40 * nr, 256}, Ahead::abc};
+  const gemm::Dims d = dims(37, 53, 29);
+  const Block rb = run_block(big, d, mr, nr);
+  EXPECT_EQ(rb.mcg, 40);  // 37 rounded up to MR 4
+  EXPECT_EQ(rb.ncg, 60);  // 53 rounded up to NR 12
+  EXPECT_EQ(rb.kcg, 29);
+  EXPECT_EQ(workspace(big, d, mr, nr), 2 * (40 * 29 + 29 * 60 + 40 * 60));
+  EXPECT_EQ(workspace(big, mr, nr), 2 * (160 * 256 + 256 * 480 + 160 * 480));
+  // as large as the blocks (and larger): the plan's blocks, as without a problem
+  EXPECT_EQ(workspace(big, dims(160, 480, 256), mr, nr), workspace(big, mr, nr));
+  EXPECT_EQ(workspace(big, dims(1000, 999, 777), mr, nr), workspace(big, mr, nr));
+  // one dimension small: only its factors shrink
+  const Block k1 = run_block(big, dims(500, 500, 1), mr, nr);
+  EXPECT_EQ(k1.mcg, 160);
+  EXPECT_EQ(k1.ncg, 480);
+  EXPECT_EQ(k1.kcg, 1);
 }
 
 // Every thread runs its share of each task group of a phase (A slivers, B slivers, C rows), not a
