@@ -31,16 +31,15 @@ int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 BlockedPlan default_blocked_plan(int64_t s, int mr, int nr, int64_t l1, int64_t l2, int64_t l3) {
   BlockedPlan p;
   // KC and NC for the least traffic from beyond L2 per flop with the thread's KC x NC B block
-  // (swept once per A micro-panel) filling L2: C is read and written once per K block
+  // (swept once per A micro-panel) in half of L2: C is read and written once per K block
   // (s / KC bytes per flop), an A micro-panel read once per B block (s / (2 NC)); with
-  // KC x NC fixed that is least at KC = 2 NC = sqrt(2 L2 / s). KC is capped so that the MR x KC
-  // A micro-panel, reused by every call of the jr loop, fits half of L1. The whole L2, not half:
-  // the B slivers stream in order, so more A micro-panel reuse per B block is worth a B block
-  // that C's tiles partly evict; on the Zen 3 it measured within noise of half
-  // (results/gemm/README.md#prefetch).
-  const int64_t kc_l2 = int64_t(std::sqrt(2.0 * double(l2) / double(s)));
+  // KC x NC fixed that is least at KC = 2 NC = sqrt(L2 / s). KC is capped so that the MR x KC A
+  // micro-panel, reused by every call of the jr loop, fits half of L1. Half, not all of L2: the
+  // rest holds C's tiles and the A micro-panels on their way, and a B block filling L2 ran
+  // slower on the Zen 3 when the host was busy (results/gemm/README.md#half-l2).
+  const int64_t kc_l2 = int64_t(std::sqrt(double(l2) / double(s)));
   p.kc = std::max<int64_t>(16, std::min(l1 / 2 / (int64_t(mr) * s), kc_l2) / 8 * 8);
-  p.nc = std::max<int64_t>(nr, l2 / (p.kc * s) / nr * nr);
+  p.nc = std::max<int64_t>(nr, (l2 / 2) / (p.kc * s) / nr * nr);
   // MC: the shared A panel fills half of L3, rounded up to MR: cache sizes and KC are powers
   // of two, so the target often is one too, and rounding it down would cut a power-of-two M
   // into one more panel (each packing B once more).

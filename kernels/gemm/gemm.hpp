@@ -91,9 +91,9 @@ struct BlockedPlan {
 // by the threads (L3; the next one packed into a second buffer while the threads finish the
 // current one, no barrier between K blocks), a KC x NC B block per thread (L2), an MR x KC A
 // micro-panel reused by the jr loop's calls (L1).
-// The sizes rule (bytes): a B block filling L2 (NC a multiple of NR) shaped for the
+// The sizes rule (bytes): a B block filling half of L2 (NC a multiple of NR) shaped for the
 // least traffic from beyond L2 per flop (C once per K block, an A micro-panel once per B block:
-// KC = 2 NC = sqrt(2 L2 / s)), KC at most what keeps the A micro-panel in half of L1, MC so that
+// KC = 2 NC = sqrt(L2 / s)), KC at most what keeps the A micro-panel in half of L1, MC so that
 // the A panel fills half of L3 (rounded up to a multiple of MR). blocked() splits K into equal
 // blocks of at most KC.
 BlockedPlan default_blocked_plan(int64_t elem_size, int mr, int nr, int64_t l1, int64_t l2, int64_t l3);
