@@ -99,4 +99,22 @@ grep -q '0.8' "$tmp/base-runs/model.json" || { echo "FAIL: the baseline's model.
 # a single run leaves no selection.json behind
 expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/base-runs" --update-baseline
 [ ! -e "$tmp/base-runs/selection.json" ] || { echo "FAIL: a stale selection.json stayed"; fail=1; }
+# The host's memory state, on this CPU: against a baseline whose 1-stream DRAM read differs from
+# this run's by more than 1.3x a DRAM-bound kernel's regression is printed, not gated, and a
+# compute-bound one's still fails; of several baselines of this CPU the default is the one whose
+# DRAM read is nearest this run's.
+sig="AuthenticAMD family 25 model 1 stepping 1"
+FAKE_DRAM_READ=24 expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/store/gate-fast" --update-baseline
+FAKE_DRAM_READ=13 expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/store/gate-slow" --update-baseline
+slower=$fused
+FAKE_DRAM_READ=14 expect 0 "DRAM read 14.000 GB/s and the baseline's 24.000 GB/s differ by more than 1.3x: .*DRAM-bound kernels \(.*fused_uv.*\) are informational; gating the 2 compute-bound" scalar,avx2 4 --baseline "$tmp/store/gate-fast"
+FAKE_DRAM_READ=22 expect 4 "confirmed: slower in the run and in each of 2 re-timings" scalar,avx2 4 --baseline "$tmp/store/gate-fast"
+FAKE_DRAM_READ=14 expect 4 "this run's DRAM read 14.000 GB/s: nearest is .*/gate-slow$" scalar,avx2 4 --baselines "$tmp/store"
+FAKE_DRAM_READ=18 expect 0 "this run's DRAM read 18.000 GB/s: nearest is .*/gate-fast$" scalar,avx2 4 --baselines "$tmp/store"
+slower=$fw
+FAKE_DRAM_READ=14 expect 4 "confirmed: slower in the run and in each of 2 re-timings" scalar,avx2 4 --baseline "$tmp/store/gate-fast"
+# no DRAM read on a side (a baseline from before it): every kernel gates, as before
+slower=$fused
+expect 4 "confirmed: slower in the run and in each of 2 re-timings" scalar,avx2 4 --baseline "$tmp/store/gate-fast"
+slower=""
 exit $fail

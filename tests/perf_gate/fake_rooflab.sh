@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A stand-in for the rooflab binary that scripts/perf_gate.sh drives, timing nothing: characterize
 # writes a machine.json naming the CPU in FAKE_CPU_ISA (comma-separated ISAs of an "AMD EPYC") and
-# FAKE_CPU_SIG (its host.cpu_signature; unset or empty: none, as in a file from before it),
+# FAKE_CPU_SIG (its host.cpu_signature; unset or empty: none, as in a file from before it) and
+# FAKE_DRAM_READ (its 1-thread DRAM read in GB/s; unset: none),
 # bench writes an empty result, model too (with FAKE_EFFS, space-separated ECM efficiencies, the
 # model of DIR/run-I lists the gemm case at the I-th), compare prints a verdict and exits FAKE_COMPARE_RC; with
 # --filter F and FAKE_SLOWER (the name of the kernel that got slower) it exits 4 when F matches
@@ -22,8 +23,9 @@ case "$cmd" in
   characterize)
     isa=$(printf '"%s",' ${FAKE_CPU_ISA//,/ }); isa=${isa%,}
     sig=${FAKE_CPU_SIG:+, \"cpu_signature\": \"$FAKE_CPU_SIG\"}
+    dram=""; [ -z "${FAKE_DRAM_READ:-}" ] || dram=", \"levels\": {\"DRAM\": {\"read\": {\"1\": $FAKE_DRAM_READ}}}"
     printf '{"schema": "rooflab.machine/1", "host": {"cpu": "AMD EPYC", "isa": [%s]%s},
- "caches": {"reported": {"L1": 49152, "L2": 1048576}}, "bandwidth": {"streams": {}}}\n' "$isa" "$sig" >"$dir/machine.json" ;;
+ "caches": {"reported": {"L1": 49152, "L2": 1048576}}, "bandwidth": {"streams": {}%s}}\n' "$isa" "$sig" "$dram" >"$dir/machine.json" ;;
   bench) echo '{"schema": "rooflab.bench/1", "benchmarks": []}' >"$dir/bench.json" ;;
   model)
     rows=""
