@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "harness/error.hpp"
 #include "kernels/rtamm/problem.hpp"
@@ -104,11 +105,25 @@ Model model(const Case& c) {
   return m;
 }
 
+// Elements of scratch a case allocates: its plan's, or the largest of the adaptive engine's plans
+// (it runs whichever it chooses).
+int64_t scratch(const Params& p, const Engine* e, int mr, int nr) {
+  if (!e) return workspace(p.plan, p.d, mr, nr);
+  int64_t w = 0;
+  for (const Plan& q : e->plans()) w = std::max(w, workspace(q, p.d, mr, nr));
+  return w;
+}
+
 size_t memory_bytes(const Case& c) {
   const Params p = params_of(c);
   const size_t s = dtype_size(c.dtype);
   size_t b = s * size_t(p.d.m * p.d.lda + p.d.k * p.d.ldb + 2 * p.d.m * p.d.ldc);
-  b += s * size_t(workspace(p.plan, p.d, mr_of(c.dtype), nr_of(c.dtype)));
+  std::optional<Engine> e;
+  if (p.adaptive) try {
+      e.emplace(engine_for(c));
+    } catch (const Error&) {  // no unit costs: make() fails with the reason, before any allocation
+    }
+  b += s * size_t(scratch(p, e ? &*e : nullptr, mr_of(c.dtype), nr_of(c.dtype)));
   if (p.d.m * p.d.n * p.d.k <= kFullReferenceMaxMnk) b += sizeof(double) * size_t(p.d.m * p.d.n);
   return b;
 }
@@ -117,15 +132,9 @@ template <class T>
 class RtammInstance final : public Instance {
  public:
   RtammInstance(const Case& c, const Params& p) : prob_(p.d), uk_(gemm::ukernel<T>(kernel_isa(c.dtype))) {
-    if (p.adaptive) {
-      engine_ = std::make_shared<Engine>(engine_for(c));
-      int64_t w = 0;
-      for (const Plan& q : engine_->plans()) w = std::max(w, workspace(q, p.d, uk_.mr, uk_.nr));
-      work_ = AlignedBuffer<T>(size_t(w));
-    } else {
-      plan_ = p.plan;
-      work_ = AlignedBuffer<T>(size_t(workspace(plan_, p.d, uk_.mr, uk_.nr)));
-    }
+    if (p.adaptive) engine_ = std::make_shared<Engine>(engine_for(c));
+    else plan_ = p.plan;
+    work_ = AlignedBuffer<T>(size_t(scratch(p, engine_.get(), uk_.mr, uk_.nr)));
   }
   void run() override {
     const Plan& p = engine_ ? engine_->plans()[engine_->choose(prob_.d)] : plan_;

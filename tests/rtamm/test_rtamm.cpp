@@ -757,6 +757,12 @@ TEST(RtammFamily, NamesVerifyAndBadInput) {
   {
     const ScopedEnv machine("ROOFLAB_MACHINE", f.string());
     EXPECT_TRUE(variant_of(ad).make(ad)->verify().ok);
+    // Its memory: the matrices (no full reference above 2^27 m*n*k) and the scratch of the
+    // engine's largest plan (it runs whichever it chooses), the pool's larger block here, not the
+    // static plan's.
+    const Case big = parse_case_name("rtamm/adaptive/f64/2000x1000x3000/threads:1");
+    const int64_t b = pool[1].mcg * 64 + 64 * pool[1].ncg + pool[1].mcg * pool[1].ncg;
+    EXPECT_EQ(find_family("rtamm")->memory_bytes(big), size_t(8 * (2000 * 3000 + 3000 * 1000 + 2 * 2000 * 1000 + 2 * b)));
   }
   fs::remove(f);
   // The family's quick profile lists every order, equivalent ones included.
