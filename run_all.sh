@@ -89,7 +89,7 @@ if [ "$mode" = test ]; then
   step "build (asan: AddressSanitizer + UBSan)"; build asan
   step "unit tests under ASan+UBSan"
   ctest --preset asan || die "ASan/UBSan unit tests failed"
-  step "performance gate (scripts/perf_gate.sh vs results/baselines/gate)"
+  step "performance gate (scripts/perf_gate.sh vs this CPU's results/baselines/gate*)"
   gate_out=build/perf-gate; rm -rf "$gate_out"
   scripts/perf_gate.sh --out "$gate_out"; gate_rc=$?
   [ $gate_rc = 0 ] || die "performance gate failed (exit $gate_rc; see the table above)"
