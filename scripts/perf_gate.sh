@@ -71,6 +71,7 @@ mkdir -p "$out" || exit 1
 # this project targets; an AVX-512 machine still runs the AVX2 path). Each is compute-bound or
 # far beyond any cache (128 MiB): a working set near the L3 size would be predicted from L3 in
 # one run and DRAM in the next, since the measured L3 capacity moves between runs on a VM.
+# The compute-bound ones first (compute_bound below takes the first two).
 cases=(
   gemm/blocked/avx2/f64/512x512x512/threads:1
   floyd_warshall/simd/avx2/f32/512x512/sched:blocked/layout:std/bs:64/threads:1
@@ -193,16 +194,8 @@ print(f"{v:.3f}" if isinstance(v, (int, float)) and v > 0 else "")
 PY
 }
 this_read=$(dram_read "$out/machine.json")
-nearest_state() {  # DIR...: the one whose DRAM read is nearest this run's (least |ln ratio|), else the first
-  "$py" - "$out/machine.json" "$@" <<'PY' 2>/dev/null || echo "$1"
-import json, math, sys
-def read(f):
-    v = json.load(open(f)).get("bandwidth", {}).get("levels", {}).get("DRAM", {}).get("read", {}).get("1")
-    return v if isinstance(v, (int, float)) and v > 0 else None
-mine, dirs = read(sys.argv[1]), sys.argv[2:]
-dist = [abs(math.log(r / mine)) if mine and (r := read(d + "/machine.json")) else math.inf for d in dirs]
-print(dirs[min(range(len(dirs)), key=lambda i: dist[i])])
-PY
+log_gap_above() {  # A B F: exit 0 when |ln(A / B)| > ln F (A, B > 0)
+  awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN { g = log(a / b); if (g < 0) g = -g; exit !(g > log(f)) }'
 }
 if [ -z "$base" ]; then
   mine=()
@@ -210,8 +203,18 @@ if [ -z "$base" ]; then
     [ -f "$d/machine.json" ] && [ "$(cpu_of "$d/machine.json" "$out/machine.json")" = "$(cpu_of "$out/machine.json" "$d/machine.json")" ] && mine+=("${d%/}")
   done
   if [ ${#mine[@]} -gt 1 ]; then
-    base=$(nearest_state "${mine[@]}")
-    echo "[gate] ${#mine[@]} baselines of this CPU: $(for d in "${mine[@]}"; do printf '%s (DRAM read %s GB/s) ' "${d#"$ROOT"/}" "$(dram_read "$d/machine.json")"; done)"
+    # the one whose DRAM read is nearest this run's (least |ln ratio|; without reads, the first)
+    listed=""; best_read=""
+    for d in "${mine[@]}"; do
+      r=$(dram_read "$d/machine.json"); listed+="${d#"$ROOT"/} (DRAM read ${r:-?} GB/s) "
+      [ -n "$base" ] || { base=$d; best_read=$r; }
+      [ -n "$r" ] && [ -n "$this_read" ] || continue
+      if [ -z "$best_read" ] || awk -v r="$r" -v b="$best_read" -v m="$this_read" \
+           'BEGIN { g = log(r / m); h = log(b / m); exit !((g < 0 ? -g : g) < (h < 0 ? -h : h)) }'; then
+        base=$d; best_read=$r
+      fi
+    done
+    echo "[gate] ${#mine[@]} baselines of this CPU: $listed"
     echo "[gate] this run's DRAM read ${this_read:-?} GB/s: nearest is ${base#"$ROOT"/}"
   elif [ ${#mine[@]} = 1 ]; then
     base=${mine[0]}
@@ -330,9 +333,7 @@ if [ "$base_cpu" = "$this_cpu" ]; then
   # baselines/gate-zen3-slow-dram/README.md), so DRAM-bound kernels are judged only against a baseline measured
   # in a state within dram_state_factor of this run's; otherwise they are printed, not gated.
   base_read=$(dram_read "$base/machine.json")
-  if [ -n "$base_read" ] && [ -n "$this_read" ] && ! "$py" -c 'import math, sys
-sys.exit(0 if abs(math.log(float(sys.argv[1]) / float(sys.argv[2]))) <= math.log(float(sys.argv[3])) else 1)' \
-      "$base_read" "$this_read" "$dram_state_factor"; then
+  if [ -n "$base_read" ] && [ -n "$this_read" ] && log_gap_above "$base_read" "$this_read" "$dram_state_factor"; then
     echo "[gate] this run's DRAM read $this_read GB/s and the baseline's $base_read GB/s differ by more than" \
          "${dram_state_factor}x: the host's memory is in another state, so the DRAM-bound kernels" \
          "(${dram_bound[*]}) are informational; gating the ${#compute_bound[@]} compute-bound kernels" \
