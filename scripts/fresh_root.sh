@@ -99,6 +99,12 @@ cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 mkdir -p "$root/rooflab"
 git -C "$REPO" ls-files -z --cached --others --exclude-standard \
   | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$root/rooflab"
+# The history too, as a clone has it: the perf gate builds its baseline's commit for its A/B.
+if [ -d "$REPO/.git" ]; then
+  cp -a "$REPO/.git" "$root/rooflab/.git"
+else
+  log "no $REPO/.git directory: the fresh root has no history (the perf gate re-times instead of its A/B)"
+fi
 # The repository keeps ../shared beside it (the papers, read by the claims ledger).
 if [ -d "$REPO/../shared" ]; then
   mkdir -p "$root/shared" && cp -a "$REPO/../shared/." "$root/shared/"

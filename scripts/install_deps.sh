@@ -32,7 +32,8 @@ optional=(libpapi-dev likwid python3-pot libopenblas-dev libblis-dev libdnnl-dev
 [ "$required_only" = 1 ] && optional=()
 # postgresql: the server the history store's test starts and stops (users bring their own).
 # slurm-wlm, munge: the one-host Slurm the fleet test starts and stops (tests/fleet/).
-test_tools=(chromium python3-pot postgresql python3-psycopg2 slurm-wlm munge)
+# git: the perf gate builds its baseline's commit for its A/B (docs/measuring.md#ab).
+test_tools=(chromium python3-pot postgresql python3-psycopg2 slurm-wlm munge git)
 
 missing=()
 for p in "${required[@]}" "${optional[@]}"; do

@@ -10,12 +10,17 @@
 #      from the ceilings measured in the same run) is compared, so a machine that is uniformly
 #      faster or slower than the one the baseline came from does not trip the gate; both sides are
 #      priced by this build's model (`rooflab model --remodel`: each with its own machine's caches);
-#      a benchmark fails the gate when the Mann-Whitney U test says p < 0.01 AND its
-#      efficiency dropped by more than the threshold. Against a baseline from another CPU only the
-#      kernels in `cross_cpu` below gate (their cross-CPU ratios are within 0.85-1.15), and only
-#      between two AMD CPUs (the classes measured); the others are compared and printed.
+#      a benchmark is slower when the Mann-Whitney U test says p < 0.01 AND its
+#      efficiency dropped by more than the threshold;
+#   4. a slower one is judged A/B: the baseline's own code (its commit) and this build time it
+#      alternately on this machine, and it fails the gate only when it is slower there too. Stored
+#      numbers move with the host's state (a guest's kernels ran 1.3-1.8x slower for hours, code
+#      unchanged) and differ across CPUs; two builds timed in the same minutes do not. Without the
+#      baseline's code at hand it is re-timed against the stored numbers instead, and against a
+#      baseline from another CPU only the kernels in `cross_cpu` below gate (their cross-CPU ratios
+#      are within 0.85-1.15), only between two AMD CPUs; the others are compared and printed.
 # usage: scripts/perf_gate.sh [--rooflab BIN] [--out DIR] [--baseline DIR | --baselines DIR] [--threshold T]
-#                             [--confirm N] [--confirm-pause S] [--update-baseline [--runs N]]
+#                             [--confirm N] [--confirm-pause S] [--ref-rooflab BIN] [--update-baseline [--runs N]]
 #   --baseline DIR     default: the results/baselines/gate*/ made on this CPU (plots/cpu_identity.py;
 #                      of several, the one whose DRAM read is nearest this run's: the host's memory
 #                      state), else one of this CPU's vendor, else results/baselines/gate/; against
@@ -23,15 +28,21 @@
 #                      a DRAM state more than 1.3x away only the compute-bound kernels gate
 #   --baselines DIR    where the gate*/ baselines are looked for (default results/baselines)
 #   --update-baseline  writes the run into the baseline directory instead of comparing (without
-#                      --baseline: the one made on this CPU, which must exist)
+#                      --baseline: the one made on this CPU, which must exist), and git's HEAD into
+#                      its `commit` file (the code the A/B confirmation builds)
 #   --runs N           with --update-baseline: N whole runs (characterize + bench), and the
 #                      baseline is the most typical one (below); default 1
-#   --confirm N        a kernel found slower is re-timed N more times (default 2, 0..5), S seconds
-#   --confirm-pause S  apart (default 30): the regression fails the gate only when every one of them
-#                      is slower too (a guest's slow state, lasting seconds to minutes, does not
-#                      fail it; a real regression reproduces). Each one is in DIR/confirm-K/.
-# Exit: 0 pass, 4 a significant regression that every re-timing confirmed (against another CPU's
-# baseline: of a `cross_cpu` kernel), 3 a kernel failed verification, 1 error (a gated kernel that could not be compared too;
+#   --confirm N        a kernel found slower is judged again (default 2, 0..5; 0: the table decides).
+#                      A/B, where the baseline's code is at hand (its `commit` file and git, or
+#                      --ref-rooflab): that code, built once into build/perf-gate-ref/COMMIT/, and
+#                      this build time it in 2N+1 alternating rounds in the same minutes, and it fails
+#                      the gate only when this build is slower there (time, --threshold or 0.25: the
+#                      host's state weighs on both sides, on any CPU; DIR/ab/). Otherwise it is
+#   --confirm-pause S  re-timed N times S seconds apart (default 30) against the stored numbers and
+#                      fails only when every one is slower too (DIR/confirm-K/).
+#   --ref-rooflab BIN  a rooflab built from the baseline's code, for the A/B (instead of building it)
+# Exit: 0 pass, 4 a significant regression confirmed (by the A/B; without it by every re-timing, and
+# against another CPU's baseline only of a `cross_cpu` kernel), 3 a kernel failed verification, 1 error (a gated kernel that could not be compared too;
 # one the baseline lacks, added to the gate after it was made, is reported and not gated).
 # The threshold (default 0.25, or the baseline directory's `threshold` file) and the false-alarm
 # rate measured on the 2-core VM are in results/baselines/gate/README.md (and each gate-*/).
@@ -40,6 +51,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
 rl="$ROOT/build/release/rooflab"; out=""; base=""; store="$ROOT/results/baselines"; threshold=""; update=0; runs=1; confirm=2; pause=30
+ref_rl=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rooflab) [ $# -ge 2 ] || { echo "perf_gate.sh: --rooflab needs a value" >&2; exit 2; }; rl=$2; shift 2 ;;
@@ -57,7 +69,10 @@ while [ $# -gt 0 ]; do
     --confirm-pause) [ $# -ge 2 ] || { echo "perf_gate.sh: --confirm-pause needs a value" >&2; exit 2; }
                [[ $2 =~ ^[0-9]{1,3}$ ]] || { echo "perf_gate.sh: --confirm-pause must be 0..999 seconds, got '$2'" >&2; exit 2; }
                pause=$2; shift 2 ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    --ref-rooflab) [ $# -ge 2 ] || { echo "perf_gate.sh: --ref-rooflab needs a value" >&2; exit 2; }
+               [ -x "$2" ] || { echo "perf_gate.sh: --ref-rooflab: $2 is not an executable" >&2; exit 2; }
+               ref_rl=$(realpath -s "$2"); shift 2 ;;
+    -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
     *) echo "perf_gate.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -228,9 +243,18 @@ if [ -z "$base" ]; then
     done
   fi
 fi
+git_() { git -c safe.directory="$ROOT" -C "$ROOT" "$@"; }  # a clone owned by another user too
 if [ "$update" = 1 ]; then
   mkdir -p "$base" && cp "$out/bench.json" "$out/machine.json" "$out/model.json" "$base/" || exit 1
   if [ -f "$out/selection.json" ]; then cp "$out/selection.json" "$base/" || exit 1; else rm -f "$base/selection.json"; fi
+  # The code measured, for the A/B confirmation (step 4 above)
+  if head=$(git_ rev-parse HEAD 2>/dev/null); then
+    echo "$head" >"$base/commit" || exit 1
+    [ -z "$(git_ status --porcelain -- kernels harness roofline microbench apps cmake CMakeLists.txt 2>/dev/null)" ] ||
+      echo "[gate] warning: uncommitted changes to the sources: $base/commit names HEAD ($head), which lacks them; commit, then re-make the baseline" >&2
+  else
+    rm -f "$base/commit"; echo "[gate] warning: not a git clone: $base has no commit file, so its regressions are re-timed, not judged A/B" >&2
+  fi
   echo "[gate] baseline written to $base"
   exit 0
 fi
@@ -244,6 +268,7 @@ mkdir -p "$out/baseline" && cp "$base/bench.json" "$base/machine.json" "$out/bas
   "$rl" model --run "$out/baseline" --remodel >/dev/null || { echo "[gate] re-pricing the baseline failed" >&2; exit 1; }
 # The threshold: --threshold, else the baseline's own `threshold` file (a machine whose unchanged
 # runs spread wider than 25%: its README gives the measured spread), else 0.25.
+ab_threshold=${threshold:-0.25}  # the A/B's: two builds in the same minutes, not the stored numbers' spread
 if [ -z "$threshold" ]; then
   threshold=0.25
   if [ -f "$base/threshold" ]; then
@@ -282,6 +307,96 @@ for r in bad: print(f"[gate] error: {r['name']} not compared: {r['status']} ({r.
 sys.exit(1 if bad else 0)
 PY
 }
+slower_names() {  # COMPARE_JSON: the names of its "slower" rows, space-separated
+  "$py" -c 'import json, sys
+print(" ".join(r["name"] for r in json.load(open(sys.argv[1]))["rows"] if r["status"] == "slower"))' "$1"
+}
+# The baseline's own code: --ref-rooflab, else its `commit` built once (release, the rooflab target
+# only, optional back ends off: no gated kernel uses one) into build/perf-gate-ref/COMMIT/. Prints
+# the binary; returns 1 with the reason when there is none (no commit file, no git, a shallow clone
+# without that commit, a build that fails).
+ref_rooflab() {
+  local c d bin
+  [ -n "$ref_rl" ] && { echo "$ref_rl"; return 0; }
+  [ -f "$base/commit" ] || { echo "[gate] no A/B: $base has no commit file (the code it measured)" >&2; return 1; }
+  c=$(tr -d ' \n' <"$base/commit")
+  command -v git >/dev/null || { echo "[gate] no A/B: git is not installed" >&2; return 1; }
+  c=$(git_ rev-parse --verify -q "$c^{commit}" 2>/dev/null) ||
+    { echo "[gate] no A/B: commit $(tr -d ' \n' <"$base/commit") of $base is not in this clone" >&2; return 1; }
+  d="$ROOT/build/perf-gate-ref/${c:0:12}"
+  if [ ! -x "$d/rooflab" ]; then
+    echo "[gate] building the baseline's code (commit ${c:0:12}) into ${d#"$ROOT"/}: once, the rooflab target only" >&2
+    rm -rf "$d" && mkdir -p "$d/src" || return 1
+    local t0=$SECONDS off=()
+    for o in CUDA MPI PAPI LIKWID OPENBLAS BLIS DNNL LIBXSMM; do off+=("-DROOFLAB_WITH_$o=OFF"); done
+    if ! { git_ archive "$c" | tar -x -C "$d/src"; } ||
+       ! cmake -S "$d/src" -B "$d/build" -DCMAKE_BUILD_TYPE=Release "${off[@]}" >"$d/build.log" 2>&1 ||
+       ! cmake --build "$d/build" --target rooflab -j "$(nproc)" >>"$d/build.log" 2>&1; then
+      echo "[gate] no A/B: the baseline's code did not build (${d#"$ROOT"/}/build.log)" >&2; return 1
+    fi
+    bin=$(find "$d/build" -type f -name rooflab -perm -u+x | head -1)
+    [ -n "$bin" ] && ln -s "$bin" "$d/rooflab" || { echo "[gate] no A/B: no rooflab binary in ${d#"$ROOT"/}/build" >&2; return 1; }
+    echo "[gate] built in $((SECONDS - t0)) s" >&2
+  fi
+  echo "$d/rooflab"
+}
+# A/B: the kernels COMPARE_JSON found slower, timed by the baseline's code (REF) and this build in
+# 2 x $confirm + 1 rounds (ref then new, new then ref, ...), every round's repetitions pooled per side,
+# then compared by time (threshold $ab_threshold). The host's state weighs on both sides alike.
+# Returns compare's exit: 4 confirmed, 0 cleared.
+ab_confirmed() {  # COMPARE_JSON REF
+  local ref=$2 names r s bin rc d="$out/ab" rounds=$((2 * confirm + 1)) a=()
+  names=$(slower_names "$1") || return 1
+  [ -n "$names" ] || { echo "[gate] compare exited 4 without a 'slower' row in $1" >&2; return 1; }
+  echo "[gate] slower: $names; timing it A/B, the baseline's code ($ref) and this build alternately, $rounds rounds"
+  for n in $names; do a+=(--case "$n"); done
+  for r in $(seq 1 "$rounds"); do
+    for s in $([ $((r % 2)) = 1 ] && echo "ref new" || echo "new ref"); do
+      bin=$rl; [ "$s" = ref ] && bin=$ref
+      "$bin" bench "${a[@]}" --out "$d/$s-$r" "${bench_opts[@]}" >/dev/null 2>"$d.log"
+      rc=$?; [ $rc = 0 ] || { cat "$d.log" >&2; echo "[gate] A/B: bench ($s, round $r) failed (exit $rc)" >&2; return $rc; }
+    done
+  done
+  # One bench.json per side from the rounds neither side of which `rooflab bench` left disturbed.
+  "$py" - "$d" "$rounds" <<'PY'
+import json, os, statistics, sys
+d, n = sys.argv[1], int(sys.argv[2])
+doc = {(s, r): json.load(open(f"{d}/{s}-{r}/bench.json")) for s in ("ref", "new") for r in range(1, n + 1)}
+def disturbed(x): return any((b.get("rooflab") or {}).get("disturbed") for b in x["benchmarks"])
+keep = [r for r in range(1, n + 1) if not disturbed(doc["ref", r]) and not disturbed(doc["new", r])]
+if len(keep) < n:
+    print(f"[gate] A/B: round(s) {' '.join(str(r) for r in range(1, n + 1) if r not in keep)} left disturbed: not pooled")
+if not keep:
+    sys.exit(3)
+def medians(x):  # name -> median time of one round's repetitions (the drift line below)
+    t = {}
+    for b in x["benchmarks"]:
+        if b.get("run_type") == "iteration" and "real_time" in b:
+            t.setdefault(b.get("run_name", b.get("name")), []).append(b["real_time"])
+    return {k: statistics.median(v) for k, v in t.items()}
+for s in ("ref", "new"):
+    pooled = dict(doc[s, keep[0]])
+    pooled["benchmarks"] = [b for r in keep for b in doc[s, r]["benchmarks"]]  # compare reads every iteration row
+    os.makedirs(f"{d}/{s}", exist_ok=True)
+    json.dump(pooled, open(f"{d}/{s}/bench.json", "w"), indent=1)
+med = {(s, r): medians(doc[s, r]) for s in ("ref", "new") for r in keep}
+for k in sorted(med["new", keep[0]]):
+    per = [f"{med['new', r][k] / med['ref', r][k]:.3f}" for r in keep if k in med["new", r] and k in med["ref", r]]
+    print(f"[gate] A/B {k}: this build / the baseline's code per round (median times) " + " ".join(per))
+PY
+  rc=$?
+  [ $rc = 3 ] && { echo "[gate] A/B disturbed in every round: it neither clears nor confirms; the table's verdict stands (rerun on a quiet machine)"; return 4; }
+  [ $rc = 0 ] || { echo "[gate] A/B: pooling the rounds failed" >&2; return 1; }
+  echo "[gate] A/B (time, threshold $ab_threshold): BASE = the baseline's code, NEW = this build"
+  "$rl" compare "$d/ref/bench.json" "$d/new/bench.json" --metric time --threshold "$ab_threshold" --json-out "$d/compare.json"
+  rc=$?
+  case $rc in
+    4) echo "[gate] confirmed: slower than the baseline's code timed beside it: a regression" ;;
+    0) echo "[gate] not confirmed: not slower than the baseline's code timed beside it (the stored numbers came from another" \
+            "state of the host or another CPU): passes" ;;
+  esac
+  return $rc
+}
 # A regression must reproduce: the kernels COMPARE_JSON found slower are timed again, $confirm
 # times $pause s apart, against the same baseline (the first run's machine.json prices them); one
 # that is not slower in any of them (a slow spell of the host: gate-xeon's README) passes with its
@@ -290,8 +405,7 @@ PY
 confirmed() {  # COMPARE_JSON METRIC
   local json=$1 m=$2 k d names rc a=()
   for k in $(seq 1 "$confirm"); do
-    names=$("$py" -c 'import json, sys
-print(" ".join(r["name"] for r in json.load(open(sys.argv[1]))["rows"] if r["status"] == "slower"))' "$json") || return 1
+    names=$(slower_names "$json") || return 1
     [ -n "$names" ] || { echo "[gate] compare exited 4 without a 'slower' row in $json" >&2; return 1; }
     echo "[gate] slower: $names; re-timing it ($k of $confirm) in ${pause}s to confirm"
     sleep "$pause"
@@ -327,6 +441,13 @@ gate_only() {  # TAG KERNEL...
   [ $rc = 0 ] && { uncompared "$out/compare_$tag.json" || exit 1; }
   exit $rc
 }
+# Step 4: with the baseline's code at hand the A/B judges every kernel found slower, whatever the
+# CPU or the host's state; the branches below are for when it is not at hand.
+if [ $rc = 4 ] && [ "$confirm" -gt 0 ] && ref=$(ref_rooflab); then
+  ab_confirmed "$out/compare.json" "$ref"; rc=$?
+  [ $rc = 0 ] && { uncompared "$out/compare.json" || exit 1; }
+  exit $rc
+fi
 if [ "$base_cpu" = "$this_cpu" ]; then
   # The host's memory state: on a guest the 1-stream DRAM read moved 13 -> 24 GB/s between days,
   # and the kernels did not follow it (unchanged fused_uv's efficiency ratio reached 1.75: results/

@@ -15,10 +15,13 @@ sig=""  # this CPU's host.cpu_signature, as the fake writes it
 fused=sinkhorn/fused_uv/avx2/f64/4096x4096/threads:1                           # not in cross_cpu
 fw=floyd_warshall/simd/avx2/f32/512x512/sched:blocked/layout:std/bs:64/threads:1  # in cross_cpu
 slower=$fused
+keep_commit=0
 expect() {  # expect CODE REGEX ISA COMPARE_RC [perf_gate args...]
   local code=$1 regex=$2 isa=$3 crc=$4; shift 4
   local out rc
   out=$(FAKE_CPU_ISA=$isa FAKE_CPU_SIG=$sig FAKE_COMPARE_RC=$crc FAKE_SLOWER=$slower "$gate" --rooflab "$fake" --confirm-pause 0 --out "$tmp/run.$RANDOM" "$@" 2>&1); rc=$?
+  # the cases above the A/B section: without the baseline's code at hand (no commit file)
+  [ "$keep_commit" = 1 ] || rm -f "$tmp"/base*/commit "$tmp"/store/*/commit
   if [ "$rc" != "$code" ] || ! grep -qE -- "$regex" <<<"$out"; then
     echo "FAIL: this CPU $isa ${sig:-no signature}, compare exit $crc: expected exit $code and /$regex/, got exit $rc:"; echo "$out"; fail=1
   else
@@ -116,5 +119,47 @@ FAKE_DRAM_READ=14 expect 4 "confirmed: slower in the run and in each of 2 re-tim
 # no DRAM read on a side (a baseline from before it): every kernel gates, as before
 slower=$fused
 expect 4 "confirmed: slower in the run and in each of 2 re-timings" scalar,avx2 4 --baseline "$tmp/store/gate-fast"
+# Step 4, A/B: --update-baseline writes git's HEAD into the baseline's `commit` (in a git clone);
+# with the baseline's code at hand (here --ref-rooflab, the fake under another name) a slower
+# kernel is timed by both alternately and the A/B's compare decides (threshold 0.25 or
+# --threshold, not the baseline's file), whatever the CPU or the host's memory state.
+keep_commit=1; slower=$fused; sig="AuthenticAMD family 25 model 1 stepping 1"
+expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/ab-base" --update-baseline
+if head=$(git -c safe.directory="$here/../.." -C "$here/../.." rev-parse HEAD 2>/dev/null); then
+  [ "$(cat "$tmp/ab-base/commit" 2>/dev/null)" = "$head" ] || { echo "FAIL: the baseline's commit file is not HEAD ($head)"; fail=1; }
+else
+  [ ! -e "$tmp/ab-base/commit" ] || { echo "FAIL: a commit file outside a git clone"; fail=1; }
+fi
+ln -s "$fake" "$tmp/ref_rooflab"
+ab() { FAKE_BENCH_LOG="$tmp/bench.log" expect "$@" --ref-rooflab "$tmp/ref_rooflab"; }
+rm -f "$tmp/bench.log"
+FAKE_AB_RC=0 ab 0 "timing it A/B, the baseline's code \(.*/ref_rooflab\) and this build alternately, 5 rounds" scalar,avx2 4 --baseline "$tmp/ab-base"
+order=$(grep -E " (ref|new)-[0-9]$" "$tmp/bench.log" | tr '\n' ' ')
+r=ref_rooflab; n=fake_rooflab.sh
+[ "$order" = "$r ref-1 $n new-1 $n new-2 $r ref-2 $r ref-3 $n new-3 $n new-4 $r ref-4 $r ref-5 $n new-5 " ] ||
+  { echo "FAIL: the A/B's rounds ran as '$order'"; fail=1; }
+FAKE_AB_RC=0 ab 0 "not confirmed: not slower than the baseline's code timed beside it" scalar,avx2 4 --baseline "$tmp/ab-base"
+FAKE_AB_RC=4 ab 4 "confirmed: slower than the baseline's code timed beside it" scalar,avx2 4 --baseline "$tmp/ab-base"
+echo 0.5 >"$tmp/ab-base/threshold"
+FAKE_AB_RC=0 ab 0 "A/B \(time, threshold 0.25\)" scalar,avx2 4 --baseline "$tmp/ab-base"
+FAKE_AB_RC=0 ab 0 "A/B \(time, threshold 0.3\)" scalar,avx2 4 --baseline "$tmp/ab-base" --threshold 0.3
+grep -q -- "--metric time --threshold 0.3" "$tmp"/run.*/ab/compare.args || { echo "FAIL: the A/B's compare was not by time at 0.3"; fail=1; }
+rm "$tmp/ab-base/threshold"
+FAKE_AB_RC=0 ab 4 "fake compare: exit 4" scalar,avx2 4 --baseline "$tmp/ab-base" --confirm 0
+# a round left disturbed on a side is not pooled; every round disturbed: the table's verdict stands
+FAKE_DISTURBED_BENCH='^new-2$' FAKE_AB_RC=0 ab 0 "A/B: round\(s\) 2 left disturbed: not pooled" scalar,avx2 4 --baseline "$tmp/ab-base"
+FAKE_DISTURBED_BENCH='^ref-' FAKE_AB_RC=0 ab 4 "A/B disturbed in every round: it neither clears nor confirms" scalar,avx2 4 --baseline "$tmp/ab-base"
+# the A/B gates what the stored numbers cannot: another vendor's baseline, another memory state
+sig="GenuineIntel family 6 model 207 stepping 2"
+FAKE_AB_RC=4 ab 4 "confirmed: slower than the baseline's code timed beside it" scalar,avx2 4 --baseline "$tmp/ab-base"
+sig="AuthenticAMD family 25 model 1 stepping 1"
+echo "$(git -c safe.directory="$here/../.." -C "$here/../.." rev-parse HEAD 2>/dev/null)" >"$tmp/ab-base/commit"
+FAKE_DRAM_READ=14 expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/ab-fast" --update-baseline
+FAKE_DRAM_READ=24 FAKE_AB_RC=4 ab 4 "confirmed: slower than the baseline's code" scalar,avx2 4 --baseline "$tmp/ab-fast"
+# a commit this clone lacks: no A/B, the re-timings decide
+echo 0123456789abcdef0123456789abcdef01234567 >"$tmp/ab-base/commit"
+expect 4 "no A/B: commit 0123456789abcdef0123456789abcdef01234567 of .* is not in this clone" scalar,avx2 4 --baseline "$tmp/ab-base"
+out=$("$gate" --rooflab "$fake" --ref-rooflab "$tmp/none" 2>&1); rc=$?
+[ $rc = 2 ] && grep -q "ref-rooflab: .*/none is not an executable" <<<"$out" || { echo "FAIL: --ref-rooflab of nothing: exit $rc: $out"; fail=1; }
 slower=""
 exit $fail

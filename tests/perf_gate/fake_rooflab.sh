@@ -12,6 +12,10 @@
 # its arguments go to compare.args beside it. When it exits 4 its --json-out lists FAKE_SLOWER as
 # "slower"; the gate's re-timings (--json-out DIR/confirm-K/...) find it slower again while
 # K <= FAKE_REPRODUCE (default: always); re-timing FAKE_DISTURBED_RETIMING exits 1, its row disturbed.
+# The A/B's compare (--json-out DIR/ab/...) exits FAKE_AB_RC (default 0), listing FAKE_SLOWER as
+# "slower" when 4. bench marks its result disturbed when its --out directory's name matches the regex
+# FAKE_DISTURBED_BENCH (an A/B round: ref-2, new-1, ...), and appends its --out directory to FAKE_BENCH_LOG when set, with "FAKE_TAG"
+# (the A/B's reference binary can be this script under another FAKE_TAG: a symlink's name).
 set -eu
 cmd=$1; shift
 args="$*"
@@ -26,7 +30,10 @@ case "$cmd" in
     dram=""; [ -z "${FAKE_DRAM_READ:-}" ] || dram=", \"levels\": {\"DRAM\": {\"read\": {\"1\": $FAKE_DRAM_READ}}}"
     printf '{"schema": "rooflab.machine/1", "host": {"cpu": "AMD EPYC", "isa": [%s]%s},
  "caches": {"reported": {"L1": 49152, "L2": 1048576}}, "bandwidth": {"streams": {}%s}}\n' "$isa" "$sig" "$dram" >"$dir/machine.json" ;;
-  bench) echo '{"schema": "rooflab.bench/1", "benchmarks": []}' >"$dir/bench.json" ;;
+  bench) mkdir -p "$dir"; rows=""
+         [[ ${dir##*/} =~ ${FAKE_DISTURBED_BENCH:-^$} ]] && rows='{"name": "x", "rooflab": {"disturbed": true}}'
+         echo "{\"schema\": \"rooflab.bench/1\", \"benchmarks\": [$rows]}" >"$dir/bench.json"
+         [ -z "${FAKE_BENCH_LOG:-}" ] || echo "$(basename "$0") ${dir##*/}" >>"$FAKE_BENCH_LOG" ;;
   model)
     rows=""
     if [ -n "${FAKE_EFFS:-}" ] && [[ $dir =~ run-([0-9]+)$ ]]; then
@@ -40,7 +47,9 @@ case "$cmd" in
       rows="{\"name\": \"$FAKE_UNCOMPARED\", \"status\": \"${FAKE_UNCOMPARED_STATUS:-too few}\", \"note\": \"NEW: machine.json has no bandwidth for level L3\"}"
     fi
     rc=${FAKE_COMPARE_RC}
-    if [ -n "$filter" ] && [ -n "${FAKE_SLOWER:-}" ]; then
+    if [[ $json_out =~ /ab/ ]]; then
+      rc=${FAKE_AB_RC:-0}; echo "fake A/B compare: exit $rc"
+    elif [ -n "$filter" ] && [ -n "${FAKE_SLOWER:-}" ]; then
       rc=0; grep -qE -- "$filter" <<<"$FAKE_SLOWER" && rc=4
       [[ $json_out =~ confirm-([0-9]+)/ ]] && [ "${BASH_REMATCH[1]}" -gt "${FAKE_REPRODUCE:-99}" ] && rc=0
       echo "fake compare of the kernels in $filter: exit $rc"
