@@ -12,10 +12,11 @@
 #      priced by this build's model (`rooflab model --remodel`: each with its own machine's caches);
 #      a benchmark is slower when the Mann-Whitney U test says p < 0.01 AND its
 #      efficiency dropped by more than the threshold;
-#   4. a slower one is judged A/B: the baseline's own code (its commit) and this build time it
-#      alternately on this machine, and it fails the gate only when it is slower there too. Stored
-#      numbers move with the host's state (a guest's kernels ran 1.3-1.8x slower for hours, code
-#      unchanged) and differ across CPUs; two builds timed in the same minutes do not. Without the
+#   4. a slower one (against another CPU's baseline: every one) is judged A/B: the baseline's own
+#      code (its commit) and this build time it alternately on this machine, and it fails the gate
+#      only when it is slower there. Stored numbers move with the host's state (a guest's kernels
+#      ran 1.3-1.8x slower for hours, code unchanged) and differ across CPUs; two builds timed in
+#      the same minutes do not. Without the
 #      baseline's code at hand it is re-timed against the stored numbers instead, and against a
 #      baseline from another CPU only the kernels in `cross_cpu` below gate (their cross-CPU ratios
 #      are within 0.85-1.15), only between two AMD CPUs; the others are compared and printed.
@@ -340,15 +341,14 @@ ref_rooflab() {
   fi
   echo "$d/rooflab"
 }
-# A/B: the kernels COMPARE_JSON found slower, timed by the baseline's code (REF) and this build in
+# A/B: the kernels NAMES (space-separated), timed by the baseline's code (REF) and this build in
 # 2 x $confirm + 1 rounds (ref then new, new then ref, ...), every round's repetitions pooled per side,
 # then compared by time (threshold $ab_threshold). The host's state weighs on both sides alike.
 # Returns compare's exit: 4 confirmed, 0 cleared.
-ab_confirmed() {  # COMPARE_JSON REF
-  local ref=$2 names r s bin rc d="$out/ab" rounds=$((2 * confirm + 1)) a=()
-  names=$(slower_names "$1") || return 1
-  [ -n "$names" ] || { echo "[gate] compare exited 4 without a 'slower' row in $1" >&2; return 1; }
-  echo "[gate] slower: $names; timing it A/B, the baseline's code ($ref) and this build alternately, $rounds rounds"
+ab_confirmed() {  # NAMES REF
+  local names=$1 ref=$2 r s bin rc d="$out/ab" rounds=$((2 * confirm + 1)) a=()
+  [ -n "$names" ] || { echo "[gate] A/B: no kernel to time" >&2; return 1; }
+  echo "[gate] A/B: $names timed by the baseline's code ($ref) and this build alternately, $rounds rounds"
   for n in $names; do a+=(--case "$n"); done
   for r in $(seq 1 "$rounds"); do
     for s in $([ $((r % 2)) = 1 ] && echo "ref new" || echo "new ref"); do
@@ -442,9 +442,15 @@ gate_only() {  # TAG KERNEL...
   exit $rc
 }
 # Step 4: with the baseline's code at hand the A/B judges every kernel found slower, whatever the
-# CPU or the host's state; the branches below are for when it is not at hand.
-if [ $rc = 4 ] && [ "$confirm" -gt 0 ] && ref=$(ref_rooflab); then
-  ab_confirmed "$out/compare.json" "$ref"; rc=$?
+# host's state; against another CPU's baseline, whose "same" proves as little as its "slower", every
+# kernel. The branches below are for when that code is not at hand.
+if [ "$confirm" -gt 0 ] && { [ $rc = 4 ] || { [ $rc = 0 ] && [ "$base_cpu" != "$this_cpu" ]; }; } && ref=$(ref_rooflab); then
+  if [ "$base_cpu" = "$this_cpu" ]; then
+    names=$(slower_names "$out/compare.json") || exit 1
+  else
+    names="${cases[*]}"; echo "[gate] the baseline is from another CPU ('$base_cpu'): every kernel is judged A/B"
+  fi
+  ab_confirmed "$names" "$ref"; rc=$?
   [ $rc = 0 ] && { uncompared "$out/compare.json" || exit 1; }
   exit $rc
 fi

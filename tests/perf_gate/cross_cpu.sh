@@ -133,7 +133,7 @@ fi
 ln -s "$fake" "$tmp/ref_rooflab"
 ab() { FAKE_BENCH_LOG="$tmp/bench.log" expect "$@" --ref-rooflab "$tmp/ref_rooflab"; }
 rm -f "$tmp/bench.log"
-FAKE_AB_RC=0 ab 0 "timing it A/B, the baseline's code \(.*/ref_rooflab\) and this build alternately, 5 rounds" scalar,avx2 4 --baseline "$tmp/ab-base"
+FAKE_AB_RC=0 ab 0 "A/B: $fused timed by the baseline's code \(.*/ref_rooflab\) and this build alternately, 5 rounds" scalar,avx2 4 --baseline "$tmp/ab-base"
 order=$(grep -E " (ref|new)-[0-9]$" "$tmp/bench.log" | tr '\n' ' ')
 r=ref_rooflab; n=fake_rooflab.sh
 [ "$order" = "$r ref-1 $n new-1 $n new-2 $r ref-2 $r ref-3 $n new-3 $n new-4 $r ref-4 $r ref-5 $n new-5 " ] ||
@@ -152,6 +152,9 @@ FAKE_DISTURBED_BENCH='^ref-' FAKE_AB_RC=0 ab 4 "A/B disturbed in every round: it
 # the A/B gates what the stored numbers cannot: another vendor's baseline, another memory state
 sig="GenuineIntel family 6 model 207 stepping 2"
 FAKE_AB_RC=4 ab 4 "confirmed: slower than the baseline's code timed beside it" scalar,avx2 4 --baseline "$tmp/ab-base"
+# against another CPU's baseline every kernel is timed A/B, "same" in the table or not
+FAKE_AB_RC=4 ab 4 "the baseline is from another CPU .*: every kernel is judged A/B" scalar,avx2 0 --baseline "$tmp/ab-base"
+FAKE_AB_RC=0 ab 0 "A/B: gemm/blocked/avx2/f64/512x512x512/threads:1 floyd_warshall.* timed by the baseline's code" scalar,avx2 0 --baseline "$tmp/ab-base"
 sig="AuthenticAMD family 25 model 1 stepping 1"
 echo "$(git -c safe.directory="$here/../.." -C "$here/../.." rev-parse HEAD 2>/dev/null)" >"$tmp/ab-base/commit"
 FAKE_DRAM_READ=14 expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/ab-fast" --update-baseline
