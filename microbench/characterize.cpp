@@ -607,8 +607,9 @@ json characterize(const CharacterizeOptions& opt) {
                            {"nontemporal", nontemporal(c.kernel)},
                            {"points", pts},
                            {"dips", curve_dips(c, xy, bw_warnings)}});
+    const Curve sized = at_sweep_sizes(xy, sizes);
     for (const auto& [lvl, r] : ranges[c.threads])
-      if (auto v = lvl == "DRAM" ? dram_plateau(xy, r) : median_in(xy, r))
+      if (auto v = lvl == "DRAM" ? dram_plateau(sized, r) : median_in(sized, r))
         levels[lvl][std::string(name(c.kernel))][std::to_string(c.threads)] = *v;
   }
   for (const auto& lvl : range_caps.filled)  // those the sweep reached
@@ -669,7 +670,7 @@ json characterize(const CharacterizeOptions& opt) {
         for (const auto& p : c.points)
           pts.push_back({{"bytes", p.bytes}, {"gbps", p.gbps.best}, {"gbps_median", p.gbps.median}});
         cj.push_back({{"kernel", name(c.kernel)}, {"threads", c.threads}, {"points", pts}, {"repeats", repeats}});
-        const Curve xy = best_curve(c);
+        const Curve xy = at_sweep_sizes(best_curve(c), sizes);
         for (const auto& lvl : kCacheLevels)
           if (ranges[t].count(lvl))
             if (auto v = median_in(xy, ranges[t].at(lvl)))
@@ -809,7 +810,8 @@ json characterize(const CharacterizeOptions& opt) {
        "prices a kernel's in-cache traffic against the table of the ISA that prices its compute."},
       {"levels",
        "bandwidth.levels[L][kernel][T] = median of the curve points (best samples) whose "
-       "working set lies in [max(2x previous level, C/8), C/2], C = aggregate capacity for T "
+       "sweep size (the working set asked for: a 3-array kernel's is a little off it) "
+       "lies in [max(2x previous level, C/8), C/2], C = aggregate capacity for T "
        "threads = measured capacity x distinct caches of that level the T pinned cores use "
        "(a level the curve shows no step for whose reported size lies between two measured "
        "levels: its reported capacity, named in caches.warnings) "

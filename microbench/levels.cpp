@@ -115,6 +115,17 @@ std::map<std::string, Range> level_ranges(const std::map<std::string, size_t>& c
   return out;
 }
 
+std::vector<std::pair<double, double>> at_sweep_sizes(std::vector<std::pair<double, double>> points,
+                                                      const std::vector<size_t>& sizes, double tolerance) {
+  for (auto& p : points)
+    for (size_t s : sizes)
+      if (std::abs(p.first / double(s) - 1) <= tolerance) {
+        p.first = double(s);
+        break;
+      }
+  return points;
+}
+
 std::optional<double> median_in(const std::vector<std::pair<double, double>>& points, Range r) {
   std::vector<double> v;
   for (const auto& [bytes, value] : points)

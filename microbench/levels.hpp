@@ -46,6 +46,13 @@ std::map<std::string, Range> level_ranges(const std::map<std::string, size_t>& c
                                           const std::map<std::string, int>& instances,
                                           double dram_floor);
 
+// The points with each size replaced by the sweep size (of `sizes`) it is within `tolerance`
+// (relative) of: a 3-array kernel's working set is a whole number of 3-line groups per thread, a
+// little off the size it was asked for (triad at 64 KiB: 65,472 B), and a level's range bound at
+// exactly that size (2x the level below) must not drop it while keeping the other kernels' point.
+std::vector<std::pair<double, double>> at_sweep_sizes(std::vector<std::pair<double, double>> points,
+                                                      const std::vector<size_t>& sizes, double tolerance = 0.03);
+
 // Median value of the points whose size lies in r; nullopt if none does.
 std::optional<double> median_in(const std::vector<std::pair<double, double>>& points, Range r);
 

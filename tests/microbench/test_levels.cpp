@@ -111,6 +111,23 @@ TEST(LevelRanges, CloseLevelsUseTheWholeGap) {
   EXPECT_DOUBLE_EQ(r.at("L2").hi, 96.0 * KiB);
 }
 
+// The CI failure of Characterize.SmokeProfileFillsWhatReadersNeed (L2 range [64 KiB, 100 KiB]
+// with one sweep size in it): read's point sits at 65,536 B, triad's 3-array working set at
+// 65,472 B, and the level had no triad ceiling. Matched by sweep size, both are in.
+TEST(AtSweepSizes, ARoundedWorkingSetCountsAsTheSizeItStandsFor) {
+  const std::vector<size_t> sizes = {32 * KiB, 64 * KiB, 128 * KiB};
+  const Range l2{64.0 * KiB, 100.0 * KiB};
+  const std::vector<std::pair<double, double>> triad = {{32704, 90}, {65472, 60}, {131008, 40}};
+  EXPECT_FALSE(median_in(triad, l2).has_value());
+  const auto sized = at_sweep_sizes(triad, sizes);
+  ASSERT_TRUE(median_in(sized, l2).has_value());
+  EXPECT_DOUBLE_EQ(*median_in(sized, l2), 60);
+  EXPECT_DOUBLE_EQ(sized[0].first, 32.0 * KiB);
+  EXPECT_DOUBLE_EQ(sized[2].first, 128.0 * KiB);
+  // a point far from every sweep size (more than 3%) keeps its own size
+  EXPECT_DOUBLE_EQ(at_sweep_sizes({{70000, 1}}, sizes)[0].first, 70000);
+}
+
 TEST(MedianIn, TakesOnlyPointsInsideTheRange) {
   std::vector<std::pair<double, double>> pts = {{1, 100}, {2, 10}, {3, 30}, {4, 20}, {5, 1}};
   EXPECT_DOUBLE_EQ(*median_in(pts, {2, 4}), 20);
