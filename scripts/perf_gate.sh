@@ -317,13 +317,13 @@ print(" ".join(r["name"] for r in json.load(open(sys.argv[1]))["rows"] if r["sta
 # the binary; returns 1 with the reason when there is none (no commit file, no git, a shallow clone
 # without that commit, a build that fails).
 ref_rooflab() {
-  local c d bin
+  local want c d bin
   [ -n "$ref_rl" ] && { echo "$ref_rl"; return 0; }
   [ -f "$base/commit" ] || { echo "[gate] no A/B: $base has no commit file (the code it measured)" >&2; return 1; }
-  c=$(tr -d ' \n' <"$base/commit")
+  want=$(tr -d ' \n' <"$base/commit")
   command -v git >/dev/null || { echo "[gate] no A/B: git is not installed" >&2; return 1; }
-  c=$(git_ rev-parse --verify -q "$c^{commit}" 2>/dev/null) ||
-    { echo "[gate] no A/B: commit $(tr -d ' \n' <"$base/commit") of $base is not in this clone" >&2; return 1; }
+  c=$(git_ rev-parse --verify -q "$want^{commit}" 2>/dev/null) ||
+    { echo "[gate] no A/B: commit $want of $base is not in this clone" >&2; return 1; }
   d="$ROOT/build/perf-gate-ref/${c:0:12}"
   if [ ! -x "$d/rooflab" ]; then
     echo "[gate] building the baseline's code (commit ${c:0:12}) into ${d#"$ROOT"/}: once, the rooflab target only" >&2
