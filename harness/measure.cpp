@@ -158,8 +158,19 @@ Disturbance classify(const std::vector<double>& seconds, const std::vector<bool>
   return d;
 }
 
+void mark_slower(Disturbance& d, double median, double fastest_before, const DisturbanceRule& rule) {
+  if (!(fastest_before > 0) || !(median > rule.median_over_best * fastest_before)) return;
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3g", median / fastest_before);
+  d.reason += std::string(d.reason.empty() ? "" : "; ") + "slower: median " + b +
+              "x the fastest sample of an earlier measurement (a slowdown no load probe saw: the host's)";
+  d.disturbed = d.slower = true;
+  d.idle_only = false;
+}
+
 bool Disturbance::better_than(const Disturbance& o) const {
   if (disturbed != o.disturbed) return !disturbed;
+  if (slower != o.slower) return !slower;
   const double q = std::isnan(quiet_fraction) ? 1 : quiet_fraction, oq = std::isnan(o.quiet_fraction) ? 1 : o.quiet_fraction;
   if (q != oq) return q > oq;
   const double c = std::isnan(cv) ? 0 : cv, oc = std::isnan(o.cv) ? 0 : o.cv;

@@ -127,11 +127,15 @@ struct Disturbance {
   bool disturbed = false;
   std::string reason;  // "" when undisturbed; else every rule that fired, "; "-separated
   bool idle_only = false;  // "threads idle" is the only rule that fired
+  bool slower = false;     // slower than an earlier measurement of the case (mark_slower)
   double quiet_fraction = NAN, cv = NAN, cpu_utilization = NAN;
   // Of two measurements of one case, whether this one is the better: undisturbed first, then
-  // more quiet samples, then the smaller spread.
+  // not slower than an earlier one, then more quiet samples, then the smaller spread.
   bool better_than(const Disturbance& o) const;
 };
+// A later measurement of a case whose median is above rule.median_over_best x the fastest sample
+// of its earlier measurements (`fastest_before`, seconds): disturbed, "slower", with the reason.
+void mark_slower(Disturbance& d, double median, double fastest_before, const DisturbanceRule& rule = {});
 // `cpu_utilization` (NaN: unknown) of a case of `threads` threads: the "threads idle" rule.
 Disturbance classify(const std::vector<double>& seconds, const std::vector<bool>& quiet,
                      const DisturbanceRule& rule = {}, double cpu_utilization = NAN, int threads = 1);

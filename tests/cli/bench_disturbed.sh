@@ -8,6 +8,9 @@
 #     "load" reason, rooflab.kept_retry names the retry; the CV rules may still fire on a busy
 #     test machine, and ask for a 2nd retry).
 #  3. the OpenMP wait policy: rooflab's bounded spin when the user set none, the user's otherwise.
+#  4. the first pass loaded, retry 1 quiet but 10x slower (ROOFLAB_TEST_SLOW_PASS=1, a host slowed
+#     where no probe looks): retry 1 is marked "slower" and not kept, retry 2 (quiet, as fast as
+#     the first) is.
 set -u
 rl=$1 dir=$2 machine=$3
 rm -rf "$dir" && mkdir -p "$dir"
@@ -22,6 +25,9 @@ run() {  # run NAME PASSES [env...]
 run stays 99
 run recovers 1
 run user 99 OMP_WAIT_POLICY=passive
+run slower 1 ROOFLAB_TEST_SLOW_PASS=1
+grep -q "re-measuring 1 disturbed case (retry 2 of 2)" "$dir/slower.log" ||
+  fail "console: retry 1 (quiet, 10x slower) was taken as good: no second retry"
 grep -q "1 of 1 cases stayed disturbed (1 re-measured)" "$dir/stays.log" || fail "console: no count of disturbed cases"
 grep -q "re-measuring 1 disturbed case (retry 2 of 2)" "$dir/stays.log" || fail "console: no second retry"
 "$rl" model --bench "$dir/stays/bench.json" --machine "$machine" --out "$dir/stays" >"$dir/model.log" 2>&1 ||
@@ -52,6 +58,12 @@ assert rows and all(x["rooflab"]["retries"] >= 1 and x["rooflab"]["quiet"] == [T
 assert all("load" not in x["rooflab"]["disturbed_reason"] for x in rows)
 assert all(1 <= x["rooflab"]["kept_retry"] <= x["rooflab"]["retries"] for x in rows), rows  # the retry's rows
 assert r["disturbance"]["retried"] == [case]
+s = load("slower/bench.json")
+rows = [x for x in s["benchmarks"] if x["run_name"] == case]
+# Retry 1 (10x slower, quiet) is never kept; retry 2 is, unless the CV rules kept the first (a busy
+# test machine): either way not the slow one.
+assert rows and all(x["rooflab"]["retries"] == 2 and x["rooflab"]["kept_retry"] in (0, 2) for x in rows), rows
+assert all("slower" not in x["rooflab"]["disturbed_reason"] for x in rows), rows
 u = load("user/bench.json")["context"]["omp_wait_policy"]
 assert u["set_by"] == "user" and u["OMP_WAIT_POLICY"] == "passive" and u["GOMP_SPINCOUNT"] is None, u
 PY

@@ -462,3 +462,30 @@ TEST(Disturbance, BetterMeasurementIsKept) {
   EXPECT_TRUE(noisy.better_than(worse));     // both disturbed, all quiet beats all loaded
   EXPECT_FALSE(good.better_than(good));      // equal: not better (the first measurement stays)
 }
+
+// A later measurement, quiet and steady but far slower than the case ran before (a host slowed by
+// another guest, which no load probe sees: 2026-11-30, BLIS DGEMM 1024^3 2 threads on a Zen 3
+// guest, first pass 32-48 ms, a retry 54-57 ms at CV 2%): disturbed, and never better than the
+// earlier measurement, even a noisy one with more quiet samples.
+TEST(Disturbance, ALaterMeasurementFarSlowerThanAnEarlierOneIsMarkedAndNotKept) {
+  const std::vector<bool> q3 = {true, true, true};
+  const m::Disturbance first = m::classify({0.032, 0.034, 0.048}, {false, false, true});  // loaded, spread
+  m::Disturbance retry = m::classify({0.054, 0.054, 0.057}, q3);
+  ASSERT_FALSE(retry.disturbed);
+  ASSERT_TRUE(retry.better_than(first));  // without the mark, the slow retry would replace it
+  m::mark_slower(retry, 0.054, 0.032);
+  EXPECT_TRUE(retry.disturbed);
+  EXPECT_TRUE(retry.slower);
+  EXPECT_NE(retry.reason.find("slower: median 1.69x"), std::string::npos) << retry.reason;
+  EXPECT_FALSE(retry.better_than(first));
+  EXPECT_TRUE(first.better_than(retry));
+  // Within the rule's 1.3x: not marked.
+  m::Disturbance close = m::classify({0.040, 0.041, 0.041}, q3);
+  m::mark_slower(close, 0.041, 0.032);
+  EXPECT_FALSE(close.disturbed);
+  EXPECT_TRUE(close.reason.empty());
+  // No earlier sample (0 or NaN): nothing to compare with.
+  m::mark_slower(close, 1.0, 0.0);
+  m::mark_slower(close, 1.0, NAN);
+  EXPECT_FALSE(close.disturbed);
+}
