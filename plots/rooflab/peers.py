@@ -21,7 +21,9 @@ Definitions:
                oneDNN, LIBXSMM behind sfc_ca_libxsmm), or POT for Sinkhorn. Its code path is
                shown; one that is not the library's best for this CPU is flagged.
   ratio        rooflab best / peer in speed (GFLOP/s ratio, or peer time / rooflab time):
-               above 1 rooflab is faster.
+               above 1 rooflab is faster. In an interleaved run with >= 5 repetitions on both
+               sides, a ratio the repetitions do not tell from 1 (two-sided Mann-Whitney U test,
+               p >= 0.05) says so: "(n.s., p P)".
   % of ceiling the value over machine.json's compute ceiling named by the case's
                compute_ceiling (fma_* for GEMM, addmin_* for Floyd-Warshall) of the case's ISA
                (a library row: the widest ISA, what a library dispatches to) at its threads.
@@ -40,6 +42,7 @@ from pathlib import Path
 from rooflab import cli
 from rooflab.data.jsonfile import Checker, RooflabDataError, read_schema_file, write_text_atomic
 from rooflab.data.run import gbench_seconds
+from rooflab.gate import mann_whitney_p
 
 PROG = "plots/peer_table.py"
 HOW = "scripts/peer_table.sh"
@@ -247,6 +250,23 @@ def _pct(r: dict) -> str:
     return pct + " (**above the measured ceiling**: see the note above the tables)" if r["fraction"] > ABOVE_CEILING else pct
 
 
+SIGNIFICANCE = 0.05  # a ratio whose repetitions' U test gives p at or above this is marked n.s.
+MIN_TEST_REPS = 5    # fewer: the U test cannot reach p < 0.05 (3 vs 3: p >= 0.1)
+
+
+def _significance(best: dict, r: dict) -> str:
+    """" (n.s., p P)" when the interleaved repetitions of rooflab's best and the peer do not
+    differ by the U test; "" when they do, or when there are too few to test."""
+    a, b = best.get("rep_seconds"), r.get("rep_seconds")
+    if not a or not b or min(len(a), len(b)) < MIN_TEST_REPS:
+        return ""
+    try:
+        p = mann_whitney_p(a, b)
+    except RooflabDataError:  # no scipy: the ratio without its test
+        return ""
+    return f" (n.s., p {p:.2f})" if p >= SIGNIFICANCE else ""
+
+
 def _best(rows: list[dict]) -> dict | None:
     own = [r for r in rows if not r["peer"] and r["status"] == "ok"]
     return max(own, key=lambda r: r["gflops"]) if own else None
@@ -273,7 +293,7 @@ def gemm_section(rows: list[dict]) -> list[str]:
                     impl = f"**{impl}** (rooflab best)"
                 ratio = "—"
                 if r["peer"] and best and r["status"] == "ok":
-                    ratio = f"{best['gflops'] / r['gflops']:.2f}"
+                    ratio = f"{best['gflops'] / r['gflops']:.2f}" + _significance(best, r)
                 out.append(f"| {work} | {impl} | {_path_cell(r)} | {_value_cell(r, lambda x: _num(x['gflops']))} "
                            f"| {_pct(r) if r['status'] == 'ok' else '—'} | {ratio} |")
             if not best:
@@ -433,7 +453,9 @@ def render(doc: dict, cls: str) -> str:
         lines += ["- interleaved: every case's repetitions ran in random order among all cases' (Google Benchmark's "
                   "random interleaving), so each median spans the whole run and rooflab and each peer met the same "
                   "host states; ratios compare those medians; brackets give a case's repetitions' range (worst–best)"
-                  + (" or, with rounds, its rounds' range" if nrounds and nrounds > 1 else "") + ".", ""]
+                  + (" or, with rounds, its rounds' range" if nrounds and nrounds > 1 else "")
+                  + "; \"n.s., p P\" after a ratio: the two cases' repetitions do not differ by a two-sided "
+                  f"Mann-Whitney U test (p >= {SIGNIFICANCE}), the ratio is within this run's noise.", ""]
     failed = [s for s in pr["steps"] if s["status"] != "ok"]
     for s in failed:
         lines.append(f"- step {s['id']} **{s['status']}**: {cli.one_line(s['message'])}")

@@ -293,3 +293,29 @@ def test_interleaved_run_shows_each_cases_repetition_range_and_its_remeasured_ro
     assert peers.main([str(FIXTURE), "--tables", str(plain)]) == 0
     ptext = (plain / "amd-zen3-avx2.md").read_text()
     assert "(reps " not in ptext and "- interleaved" not in ptext
+
+
+def test_a_ratio_within_the_repetitions_noise_is_marked_not_significant(tmp_path):
+    # Interleaved, 5 repetitions a side: OpenBLAS's overlap blocked's (U test p >= 0.05) and its
+    # ratio says "n.s."; BLIS's are all slower (p = 0.008) and its ratio stands alone. With the
+    # fixture's 3 repetitions no test is made (3 vs 3 cannot reach p < 0.05).
+    reps = {"gemm/blocked/avx2/f64/1024x1024x1024/threads:2": [30.0, 31.0, 32.0, 31.5, 30.5],
+            "gemm/openblas/f64/1024x1024x1024/threads:2": [29.5, 31.2, 32.5, 30.2, 30.8],
+            "gemm/blis/f64/1024x1024x1024/threads:2": [39.0, 40.0, 41.0, 40.5, 39.5]}
+    b = json.loads((FIXTURE / "bench.json").read_text())
+    out = []
+    for e in b["benchmarks"]:
+        case = next((c for c in reps if e["run_name"].startswith(c + "/")), None)
+        if case is None or e["run_type"] != "iteration":
+            out.append(e)
+        elif e["real_time"] == min(x["real_time"] for x in b["benchmarks"] if x["run_name"] == e["run_name"]
+                                   and x["run_type"] == "iteration"):
+            out += [{**e, "real_time": t, "cpu_time": t} for t in reps[case]]  # one entry becomes five
+    text = render_edited(tmp_path, peer_run={"interleaved": True}, bench_top={"benchmarks": out})
+    rows = table_rows(text, "DGEMM 1024^3, 2 threads")
+    ob, blis = rows["OpenBLAS"][5], rows["BLIS"][5]
+    assert ob.startswith(f"{30.8 / 31.0:.2f} (n.s., p ") and float(ob.split("p ")[1].rstrip(")")) >= 0.05, ob
+    assert blis == f"{40.0 / 31.0:.2f}", blis
+    assert "do not differ by a two-sided Mann-Whitney U test" in text
+    plain = table_rows(render_edited(tmp_path / "3reps", peer_run={"interleaved": True}), "DGEMM 1024^3, 2 threads")
+    assert "n.s." not in plain["OpenBLAS"][5] and "n.s." not in plain["BLIS"][5]
