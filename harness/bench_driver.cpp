@@ -483,9 +483,17 @@ int run_bench(const BenchOptions& opt) {
     std::map<size_t, double> fastest;  // per case: its fastest sample in any measurement so far
     auto annotate = [&](json& doc) {
       std::map<size_t, measure::Disturbance> verdicts;
+      // Once per case (its repetitions' and aggregates' rows share the fields), and against the
+      // samples of earlier passes only: this pass's own spread is the "median" rule's.
+      std::map<size_t, json> done;
+      const std::map<size_t, double> earlier = fastest;
       for (auto& b : doc["benchmarks"]) {
         const size_t i = index_of(b);
         if (i == SIZE_MAX) continue;
+        if (const auto same = done.find(i); same != done.end()) {
+          b["rooflab"] = same->second;
+          continue;
+        }
         json f = rs.fields[i];
         if (auto v = rs.verified.find(i); v != rs.verified.end())
           f["verification"] = {{"ok", v->second.ok}, {"max_err", v->second.max_err},
@@ -516,7 +524,7 @@ int run_bench(const BenchOptions& opt) {
           // A later measurement (round, retry) far slower than the case has run before, with
           // every probe quiet, was slowed where the probes do not look (the host: another
           // guest on the same cores); a disturbance only ever slows, so the faster one stands.
-          if (const auto seen = fastest.find(i); seen != fastest.end())
+          if (const auto seen = earlier.find(i); seen != earlier.end())
             measure::mark_slower(d, medians[i], seen->second, rule);
           if (!secs.empty()) {
             const double best = *std::min_element(secs.begin(), secs.end());
@@ -537,7 +545,7 @@ int run_bench(const BenchOptions& opt) {
           f["disturbed_reason"] = d.reason;
           verdicts[i] = d;
         }
-        b["rooflab"] = f;
+        b["rooflab"] = done[i] = f;
       }
       return verdicts;
     };
@@ -649,6 +657,7 @@ int run_bench(const BenchOptions& opt) {
     rs.retry_deadline = retry_t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                        std::chrono::duration<double>(retry_budget_s));
     std::map<size_t, int> retries, kept_retry;  // re-measurements; the one whose rows are kept
+    std::map<size_t, json> retry_log;           // per case, each re-measurement's median and verdict
     for (int attempt = 1; attempt <= kRetries && !signal; ++attempt) {
       std::vector<size_t> again;
       for (const auto& [i, d] : verdict)
@@ -669,7 +678,10 @@ int run_bench(const BenchOptions& opt) {
         ++retries[i];
         const auto v = now.find(i);
         if (v == now.end()) continue;
-        if (!failed.count(i) && v->second.better_than(verdict[i])) {
+        const bool kept = !failed.count(i) && v->second.better_than(verdict[i]);
+        retry_log[i].push_back({{"retry", attempt}, {"median_s", medians.count(i) ? json(medians[i]) : json(nullptr)},
+                                {"disturbed", v->second.disturbed}, {"reason", v->second.reason}, {"kept", kept}});
+        if (kept) {
           verdict[i] = v->second;
           replace.insert(i);
           kept_retry[i] = attempt;
@@ -695,6 +707,7 @@ int run_bench(const BenchOptions& opt) {
     for (auto& b : out["benchmarks"])
       if (const size_t i = index_of(b); i != SIZE_MAX && b.contains("rooflab")) {
         b["rooflab"]["retries"] = retries.count(i) ? retries[i] : 0;
+        if (retry_log.count(i)) b["rooflab"]["retry_log"] = retry_log[i];
         b["rooflab"]["kept_retry"] = kept_retry.count(i) ? kept_retry[i] : 0;
       }
     // Each round's median, the round kept and the spread of the rounds' medians (max / min over
