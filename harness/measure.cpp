@@ -164,6 +164,7 @@ void mark_slower(Disturbance& d, double median, double fastest_before, const Dis
   std::snprintf(b, sizeof b, "%.3g", median / fastest_before);
   d.reason += std::string(d.reason.empty() ? "" : "; ") + "slower: median " + b +
               "x the fastest sample of an earlier measurement (a slowdown no load probe saw: the host's)";
+  d.slower_only = !d.disturbed;
   d.disturbed = d.slower = true;
   d.idle_only = false;
 }

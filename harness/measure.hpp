@@ -128,6 +128,7 @@ struct Disturbance {
   std::string reason;  // "" when undisturbed; else every rule that fired, "; "-separated
   bool idle_only = false;  // "threads idle" is the only rule that fired
   bool slower = false;     // slower than an earlier measurement of the case (mark_slower)
+  bool slower_only = false;  // ... and no other rule fired: the host's speed, not load on this machine
   double quiet_fraction = NAN, cv = NAN, cpu_utilization = NAN;
   // Of two measurements of one case, whether this one is the better: undisturbed first, then
   // not slower than an earlier one, then more quiet samples, then the smaller spread.

@@ -476,9 +476,14 @@ TEST(Disturbance, ALaterMeasurementFarSlowerThanAnEarlierOneIsMarkedAndNotKept) 
   m::mark_slower(retry, 0.054, 0.032);
   EXPECT_TRUE(retry.disturbed);
   EXPECT_TRUE(retry.slower);
+  EXPECT_TRUE(retry.slower_only);  // quiet and steady: the rule alone fired
   EXPECT_NE(retry.reason.find("slower: median 1.69x"), std::string::npos) << retry.reason;
   EXPECT_FALSE(retry.better_than(first));
   EXPECT_TRUE(first.better_than(retry));
+  m::Disturbance loaded = m::classify({0.054, 0.054, 0.057}, {false, false, false});
+  m::mark_slower(loaded, 0.054, 0.032);
+  EXPECT_TRUE(loaded.slower);
+  EXPECT_FALSE(loaded.slower_only);  // the load rule fired too
   // Within the rule's 1.3x: not marked.
   m::Disturbance close = m::classify({0.040, 0.041, 0.041}, q3);
   m::mark_slower(close, 0.041, 0.032);
