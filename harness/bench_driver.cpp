@@ -481,6 +481,7 @@ int run_bench(const BenchOptions& opt) {
     const measure::DisturbanceRule rule;
     std::map<size_t, double> medians;  // per case: the median of its last annotated measurement
     std::map<size_t, double> fastest;  // per case: its fastest sample in any measurement so far
+    auto median_json = [&](size_t i) { return medians.count(i) ? json(medians[i]) : json(nullptr); };
     auto annotate = [&](json& doc) {
       std::map<size_t, measure::Disturbance> verdicts;
       // Once per case (its repetitions' and aggregates' rows share the fields), and against the
@@ -607,7 +608,7 @@ int run_bench(const BenchOptions& opt) {
     std::map<size_t, int> round_kept;
     if (opt.rounds > 1) {
       auto log_round = [&](size_t i, int round, const measure::Disturbance& d) {
-        round_log[i].push_back({{"round", round}, {"median_s", medians.count(i) ? json(medians[i]) : json(nullptr)},
+        round_log[i].push_back({{"round", round}, {"median_s", median_json(i)},
                                 {"cv", std::isfinite(d.cv) ? json(d.cv) : json(nullptr)}, {"disturbed", d.disturbed},
                                 {"slower_only", d.slower_only}});
       };
@@ -680,7 +681,7 @@ int run_bench(const BenchOptions& opt) {
         const auto v = now.find(i);
         if (v == now.end()) continue;
         const bool kept = !failed.count(i) && v->second.better_than(verdict[i]);
-        retry_log[i].push_back({{"retry", attempt}, {"median_s", medians.count(i) ? json(medians[i]) : json(nullptr)},
+        retry_log[i].push_back({{"retry", attempt}, {"median_s", median_json(i)},
                                 {"disturbed", v->second.disturbed}, {"reason", v->second.reason}, {"kept", kept}});
         if (kept) {
           verdict[i] = v->second;
