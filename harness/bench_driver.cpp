@@ -193,7 +193,8 @@ void run_case(benchmark::State& state, RunState& rs, size_t idx) {
   const json& f = rs.fields[idx];
   using C = benchmark::Counter;
   state.counters["GFLOPS"] = C(f["flops"].get<double>() / 1e9, C::kIsIterationInvariantRate);
-  state.SetBytesProcessed(int64_t(f["bytes"].get<double>() * double(state.iterations())));
+  // Not for a case that moves no bytes (peak): the cv row's 0 / 0 would be a NaN in bench.json.
+  if (f["bytes"].get<double>() > 0) state.SetBytesProcessed(int64_t(f["bytes"].get<double>() * double(state.iterations())));
   if (rs.predicted_s[idx] > 0) {
     state.counters["predicted_s"] = C(rs.predicted_s[idx]);
     // predicted/measured time per run == attained/predicted performance.

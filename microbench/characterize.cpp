@@ -386,19 +386,6 @@ json run_likwid(const CharacterizeOptions& opt, const ProfileParams& prof, Isa i
   return out;
 }
 
-struct ComputeKernel {
-  const char* name;
-  ComputeFn fn;
-  double flops_per_lane;
-  int lanes;
-};
-std::vector<ComputeKernel> compute_kernels(const KernelTable& kt) {
-  return {{"fma_f64", kt.fma_f64, 2, kt.lanes_f64},       {"fma_f32", kt.fma_f32, 2, kt.lanes_f32},
-          {"add_f64", kt.add_f64, 1, kt.lanes_f64},       {"add_f32", kt.add_f32, 1, kt.lanes_f32},
-          {"mul_f64", kt.mul_f64, 1, kt.lanes_f64},       {"mul_f32", kt.mul_f32, 1, kt.lanes_f32},
-          {"addmin_f64", kt.addmin_f64, 2, kt.lanes_f64}, {"addmin_f32", kt.addmin_f32, 2, kt.lanes_f32}};
-}
-
 // The FP ceiling whose issue rate is known on every x86-64 core this project targets (Haswell
 // and Zen 2 on): two FMA pipes at full AVX2 width, so avx2 fma_f64 = 2 x 4 lanes x 2 flops per
 // cycle. AVX-512 is left out (one or two pipes, depending on the part). Without AVX2: scalar

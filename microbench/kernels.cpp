@@ -7,6 +7,13 @@
 
 namespace rooflab::microbench {
 
+std::vector<ComputeKernel> compute_kernels(const KernelTable& kt) {
+  return {{"fma_f64", kt.fma_f64, 2, kt.lanes_f64},       {"fma_f32", kt.fma_f32, 2, kt.lanes_f32},
+          {"add_f64", kt.add_f64, 1, kt.lanes_f64},       {"add_f32", kt.add_f32, 1, kt.lanes_f32},
+          {"mul_f64", kt.mul_f64, 1, kt.lanes_f64},       {"mul_f32", kt.mul_f32, 1, kt.lanes_f32},
+          {"addmin_f64", kt.addmin_f64, 2, kt.lanes_f64}, {"addmin_f32", kt.addmin_f32, 2, kt.lanes_f32}};
+}
+
 const KernelTable& kernels_for(Isa isa) {
   if (!isa_supported(isa))
     throw Error("microbench: this CPU does not support " + std::string(to_string(isa)));

@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "harness/isa.hpp"
 
@@ -67,6 +68,16 @@ struct KernelTable {
   int lanes_f64;  // accumulators x vector width: values updated per iteration
   int lanes_f32;
 };
+
+// The compute kernels of a table by machine.json name ("fma_f64" ...), with their flops per lane
+// per iteration: what characterize measures and the `peak` family times among other cases.
+struct ComputeKernel {
+  const char* name;
+  ComputeFn fn;
+  double flops_per_lane;
+  int lanes;
+};
+std::vector<ComputeKernel> compute_kernels(const KernelTable& kt);
 
 const KernelTable& scalar_kernels();
 const KernelTable& avx2_kernels();

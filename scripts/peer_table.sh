@@ -4,8 +4,8 @@
 # plots/peer_table.py. The cases are fixed (issue 17's work items): GEMM f32 / f64 at 1024^3
 # and 4096^3 (rooflab blocked and sfc_ca at each vector ISA of the CPU, OpenBLAS, BLIS, oneDNN,
 # sfc_ca_libxsmm), Floyd-Warshall regblock at N = 4096 (no installed peer; the recursive schedule
-# at 1 thread too, for its scaling), Sinkhorn vs POT
-# (scripts/pot_compare.py). The run directory keeps machine.json, cpu.json, bench.json,
+# at 1 thread too, for its scaling), the FMA and add+min peaks of each ISA timed among them
+# (the `peak` family), Sinkhorn vs POT (scripts/pot_compare.py). The run directory keeps machine.json, cpu.json, bench.json,
 # pot_compare.json and peer_run.json (what ran, each step's status); only the Markdown is committed.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -171,6 +171,14 @@ for isa in ${isas//,/ }; do
           "floyd_warshall/regblock/$isa/f32/4096x4096/sched:blocked/layout:bdl/bs:64/threads:$threads")
   # the recursive schedule on one thread too: the table gives its speed-up to $threads
   [ "$threads" -gt 1 ] && cases+=("floyd_warshall/regblock/$isa/f32/4096x4096/sched:rec/layout:bdl/bs:64/task:256/threads:1")
+done
+# characterize's loops of the ceilings above, timed among them (docs/families/peak.md): each
+# kernel's share of the peak of the same run, whatever the host's speed at characterize's time
+peak_iters=1048576
+for isa in ${isas//,/ }; do
+  cases+=("peak/fma/$isa/f32/$peak_iters/threads:$threads" "peak/fma/$isa/f64/$peak_iters/threads:$threads"
+          "peak/addmin/$isa/f32/$peak_iters/threads:$threads")
+  [ "$threads" -gt 1 ] && cases+=("peak/addmin/$isa/f32/$peak_iters/threads:1")
 done
 case_args=(); for c in "${cases[@]}"; do case_args+=(--case "$c"); done
 

@@ -115,8 +115,9 @@ add_test(NAME cli_out_parent_created COMMAND sh -c
 set_tests_properties(cli_out_parent_created PROPERTIES LABELS integration)
 # `list --json`: every case with the facts a figure needs, no prediction (no machine).
 rooflab_cli_test(list_json 0 "\"traffic\": \\[" ${RL} list --json --profile smoke --filter ^sinkhorn/c2r/)
+# A case moves no bytes exactly when it declares no traffic (the peak family's register loops).
 add_test(NAME cli_list_json_fields COMMAND sh -c
-  "${RL} list --json --profile smoke 2>/dev/null | python3 -c \"import json,sys; d=json.load(sys.stdin); assert d['schema']=='rooflab.list/1' and d['cases']; need={'name','family','variant','isa','dtype','dims','params','threads','flops','bytes','traffic','working_set','compute_ceiling','model_note'}; bad=[c['name'] for c in d['cases'] if not need <= set(c) or c['flops'] < 0 or c['bytes'] <= 0]; assert not bad, bad; print(len(d['cases']), 'cases')\"")
+  "${RL} list --json --profile smoke 2>/dev/null | python3 -c \"import json,sys; d=json.load(sys.stdin); assert d['schema']=='rooflab.list/1' and d['cases']; need={'name','family','variant','isa','dtype','dims','params','threads','flops','bytes','traffic','working_set','compute_ceiling','model_note'}; bad=[c['name'] for c in d['cases'] if not need <= set(c) or c['flops'] < 0 or c['bytes'] < 0 or (c['bytes'] == 0) != (c['traffic'] == [])]; assert not bad, bad; print(len(d['cases']), 'cases')\"")
 set_tests_properties(cli_list_json_fields PROPERTIES LABELS integration)
 # list --json's families block: variants in table order, own kernel or library baseline, ISAs.
 add_test(NAME cli_list_json_families COMMAND sh -c

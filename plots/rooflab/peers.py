@@ -26,7 +26,11 @@ Definitions:
                p >= 0.05) says so: "(n.s., p P)".
   % of ceiling the value over machine.json's compute ceiling named by the case's
                compute_ceiling (fma_* for GEMM, addmin_* for Floyd-Warshall) of the case's ISA
-               (a library row: the widest ISA, what a library dispatches to) at its threads.
+               (a library row: the widest ISA, what a library dispatches to) at its threads;
+               after it, "run P%": the value over the median of the same loop's `peak` case timed
+               in this run (peer_table.sh adds them; interleaved, it met the kernels' host states).
+  run's peak   a peak/<op>/<isa>/<dtype>/... case of the run: characterize's loop of that ceiling,
+               timed among the kernels (docs/families/peak.md); not a row of its own.
   CPU class    <vendor>-<microarchitecture or product line>-<widest ISA>, from cpu.json (CPUID
                vendor, family, model, brand string) and machine.json (host.isa).
 Each class file starts with a marker line that the index is rebuilt from; a refresh rewrites
@@ -190,7 +194,21 @@ def case_rows(doc: dict) -> list[dict]:
         row["params"] = "/".join(p for p in parts[2:] if ":" in p and not p.startswith("threads:"))
         row["threads"] = int(parts[-1].split(":")[1]) if parts[-1].startswith("threads:") else None
         rows.append(row)
+    peaks = run_peaks(rows)
+    widest = (machine.get("compute") or {}).get("isa")
+    for r in rows:
+        if r["family"] == "peak" or r["status"] != "ok" or not r["gflops"]:
+            continue
+        pk = peaks.get((r["rl"].get("compute_ceiling"), r["isa"] or widest, r["threads"]))
+        if pk:
+            r.update(run_peak=pk, run_fraction=r["gflops"] / pk)
     return rows
+
+
+def run_peaks(rows: list[dict]) -> dict[tuple, float]:
+    """{(ceiling name, ISA, threads): median GFLOP/s} of the run's verified peak cases."""
+    return {(r["rl"].get("compute_ceiling"), r["isa"], r["threads"]): r["gflops"]
+            for r in rows if r["family"] == "peak" and r["status"] == "ok" and r["gflops"] > 0}
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -242,12 +260,15 @@ ABOVE_CEILING = 1.05  # a measured rate this far above its ceiling means the cei
 
 
 def _pct(r: dict) -> str:
+    run = f"run {100 * r['run_fraction']:.0f}%" if r.get("run_fraction") else ""
     if not r.get("fraction"):
-        return "—"
+        return run or "—"
     pct = f"{100 * r['fraction']:.0f}%"
     # Never a silent impossible number: the ceiling was measured low (machine.json
     # compute.warnings says when the threads shared a core), not the kernel above the peak.
-    return pct + " (**above the measured ceiling**: see the note above the tables)" if r["fraction"] > ABOVE_CEILING else pct
+    if r["fraction"] > ABOVE_CEILING:
+        pct += " (**above the measured ceiling**: see the note above the tables)"
+    return f"{pct} · {run}" if run else pct
 
 
 SIGNIFICANCE = 0.05  # a ratio whose repetitions' U test gives p at or above this is marked n.s.
@@ -449,6 +470,17 @@ def render(doc: dict, cls: str) -> str:
                   "(`rooflab bench --rounds`): a value is the median of the round the case kept (its fastest "
                   "undisturbed one, or a later re-measurement of a disturbed case), with its rounds' range "
                   "(worst–best) in brackets; ratios compare the kept values.", ""]
+    peaks = run_peaks(rows)
+    if peaks:
+        vals = []
+        for (key, isa, t), g in sorted(peaks.items(), key=lambda kv: (kv[0][1] or "", kv[0][2] or 0, kv[0][0] or "")):
+            c = ceiling(m, isa, key, t or 0)
+            vals.append(f"{isa} {key} at {t} thread{'s' if t != 1 else ''} {_num(g, 0)}"
+                        + (f" ({100 * g / c:.0f}% of machine.json's)" if c else ""))
+        lines += ["- the run's peaks (GFLOP/s, median; characterize's loops timed among the cases, "
+                  "docs/families/peak.md): " + "; ".join(vals) + ". \"run P%\" after a % of ceiling: the value "
+                  "over the run's peak of the same loop, ISA and threads — the host's speed then, not at "
+                  "characterize's time, in the denominator.", ""]
     if pr.get("interleaved") is True:
         lines += ["- interleaved: every case's repetitions ran in random order among all cases' (Google Benchmark's "
                   "random interleaving), so each median spans the whole run and rooflab and each peer met the same "

@@ -58,6 +58,7 @@ std::vector<Case> profile_cases(const Family& f, const std::string& variant) {
 // Odd shapes of the family's arity; the first is the one every variant must take. None of 13,
 // 17, 23, 29, 31, 37, 45, 53, 67 is a multiple of any MR (4, 6, 8, 12), NR (4 .. 32) or tile.
 std::vector<std::vector<int64_t>> odd_shapes(size_t arity, bool square) {
+  if (arity == 1) return {{37}, {13}, {1}};
   if (arity == 3) return {{37, 53, 29}, {53, 29, 37}, {1, 45, 17}, {45, 1, 17}, {23, 31, 1}};
   if (square) return {{37, 37}, {13, 13}, {1, 1}};
   return {{37, 53}, {53, 37}, {1, 67}, {67, 1}};

@@ -319,3 +319,29 @@ def test_a_ratio_within_the_repetitions_noise_is_marked_not_significant(tmp_path
     assert "do not differ by a two-sided Mann-Whitney U test" in text
     plain = table_rows(render_edited(tmp_path / "3reps", peer_run={"interleaved": True}), "DGEMM 1024^3, 2 threads")
     assert "n.s." not in plain["OpenBLAS"][5] and "n.s." not in plain["BLIS"][5]
+
+
+def test_each_kernels_share_of_the_runs_own_peak_beside_machine_jsons(tmp_path):
+    # peer_table.sh times characterize's FMA loop among the kernels (the peak family): here at
+    # 80 GFLOP/s (median of 9.5, 10, 10.5 ms for 0.8 GFLOP) where machine.json's avx2 fma_f64
+    # ceiling at 2 threads is 100 (a host 20% slower during the run than at characterize's time).
+    # blocked DGEMM 1024^3 (median 31 ms): 69% of machine.json's, 87% of the run's peak.
+    peak = "peak/fma/avx2/f64/1048576/threads:2"
+    b = json.loads((FIXTURE / "bench.json").read_text())
+    rl = {"family": "peak", "variant": "fma", "isa": "avx2", "library": None, "dtype": "f64", "dims": [1048576],
+          "params": {}, "threads": 2, "flops": 0.8e9, "compute_ceiling": "fma_f64", "disturbed": False}
+    entries = [{"name": f"{peak}/repeats:3", "run_name": f"{peak}/repeats:3", "run_type": "iteration", "repetitions": 3,
+                "real_time": t, "time_unit": "ms", "rooflab": rl} for t in (10.5, 9.5, 10.0)]
+    cases = json.loads((FIXTURE / "peer_run.json").read_text())["cases"] + [peak]
+    text = render_edited(tmp_path, peer_run={"cases": cases}, bench_top={"benchmarks": b["benchmarks"] + entries})
+    gemm = 2 * 1024**3 / 31e-3 / 1e9
+    best = table_rows(text, "DGEMM 1024^3, 2 threads")["**blocked/avx2** (rooflab best)"]
+    assert best[4] == f"{gemm:.0f}% · run {100 * gemm / 80:.0f}%", best[4]
+    # OpenBLAS (no ISA of its own) is set against the widest ISA's peak, as against its ceiling
+    assert table_rows(text, "DGEMM 1024^3, 2 threads")["OpenBLAS"][4].endswith(f" · run {100 * 2 * 1024**3 / 29e-3 / 1e9 / 80:.0f}%")
+    # no add+min peak in this run: Floyd-Warshall's rows keep machine.json's share only; no row for the peak itself
+    assert table_rows(text, "FW f32 N=4096, 2 threads")["regblock/avx2 (sched:blocked/layout:bdl/bs:64)"][4] == "51%"
+    assert "peak/" not in text.split("## GEMM")[1]
+    assert "the run's peaks (GFLOP/s, median" in text and "avx2 fma_f64 at 2 threads 80 (80% of machine.json's)" in text
+    # without peak cases the table is as before
+    assert " · run " not in render_edited(tmp_path / "plain") and "the run's peaks" not in render_edited(tmp_path / "plain2")
