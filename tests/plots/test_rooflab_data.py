@@ -7,6 +7,7 @@ import pytest
 from conftest import load, save
 
 from rooflab.data.run import FILES, RooflabDataError, load_run
+from rooflab.figures import roofline
 
 
 def test_fixture_loads_into_frames(run_small):
@@ -122,6 +123,22 @@ def test_prediction_may_be_null(run_copy):
     model = load_run(run_copy).model_df
     assert model.predicted_s.isna().tolist() == [True] + [False] * (len(model) - 1)
     assert model.efficiency.isna()[0] and model.bound[0] is None
+
+
+def test_intensity_is_null_only_where_a_row_moves_no_bytes(run_copy, tmp_path):
+    # A peak row (register loops, no traffic) has no arithmetic intensity, and the roofline says
+    # why it is not on it; any other ok row must have one.
+    doc = load(run_copy, "model.json")
+    doc["rows"][0].update(bytes=0.0, intensity=None)
+    save(run_copy, "model.json", doc)
+    assert load_run(run_copy).model_df.intensity.isna().tolist()[0]
+    name = doc["rows"][0]["name"]
+    assert f"{name}: moves no bytes (no arithmetic intensity), cannot sit on a roofline" in \
+        roofline.plot(run_copy, tmp_path / "roof.png").omitted
+    doc["rows"][0]["bytes"] = 1.0e6
+    save(run_copy, "model.json", doc)
+    with pytest.raises(RooflabDataError, match=r"\$\.rows\[0\]\.intensity"):
+        load_run(run_copy)
 
 
 def section_file(run, section: str, value, machine_created: str | None = None) -> None:

@@ -340,7 +340,9 @@ def model_frame(model: dict, path: Path) -> pd.DataFrame:
             "message": ck.get(r, "message", w, (str,)) if ok else ck.opt(r, "message", w, (str,), ""),
             "flops": field("flops", (float,)),
             "bytes": field("bytes", (float,)),
-            "intensity": field("intensity", (float,)),
+            # null on an ok row too when it moves no bytes (the peak family's register loops)
+            "intensity": (ck.get(r, "intensity", w, (float,), nullable=True) if ok and r.get("bytes") == 0
+                          else field("intensity", (float,))),
         }
         for k in _MEASURED + ("cv",):
             row[k] = (ck.get(r, k, w, (float,), nullable=(k == "cv")) if ok

@@ -68,7 +68,8 @@ def plot(run_dir, out_path, kernel: str | None = None) -> RooflineResult:
     ok, unused = family_rows(model)
     omitted += unused
     flat = ~((ok.flops > 0) & (ok.intensity > 0))
-    omitted += [f"{r['name']}: no flops, cannot sit on a roofline" for _, r in ok[flat].iterrows()]
+    omitted += [f"{r['name']}: " + ("no flops" if not r.flops > 0 else "moves no bytes (no arithmetic intensity)")
+                + ", cannot sit on a roofline" for _, r in ok[flat].iterrows()]
     ok = ok[~flat]
     points = pd.DataFrame({
         "name": ok.name, "family": ok.family, "variant": ok.variant, "threads": ok.threads,
