@@ -30,12 +30,19 @@ TEST(Peak, FlopsAreCharacterizesForTheSameLoopAndItsCeilingIsNamedAlike) {
 TEST(Peak, EveryThreadsAccumulatorsAreChecked) {
   for (const char* op : {"fma", "add", "mul", "addmin"})
     for (DType dt : {DType::f32, DType::f64}) {
-      // f32 at the most iterations it takes (2^24: still counted exactly); f64 at an odd count
-      const Case c{"peak", op, best_isa(), dt, {dt == DType::f32 ? int64_t(1) << 24 : 4097}, {}, 2};
+      const Case c{"peak", op, best_isa(), dt, {4097}, {}, 2};
       SCOPED_TRACE(c.name());
       const Verification v = peak(op).make(c)->verify();
       EXPECT_TRUE(v.ok) << v.detail;
     }
+  // The most iterations it takes: f32 still counts exactly, and addmin's bound (2^24 + 1, 2^24 in
+  // f32) is not reached before the last one. One thread: seconds in the sanitizer build.
+  for (const char* op : {"fma", "addmin"}) {
+    const Case c{"peak", op, best_isa(), DType::f32, {int64_t(1) << 24}, {}, 1};
+    SCOPED_TRACE(c.name());
+    const Verification v = peak(op).make(c)->verify();
+    EXPECT_TRUE(v.ok) << v.detail;
+  }
 }
 
 TEST(Peak, RefusesWhatItCannotCountExactlyAndOtherShapes) {
