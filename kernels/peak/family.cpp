@@ -25,6 +25,7 @@ namespace {
 constexpr int64_t kMaxIters = int64_t(1) << 24;
 
 struct Params {
+  std::string ceiling;  // machine.json's name of the loop's ceiling: "<op>_<dtype>"
   microbench::ComputeKernel kernel{};
   int64_t iters = 0;
 };
@@ -38,9 +39,9 @@ Params params_of(const Case& c) {
     throw Error("peak: " + std::to_string(iters) + " iterations; 1 to 2^24 (16777216), where f32 still counts exactly");
   const std::string key = c.variant + "_" + std::string(to_string(c.dtype));
   // Unsupported ISAs are refused by check_case before any kernel is asked for.
-  if (!isa_supported(c.isa)) return {{}, iters};
+  if (!isa_supported(c.isa)) return {key, {}, iters};
   for (const microbench::ComputeKernel& k : microbench::compute_kernels(microbench::kernels_for(c.isa)))
-    if (key == k.name) return {k, iters};
+    if (key == k.name) return {key, k, iters};
   throw Error("peak: no compute loop " + key);
 }
 
@@ -92,7 +93,7 @@ Model model(const Case& c) {
   const Params p = params_of(c);
   Model m;
   m.flops = double(p.iters) * p.kernel.lanes * p.kernel.flops_per_lane * c.threads;
-  m.compute_ceiling = c.variant + "_" + std::string(to_string(c.dtype));
+  m.compute_ceiling = p.ceiling;
   m.note = "registers only: characterize's loop of the same name, its ceiling by definition";
   return m;
 }
