@@ -14,6 +14,8 @@
 // min, not the paper's masked form (compare-to-mask + blend): the
 // same result, NaN and signed zeros included, in one instruction instead of two, which is
 // what the add+min ceiling measures.
+#include <xmmintrin.h>  // _mm_prefetch (SSE: baseline on x86-64)
+
 #include "kernels/floyd_warshall/config.hpp"
 #include "kernels/floyd_warshall/floyd_warshall.hpp"
 
@@ -54,11 +56,22 @@ void plain(typename V::T* C, const typename V::T* A, const typename V::T* B, int
   }
 }
 
+// The block of C a register block relaxes next: `rows` rows of `cols` elements at p (none when
+// rows == 0).
+template <class T>
+struct NextBlock {
+  const T* p = nullptr;
+  int64_t rows = 0, cols = 0;
+};
+
 // One ROWS x (NV vectors) register block of C: loaded once, relaxed through all kk, stored
 // once. The last vector holds `tail` lanes (tail == W: full; then masked loads/stores).
+// The next block's C lines are asked for during this one's k loop: ROWS lines ld apart, read at
+// the block's start, which the hardware prefetchers do not foresee (B and A are read in order).
 template <class V, int ROWS, int NV, bool MASKED>
 [[gnu::always_inline]] inline void block(typename V::T* C, const typename V::T* A,
-                                         const typename V::T* B, int64_t ld, int64_t kk, int tail) {
+                                         const typename V::T* B, int64_t ld, int64_t kk, int tail,
+                                         const NextBlock<typename V::T>& next) {
   using R = typename V::R;
   constexpr int64_t W = V::W;
   auto ld_vec = [&](const typename V::T* p, int v) {
@@ -68,6 +81,12 @@ template <class V, int ROWS, int NV, bool MASKED>
   R c[ROWS][NV];
   for (int r = 0; r < ROWS; ++r)
     for (int v = 0; v < NV; ++v) c[r][v] = ld_vec(C + r * ld, v);
+  constexpr int64_t kLine = 64 / int64_t(sizeof(typename V::T));  // elements per 64-byte line
+  for (int64_t r = 0; r < next.rows; ++r) {
+    const typename V::T* row = next.p + r * ld;
+    for (int64_t j = 0; j < next.cols; j += kLine) _mm_prefetch(reinterpret_cast<const char*>(row + j), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(row + next.cols - 1), _MM_HINT_T0);  // unaligned rows
+  }
   for (int64_t k = 0; k < kk; ++k) {
     R b[NV];
     for (int v = 0; v < NV; ++v) b[v] = ld_vec(B + k * ld, v);
@@ -83,22 +102,29 @@ template <class V, int ROWS, int NV, bool MASKED>
     }
 }
 
-// ROWS rows of C across all n columns: NRV-vector blocks, single vectors, a masked tail.
+// ROWS rows of C across all n columns: NRV-vector blocks, single vectors, a masked tail. The
+// next band's first `next_rows` rows follow the last block (next_rows == 0: none).
 template <class V, int ROWS>
 void block_rows(typename V::T* C, const typename V::T* A, const typename V::T* B, int64_t ld,
-                int64_t n, int64_t kk) {
+                int64_t n, int64_t kk, int64_t next_rows) {
   constexpr int64_t W = V::W, NR = V::NRV * V::W;
+  // The block after the one at column j (of width w).
+  auto next = [&](int64_t j, int64_t w) {
+    const int64_t j1 = j + w;
+    return j1 < n ? NextBlock<typename V::T>{C + j1, ROWS, n - j1 < NR ? n - j1 : NR}
+                  : NextBlock<typename V::T>{C + ROWS * ld, next_rows, n < NR ? n : NR};
+  };
   int64_t j = 0;
-  for (; j + NR <= n; j += NR) block<V, ROWS, V::NRV, false>(C + j, A, B + j, ld, kk, int(W));
-  for (; j + W <= n; j += W) block<V, ROWS, 1, false>(C + j, A, B + j, ld, kk, int(W));
-  if (j < n) block<V, ROWS, 1, true>(C + j, A, B + j, ld, kk, int(n - j));
+  for (; j + NR <= n; j += NR) block<V, ROWS, V::NRV, false>(C + j, A, B + j, ld, kk, int(W), next(j, NR));
+  for (; j + W <= n; j += W) block<V, ROWS, 1, false>(C + j, A, B + j, ld, kk, int(W), next(j, W));
+  if (j < n) block<V, ROWS, 1, true>(C + j, A, B + j, ld, kk, int(n - j), next(j, n - j));
 }
 
 template <class V, int ROWS>
 void rows_remainder(typename V::T* C, const typename V::T* A, const typename V::T* B, int64_t ld,
                     int64_t n, int64_t kk, int rows) {
   if constexpr (ROWS > 0) {
-    if (rows == ROWS) return block_rows<V, ROWS>(C, A, B, ld, n, kk);
+    if (rows == ROWS) return block_rows<V, ROWS>(C, A, B, ld, n, kk, 0);
     rows_remainder<V, ROWS - 1>(C, A, B, ld, n, kk, rows);
   }
 }
@@ -111,7 +137,10 @@ template <class V>
 void regblock(typename V::T* C, const typename V::T* A, const typename V::T* B, int64_t ld,
               int64_t m, int64_t n, int64_t kk) {
   int64_t i = 0;
-  for (; i + V::MR <= m; i += V::MR) block_rows<V, V::MR>(C + i * ld, A + i * ld, B, ld, n, kk);
+  for (; i + V::MR <= m; i += V::MR) {
+    const int64_t rest = m - i - V::MR;
+    block_rows<V, V::MR>(C + i * ld, A + i * ld, B, ld, n, kk, rest < V::MR ? rest : V::MR);
+  }
   if (i < m) rows_remainder<V, V::MR - 1>(C + i * ld, A + i * ld, B, ld, n, kk, int(m - i));
 }
 
