@@ -3,8 +3,8 @@
 # table results/peers/<cpu-class>.md (and its index results/peers/README.md) by
 # plots/peer_table.py. The cases are fixed (issue 17's work items): GEMM f32 / f64 at 1024^3
 # and 4096^3 (rooflab blocked and sfc_ca at each vector ISA of the CPU, OpenBLAS, BLIS, oneDNN,
-# sfc_ca_libxsmm), Floyd-Warshall regblock at N = 4096 (no installed peer; the recursive schedule
-# at 1 thread too, for its scaling), the FMA and add+min peaks of each ISA timed among them
+# sfc_ca_libxsmm), Floyd-Warshall regblock at N = 4096 in tiles of 64 and 128 (no installed peer;
+# the recursive schedule at 1 thread too, for its scaling), the FMA and add+min peaks of each ISA timed among them
 # (the `peak` family), Sinkhorn vs POT (scripts/pot_compare.py). The run directory keeps machine.json, cpu.json, bench.json,
 # pot_compare.json and peer_run.json (what ran, each step's status); only the Markdown is committed.
 set -uo pipefail
@@ -166,11 +166,14 @@ for dt in f32 f64; do
     [[ ",$onednn_dtypes," == *",$dt,"* ]] && cases+=("gemm/onednn/$dt/$s/threads:$threads")
   done
 done
+# Two tile sizes: the paper's 64 and 128 (the best of them is the table's "rooflab best").
 for isa in ${isas//,/ }; do
-  cases+=("floyd_warshall/regblock/$isa/f32/4096x4096/sched:rec/layout:bdl/bs:64/task:256/threads:$threads"
-          "floyd_warshall/regblock/$isa/f32/4096x4096/sched:blocked/layout:bdl/bs:64/threads:$threads")
-  # the recursive schedule on one thread too: the table gives its speed-up to $threads
-  [ "$threads" -gt 1 ] && cases+=("floyd_warshall/regblock/$isa/f32/4096x4096/sched:rec/layout:bdl/bs:64/task:256/threads:1")
+  for bs in 64 128; do
+    cases+=("floyd_warshall/regblock/$isa/f32/4096x4096/sched:rec/layout:bdl/bs:$bs/task:256/threads:$threads"
+            "floyd_warshall/regblock/$isa/f32/4096x4096/sched:blocked/layout:bdl/bs:$bs/threads:$threads")
+    # the recursive schedule on one thread too: the table gives its speed-up to $threads
+    [ "$threads" -gt 1 ] && cases+=("floyd_warshall/regblock/$isa/f32/4096x4096/sched:rec/layout:bdl/bs:$bs/task:256/threads:1")
+  done
 done
 # characterize's loops of the ceilings above, timed among them (docs/families/peak.md): each
 # kernel's share of the peak of the same run, whatever the host's speed at characterize's time

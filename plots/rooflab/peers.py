@@ -354,17 +354,22 @@ def fw_section(rows: list[dict]) -> list[str]:
 def fw_scaling(f: list[dict]) -> list[str]:
     """Issue 17's two Floyd-Warshall schedule checks, per ISA: the recursive schedule's speed-up
     from 1 thread to the run's threads (asked: >= 1.7x at 2) and its time over the blocked one's
-    at those threads (asked: within 10%)."""
+    at those threads (asked: within 10%), each against the rows of the same tile size."""
     ok = [r for r in f if r["status"] == "ok" and r["threads"]]
+
+    def tile(r: dict) -> str | None:
+        return next((p for p in r["params"].split("/") if p.startswith("bs:")), None)
+
     lines = []
-    for r in sorted((r for r in ok if "sched:rec" in r["params"] and r["threads"] > 1), key=lambda r: (r["dtype"], r["dims"], r["isa"] or "")):
+    for r in sorted((r for r in ok if "sched:rec" in r["params"] and r["threads"] > 1),
+                    key=lambda r: (r["dtype"], r["dims"], r["isa"] or "", int((tile(r) or "bs:0")[3:]))):
         def twin(threads: int, sched: str) -> dict | None:
             return next((o for o in ok if o["isa"] == r["isa"] and o["dtype"] == r["dtype"] and o["dims"] == r["dims"]
-                         and o["threads"] == threads and f"sched:{sched}" in o["params"]), None)
+                         and o["threads"] == threads and f"sched:{sched}" in o["params"] and tile(o) == tile(r)), None)
         one, blocked = twin(1, "rec"), twin(r["threads"], "blocked")
         if not one and not blocked:
             continue
-        what = f"regblock/{r['isa']} {r['dtype']} N={r['dims'].split('x')[0]}:"
+        what = f"regblock/{r['isa']} {r['dtype']} N={r['dims'].split('x')[0]}" + (f" {tile(r)}" if tile(r) else "") + ":"
         if one:
             what += (f" recursive, 1 → {r['threads']} threads {one['seconds']:.3f} → {r['seconds']:.3f} s, "
                      f"**{one['seconds'] / r['seconds']:.2f}x**")

@@ -104,11 +104,42 @@ def test_fw_without_peer_and_sinkhorn_ratio(rendered):
     # the 1-thread recursive row is its own work item (its own best), for the scaling line
     (one,) = table_rows(text, "FW f32 N=4096, 1 thread").values()
     assert one[2] == "6.000" and one[4] == f"{100 * 2 * 4096**3 / 6.0 / 1e9 / 40:.0f}%"  # 1-thread ceiling 40
-    assert ("- regblock/avx2 f32 N=4096: recursive, 1 → 2 threads 6.000 → 3.100 s, **1.94x**, "
+    assert ("- regblock/avx2 f32 N=4096 bs:64: recursive, 1 → 2 threads 6.000 → 3.100 s, **1.94x**, "
             "recursive / blocked at 2 threads **0.91** in time") in text
     sk = table_rows(text, "Sinkhorn f64 4096x4096, 2 threads")
     assert sk["POT sinkhorn_knopp (NumPy/BLAS)"][4] == "2.50"  # 30 ms / fused_uv's 12 ms
     assert "**fused_uv/avx2** (rooflab best)" in sk
+
+
+def test_fw_scaling_pairs_rows_of_the_same_tile_size(tmp_path):
+    # the fixture's FW rows again in tiles of 128, each 2x faster: the best is a bs:128 row, and
+    # each tile size's scaling line uses its own 1-thread and blocked rows
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    doc = json.loads((run / "bench.json").read_text())
+    extra = []
+    for b in doc["benchmarks"]:
+        if b["name"].startswith("floyd_warshall/"):
+            c = json.loads(json.dumps(b))
+            for k in ("name", "run_name"):
+                c[k] = c[k].replace("bs:64", "bs:128")
+            c["real_time"] = b["real_time"] / 2
+            extra.append(c)
+    assert len(extra) >= 3
+    doc["benchmarks"] += extra
+    (run / "bench.json").write_text(json.dumps(doc))
+    pr = json.loads((run / "peer_run.json").read_text())
+    pr["cases"] += [c.replace("bs:64", "bs:128") for c in pr["cases"] if c.startswith("floyd_warshall/")]
+    (run / "peer_run.json").write_text(json.dumps(pr))
+    assert peers.main([str(run), "--tables", str(tmp_path / "t")]) == 0
+    text = (tmp_path / "t" / "amd-zen3-avx2.md").read_text()
+    fw = table_rows(text, "FW f32 N=4096, 2 threads")
+    assert "**regblock/avx2 (sched:rec/layout:bdl/bs:128/task:256)** (rooflab best)" in fw
+    assert fw["**regblock/avx2 (sched:rec/layout:bdl/bs:128/task:256)** (rooflab best)"][2] == "1.550"
+    assert ("- regblock/avx2 f32 N=4096 bs:64: recursive, 1 → 2 threads 6.000 → 3.100 s, **1.94x**, "
+            "recursive / blocked at 2 threads **0.91** in time") in text
+    assert ("- regblock/avx2 f32 N=4096 bs:128: recursive, 1 → 2 threads 3.000 → 1.550 s, **1.94x**, "
+            "recursive / blocked at 2 threads **0.91** in time") in text
 
 
 def test_header_facts(rendered):
