@@ -45,7 +45,7 @@ from pathlib import Path
 
 from rooflab import cli
 from rooflab.data.jsonfile import Checker, RooflabDataError, read_schema_file, write_text_atomic
-from rooflab.data.run import gbench_seconds
+from rooflab.data.run import gbench_seconds, parse_name
 from rooflab.gate import mann_whitney_p
 
 PROG = "plots/peer_table.py"
@@ -358,18 +358,18 @@ def fw_scaling(f: list[dict]) -> list[str]:
     ok = [r for r in f if r["status"] == "ok" and r["threads"]]
 
     def tile(r: dict) -> str | None:
-        return next((p for p in r["params"].split("/") if p.startswith("bs:")), None)
+        return parse_name(r["name"])["params"].get("bs")
 
     lines = []
     for r in sorted((r for r in ok if "sched:rec" in r["params"] and r["threads"] > 1),
-                    key=lambda r: (r["dtype"], r["dims"], r["isa"] or "", int((tile(r) or "bs:0")[3:]))):
+                    key=lambda r: (r["dtype"], r["dims"], r["isa"] or "", int(tile(r) or 0))):
         def twin(threads: int, sched: str) -> dict | None:
             return next((o for o in ok if o["isa"] == r["isa"] and o["dtype"] == r["dtype"] and o["dims"] == r["dims"]
                          and o["threads"] == threads and f"sched:{sched}" in o["params"] and tile(o) == tile(r)), None)
         one, blocked = twin(1, "rec"), twin(r["threads"], "blocked")
         if not one and not blocked:
             continue
-        what = f"regblock/{r['isa']} {r['dtype']} N={r['dims'].split('x')[0]}" + (f" {tile(r)}" if tile(r) else "") + ":"
+        what = f"regblock/{r['isa']} {r['dtype']} N={r['dims'].split('x')[0]}" + (f" bs:{tile(r)}" if tile(r) else "") + ":"
         if one:
             what += (f" recursive, 1 → {r['threads']} threads {one['seconds']:.3f} → {r['seconds']:.3f} s, "
                      f"**{one['seconds'] / r['seconds']:.2f}x**")
