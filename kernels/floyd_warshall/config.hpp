@@ -11,6 +11,16 @@ namespace rooflab::fw {
 constexpr int64_t kDefaultBs = 64;        // tile edge (the paper's choice)
 constexpr int64_t kDefaultTaskMin = 256;  // rows below which a diagonal call runs on one thread
 
+// The plain kernel's row groups (simd_kernels.hpp): a group's rows are relaxed pass by pass
+// while a pass's vectors of the pivot row stay in registers. A tile's rows (at most 16 KiB a
+// group) go in groups of 16; longer rows (the flat schedule's whole matrix) one by one, in
+// order, as the rows stream from beyond L1. The model prices the kernel by the same rule.
+// Internal linkage: the ISA translation units include this (no shared AVX-512 copy).
+constexpr int64_t kPlainGroupRows = 16;
+static constexpr int64_t plain_group_rows(int64_t row_elems, int64_t elem_bytes) {
+  return row_elems * elem_bytes * kPlainGroupRows <= 16384 ? kPlainGroupRows : 1;
+}
+
 inline constexpr simd::IsaShapes kRegblockShapes{
     // No intrinsics: GCC vectorizes the plain kernel's row loop (SSE2) but not the register
     // block, so here regblock is the ablation's reference shape, not a speed-up.

@@ -23,7 +23,7 @@ namespace rooflab::fw::simd {
 namespace {  // internal linkage in each ISA translation unit (see above)
 
 // One row: c[j] = min(a + b[j], c[j]) for j < n; four vectors per step, then one, then a
-// masked tail. b may be c (the pivot row relaxing itself): each vector of b is loaded before
+// masked tail (the scalar traits' plain kernel, below). b may be c (the pivot row relaxing itself): each vector of b is loaded before
 // the same vector of c is stored.
 template <class V>
 [[gnu::always_inline]] inline void relax_row(typename V::T* c, const typename V::T* b,
@@ -45,14 +45,78 @@ template <class V>
   }
 }
 
+// Columns [j, j + NV vectors) of step k for rows [i0, i1): c[i][j] = min(A[i][k] + b[j], c[i][j])
+// with those columns of b (row k of B) held in registers across the rows. The last vector
+// holds `tail` lanes (MASKED: masked loads and stores).
+template <class V, int NV, bool MASKED>
+[[gnu::always_inline]] inline void step_cols(typename V::T* C, const typename V::T* A, const typename V::T* b,
+                                             int64_t ld, int64_t k, int64_t i0, int64_t i1, int64_t j, int tail) {
+  constexpr int64_t W = V::W;
+  typename V::R bv[NV];
+  for (int v = 0; v < NV; ++v)
+    bv[v] = MASKED && v == NV - 1 ? V::loadn(b + j + v * W, tail) : V::load(b + j + v * W);
+  for (int64_t i = i0; i < i1; ++i) {
+    const auto a = V::set1(A[i * ld + k]);
+    typename V::T* c = C + i * ld + j;
+    for (int v = 0; v < NV; ++v) {
+      if (MASKED && v == NV - 1) V::storen(c + v * W, V::min(V::add(a, bv[v]), V::loadn(c + v * W, tail)), tail);
+      else V::store(c + v * W, V::min(V::add(a, bv[v]), V::load(c + v * W)));
+    }
+  }
+}
+
 // FW-BASE-SIMD: k outermost, so C is read and written kk times (the paper's point about the
-// plain kernel), but any aliasing of C with A or B is handled exactly.
+// plain kernel), and exact for every aliasing the schedules make (C the same tile as A and / or
+// B), for any diagonal: the result is the loops' "for k, for i: a = A[i][k]; for j: c[i][j] =
+// min(a + B[k][j], c[i][j])" with B[k][j] as it is at that moment. Within step k (vector ISAs;
+// the scalar traits go row by row, as GCC vectorizes that) rows go in groups
+// (plain_group_rows), and a group's columns in passes of up to 8 vectors whose columns of row k
+// of B stay in registers across the group's rows: a row then costs one load and one store of C
+// per vector, not two loads and a store (the pivot row and column tiles ran at about half the
+// add+min peak). The loops' values are kept because
+//   - C is B (the pivot row): rows up to k see row k as it was, later rows as row k left it, so
+//     a group ends at row k and the next loads b again;
+//   - C is A (the pivot column): A[i][k] is read before row i's column k is relaxed, so the
+//     pass holding column k goes last (row i's other columns do not depend on it).
 template <class V>
 void plain(typename V::T* C, const typename V::T* A, const typename V::T* B, int64_t ld,
            int64_t m, int64_t n, int64_t kk) {
+  using T = typename V::T;
+  if constexpr (V::W == 1) {
+    // The scalar traits: rows in order, b loaded per row; GCC vectorizes relax_row's loop
+    // (SSE2), which passes of 4 scalars would not be (5.8x slower, measured).
+    for (int64_t k = 0; k < kk; ++k)
+      for (int64_t i = 0; i < m; ++i) relax_row<V>(C + i * ld, B + k * ld, V::set1(A[i * ld + k]), n);
+    return;
+  }
+  constexpr int64_t W = V::W;
+  // Passes of 8 vectors, then one of 4, then single vectors, then a masked tail.
+  const int64_t full8 = n / (8 * W) * (8 * W), full4 = full8 + (n - full8) / (4 * W) * (4 * W), singles = n / W * W;
+  // Rows per group (b is loaded once per group and pass): kPlainGroupRows where the group's rows
+  // fit in L1 (a tile's), else 1: the rows of a whole matrix (the flat schedule) go in order.
+  const int64_t RB = plain_group_rows(n, int64_t(sizeof(T)));
   for (int64_t k = 0; k < kk; ++k) {
-    const typename V::T* b = B + k * ld;
-    for (int64_t i = 0; i < m; ++i) relax_row<V>(C + i * ld, b, V::set1(A[i * ld + k]), n);
+    const T* b = B + k * ld;
+    const int64_t split = B == C && k < m ? k + 1 : m;  // rows [0, split) see row k as it was
+    // The pass holding column k of A when C is A (-1: none), kept for last.
+    const int64_t kj = !(A == C && k < n) ? -1
+                       : k < full8        ? k / (8 * W) * (8 * W)
+                       : k < full4        ? full8
+                       : k < singles      ? k / W * W
+                                          : singles;
+    for (int64_t i0 = 0; i0 < m;) {
+      const int64_t i1 = i0 < split ? (split - i0 < RB ? split : i0 + RB) : (m - i0 < RB ? m : i0 + RB);
+      auto pass = [&](int64_t j) {
+        if (j < full8) step_cols<V, 8, false>(C, A, b, ld, k, i0, i1, j, int(W));
+        else if (j < full4) step_cols<V, 4, false>(C, A, b, ld, k, i0, i1, j, int(W));
+        else if (j < singles) step_cols<V, 1, false>(C, A, b, ld, k, i0, i1, j, int(W));
+        else step_cols<V, 1, true>(C, A, b, ld, k, i0, i1, j, int(n - j));
+      };
+      for (int64_t j = 0; j < n; j += j < full8 ? 8 * W : j < full4 ? 4 * W : W)
+        if (j != kj) pass(j);
+      if (kj >= 0) pass(kj);
+      i0 = i1;
+    }
   }
 }
 

@@ -160,6 +160,62 @@ TEST_P(FwKernels, PlainKernelHandlesThePivotTile) {
   }
 }
 
+// The plain kernel under each aliasing the schedules make (C is A: the pivot column, C is B:
+// the pivot row, both: the pivot tile), any diagonal (negative entries too, where the order of
+// the reads shows), against its contract written as loops: for k, for i, a = A[i][k] read
+// once, then for j, c[i][j] = min(a + B[k][j], c[i][j]) with B[k][j] as it is at that moment.
+enum class Alias { ca, cb, cab };
+template <class T>
+void check_aliased(BaseFn<T> f, Alias alias, int64_t m, int64_t n, int64_t kk) {
+  const int64_t ld = std::max({m, n, kk}) + 3, rows = std::max({m, kk}) + 1;
+  std::vector<T> buf(size_t(3 * rows * ld), T(NAN));
+  T* C = buf.data();
+  T* A = alias == Alias::cb ? C + rows * ld : C;
+  T* B = alias == Alias::ca ? C + 2 * rows * ld : C;
+  uint64_t s = 0x2545F4914F6CDD1Dull * uint64_t(m * 10007 + n * 101 + kk) + uint64_t(alias);
+  auto fill = [&](T* p, int64_t r, int64_t c) {
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) {
+        s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
+        const uint64_t x = s * 0x2545F4914F6CDD1Dull;
+        p[i * ld + j] = x % 7 == 0 ? T(INFINITY) : T(int64_t(x >> 40) % 50 - (i == j ? 20 : 0));
+      }
+  };
+  fill(C, m, n);
+  if (A != C) fill(A, m, kk);
+  if (B != C) fill(B, kk, n);
+  std::vector<T> ref(buf);
+  T* rC = ref.data() + (C - buf.data());
+  const T* rA = ref.data() + (A - buf.data());
+  const T* rB = ref.data() + (B - buf.data());
+  for (int64_t k = 0; k < kk; ++k)
+    for (int64_t i = 0; i < m; ++i) {
+      const T a = rA[i * ld + k];
+      for (int64_t j = 0; j < n; ++j) {
+        const T c = a + rB[k * ld + j];
+        if (c < rC[i * ld + j]) rC[i * ld + j] = c;
+      }
+    }
+  f(C, A, B, ld, m, n, kk);
+  for (size_t e = 0; e < buf.size(); ++e) {
+    const bool both_nan = std::isnan(buf[e]) && std::isnan(ref[e]);
+    ASSERT_TRUE(both_nan || buf[e] == ref[e]) << "alias " << int(alias) << ", " << m << "x" << n << "x" << kk
+                                              << " at row " << int64_t(e) / ld << ", column " << int64_t(e) % ld;
+  }
+}
+
+TEST_P(FwKernels, PlainKernelKeepsItsContractUnderEveryAliasing) {
+  for (Alias alias : {Alias::ca, Alias::cb, Alias::cab})
+    for (int64_t m : {1, 3, 8, 17, 64})
+      for (int64_t n : {1, 5, 16, 33, 64, 70})
+        for (int64_t kk : {1, 4, 17, 64}) {
+          // C is A: A's kk columns are C's (kk <= n); C is B: B's kk rows are C's (kk <= m).
+          if ((alias != Alias::cb && kk > n) || (alias != Alias::ca && kk > m)) continue;
+          if (GetParam().f64) check_aliased(kernels_of<double>(GetParam().isa).plain, alias, m, n, kk);
+          else check_aliased(kernels_of<float>(GetParam().isa).plain, alias, m, n, kk);
+        }
+}
+
 std::vector<KernelCfg> kernel_cfgs() {
   std::vector<KernelCfg> out;
   for (bool f64 : {false, true})
