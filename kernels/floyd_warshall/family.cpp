@@ -182,17 +182,20 @@ Params params_of(const Case& c) {
 
 bool tiled(const Plan& plan) { return plan.schedule != Schedule::flat; }
 
-// The plain kernel's L1 accesses (bytes; see traffic_model) for `share` of u updates on rows of
-// `row` elements: its passes and row groups as simd_kernels.hpp / config.hpp make them.
-std::vector<Traffic> plain_l1(double u, double s, double vb, int64_t row, Isa isa, double share) {
+// The plain kernel's L1 accesses (bytes; see traffic_model) for `share` of u updates, called on
+// `rows` rows of `row` elements: its passes and row groups as simd_kernels.hpp / config.hpp
+// make them.
+std::vector<Traffic> plain_l1(double u, double s, double vb, int64_t rows, int64_t row, Isa isa, double share) {
   // The scalar traits' rows, vectorized by GCC: 2 loads + 1 store per update, A once per row.
   if (isa == Isa::scalar) return {{3 * u * s * share, "triad"}, {vb * u / double(row) * share, "read"}};
   // Passes over a row: of 8 vectors, then one of 4, then single vectors, then a masked tail.
   const int64_t lanes = int64_t(vb / s), n8 = row / (8 * lanes), r8 = row - n8 * 8 * lanes;
   const int64_t n4 = r8 / (4 * lanes), r4 = r8 - n4 * 4 * lanes;
   const double passes = double(n8 + n4 + r4 / lanes + (r4 % lanes ? 1 : 0));
-  const double group = double(plain_group_rows(row, int64_t(s)));
-  return {{2 * u * s * share, "update"}, {u * s / group * share, "read"}, {vb * u * passes / double(row) * share, "read"}};
+  const Traffic a = {vb * u * passes / double(row) * share, "read"};
+  const int64_t group = std::min(rows, plain_group_rows(row, int64_t(s)));
+  if (group <= 1) return {{3 * u * s * share, "triad"}, a};  // row k loaded beside each row of C
+  return {{2 * u * s * share, "update"}, {u * s / double(group) * share, "read"}, a};
 }
 
 // ---- Model -------------------------------------------------------------------------------
@@ -213,7 +216,8 @@ std::vector<Traffic> plain_l1(double u, double s, double vb, int64_t row, Isa is
 //   L1 (core): plain kernel (simd_kernels.hpp) 1 load + 1 store of C per update (2 s U,
 //              update), row k of B once per group of rows (s U / group, read) and one
 //              broadcast of A per row, k and pass of up to 8 vectors (vb U passes / row, read);
-//              scalar: 2 loads + 1 store per update (3 s U, triad), A per row and k;
+//              called a row at a time (the flat schedule): 2 loads + 1 store per update (3 s U,
+//              triad) + the broadcasts; scalar: the same, A once per row and k;
 //              regblock (MR x NRV vectors, k
 //              innermost) NRV + MR vector loads per k per block (s U (NRV + MR) / (MR NRV),
 //              read) + C once per tile op (2 s U / bs, update), on the tile ops where C is
@@ -249,8 +253,8 @@ Model traffic_model(const Case& c) {
     m.note = "flat: the matrix is read and written once per k (N passes); row k stays in cache";
     const double u = n * n * n;
     const std::vector<Traffic> stream = {{2 * u * s, "update"}};
-    m.phases = {LevelTraffic{plain_l1(u, s, vb, p.n, c.isa, 1), stream, stream, stream,
-                             "flat: plain kernel per update 1 load + 1 store of C, row k per group of rows; the matrix per k beyond L1",
+    m.phases = {LevelTraffic{plain_l1(u, s, vb, 1, p.n, c.isa, 1), stream, stream, stream,
+                             "flat: plain kernel a row at a time, per update 2 loads + 1 store; the matrix per k beyond L1",
                              m.flops, "relax"}};
     return m;
   }
@@ -275,7 +279,7 @@ Model traffic_model(const Case& c) {
     lt.name = "relax";
     lt.flops = 2 * u;  // the padded matrix's updates are executed too
     const double plain_share = p.plan.regblock ? std::min(1.0, (2 * nt - 1) / (nt * nt)) : 1.0;
-    lt.l1 = plain_l1(u, s, vb, p.plan.bs, c.isa, plain_share);
+    lt.l1 = plain_l1(u, s, vb, p.plan.bs, p.plan.bs, c.isa, plain_share);
     if (p.plan.regblock) {
       // The scalar traits' register block stays scalar (config.hpp): 1 of the SSE2 ceiling's
       // 16 / s lanes; the plain share is vectorized.

@@ -161,29 +161,30 @@ TEST_P(FwKernels, PlainKernelHandlesThePivotTile) {
 }
 
 // The plain kernel under each aliasing the schedules make (C is A: the pivot column, C is B:
-// the pivot row, both: the pivot tile), any diagonal (negative entries too, where the order of
+// the pivot row, both: the pivot tile; A is C + p, one row: the flat schedule), any diagonal (negative entries too, where the order of
 // the reads shows), against its contract written as loops: for k, for i, a = A[i][k] read
 // once, then for j, c[i][j] = min(a + B[k][j], c[i][j]) with B[k][j] as it is at that moment.
-enum class Alias { ca, cb, cab };
+enum class Alias { ca, cb, cab, flat };
 template <class T>
-void check_aliased(BaseFn<T> f, Alias alias, int64_t m, int64_t n, int64_t kk) {
+void check_aliased(BaseFn<T> f, Alias alias, int64_t m, int64_t n, int64_t kk, int64_t p = 0) {
   const int64_t ld = std::max({m, n, kk}) + 3, rows = std::max({m, kk}) + 1;
   std::vector<T> buf(size_t(3 * rows * ld), T(NAN));
   T* C = buf.data();
-  T* A = alias == Alias::cb ? C + rows * ld : C;
-  T* B = alias == Alias::ca ? C + 2 * rows * ld : C;
+  T* A = alias == Alias::cb ? C + rows * ld : alias == Alias::flat ? C + p : C;
+  T* B = alias == Alias::ca || alias == Alias::flat ? C + 2 * rows * ld : C;
   uint64_t s = 0x2545F4914F6CDD1Dull * uint64_t(m * 10007 + n * 101 + kk) + uint64_t(alias);
-  auto fill = [&](T* p, int64_t r, int64_t c) {
+  auto fill = [&](T* dst, int64_t r, int64_t c) {
     for (int64_t i = 0; i < r; ++i)
       for (int64_t j = 0; j < c; ++j) {
         s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
         const uint64_t x = s * 0x2545F4914F6CDD1Dull;
-        p[i * ld + j] = x % 7 == 0 ? T(INFINITY) : T(int64_t(x >> 40) % 50 - (i == j ? 20 : 0));
+        dst[i * ld + j] = x % 7 == 0 ? T(INFINITY) : T(int64_t(x >> 40) % 50 - (i == j ? 20 : 0));
       }
   };
   fill(C, m, n);
-  if (A != C) fill(A, m, kk);
+  if (alias == Alias::cb) fill(A, m, kk);
   if (B != C) fill(B, kk, n);
+  if (alias == Alias::flat) C[p] = T(-7), B[p] = T(-3);  // A[0][0] is C[0][p]: it changes within the step
   std::vector<T> ref(buf);
   T* rC = ref.data() + (C - buf.data());
   const T* rA = ref.data() + (A - buf.data());
@@ -199,7 +200,7 @@ void check_aliased(BaseFn<T> f, Alias alias, int64_t m, int64_t n, int64_t kk) {
   f(C, A, B, ld, m, n, kk);
   for (size_t e = 0; e < buf.size(); ++e) {
     const bool both_nan = std::isnan(buf[e]) && std::isnan(ref[e]);
-    ASSERT_TRUE(both_nan || buf[e] == ref[e]) << "alias " << int(alias) << ", " << m << "x" << n << "x" << kk
+    ASSERT_TRUE(both_nan || buf[e] == ref[e]) << "alias " << int(alias) << ", " << m << "x" << n << "x" << kk << " p " << p
                                               << " at row " << int64_t(e) / ld << ", column " << int64_t(e) % ld;
   }
 }
@@ -214,6 +215,11 @@ TEST_P(FwKernels, PlainKernelKeepsItsContractUnderEveryAliasing) {
           if (GetParam().f64) check_aliased(kernels_of<double>(GetParam().isa).plain, alias, m, n, kk);
           else check_aliased(kernels_of<float>(GetParam().isa).plain, alias, m, n, kk);
         }
+  for (int64_t n : {1, 5, 16, 33, 64, 70, 300})  // the flat schedule: one row, A = &row[p]
+    for (int64_t p : {int64_t(0), n / 3, n - 1}) {
+      if (GetParam().f64) check_aliased(kernels_of<double>(GetParam().isa).plain, Alias::flat, 1, n, 1, p);
+      else check_aliased(kernels_of<float>(GetParam().isa).plain, Alias::flat, 1, n, 1, p);
+    }
 }
 
 std::vector<KernelCfg> kernel_cfgs() {
