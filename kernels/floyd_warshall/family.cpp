@@ -186,8 +186,9 @@ bool tiled(const Plan& plan) { return plan.schedule != Schedule::flat; }
 // `rows` rows of `row` elements: its passes and row groups as simd_kernels.hpp / config.hpp
 // make them.
 std::vector<Traffic> plain_l1(double u, double s, double vb, int64_t rows, int64_t row, Isa isa, double share) {
-  // The scalar traits' rows, vectorized by GCC: 2 loads + 1 store per update, A once per row.
-  if (isa == Isa::scalar) return {{3 * u * s * share, "triad"}, {vb * u / double(row) * share, "read"}};
+  // Row by row (the scalar traits, vectorized by GCC; one row a call): 2 loads + 1 store per
+  // update, A once per row.
+  if (isa == Isa::scalar || rows == 1) return {{3 * u * s * share, "triad"}, {vb * u / double(row) * share, "read"}};
   // Passes over a row: of 8 vectors, then one of 4, then single vectors, then a masked tail.
   const int64_t lanes = int64_t(vb / s), n8 = row / (8 * lanes), r8 = row - n8 * 8 * lanes;
   const int64_t n4 = r8 / (4 * lanes), r4 = r8 - n4 * 4 * lanes;
@@ -216,8 +217,8 @@ std::vector<Traffic> plain_l1(double u, double s, double vb, int64_t rows, int64
 //   L1 (core): plain kernel (simd_kernels.hpp) 1 load + 1 store of C per update (2 s U,
 //              update), row k of B once per group of rows (s U / group, read) and one
 //              broadcast of A per row, k and pass of up to 8 vectors (vb U passes / row, read);
-//              called a row at a time (the flat schedule): 2 loads + 1 store per update (3 s U,
-//              triad) + the broadcasts; scalar: the same, A once per row and k;
+//              scalar, or called a row at a time (the flat schedule): row by row, 2 loads + 1
+//              store per update (3 s U, triad), A once per row and k;
 //              regblock (MR x NRV vectors, k
 //              innermost) NRV + MR vector loads per k per block (s U (NRV + MR) / (MR NRV),
 //              read) + C once per tile op (2 s U / bs, update), on the tile ops where C is

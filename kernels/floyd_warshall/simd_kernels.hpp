@@ -68,8 +68,8 @@ template <class V, int NV, bool MASKED>
 // FW-BASE-SIMD: k outermost, so C is read and written kk times (the paper's point about the
 // plain kernel), and exact for every aliasing the schedules make (C the same tile as A and / or
 // B; the flat schedule's A inside C's row), for any diagonal: the result is the loops' "for k, for i: a = A[i][k]; for j: c[i][j] =
-// min(a + B[k][j], c[i][j])" with B[k][j] as it is at that moment. Within step k (vector ISAs;
-// the scalar traits go row by row, as GCC vectorizes that) rows go in groups
+// min(a + B[k][j], c[i][j])" with B[k][j] as it is at that moment. Within step k (vector ISAs,
+// more than one row; else row by row) rows go in groups
 // (plain_group_rows), and a group's columns in passes of up to 8 vectors whose columns of row k
 // of B stay in registers across the group's rows: a row then costs one load and one store of C
 // per vector, not two loads and a store (the pivot row and column tiles ran at about half the
@@ -83,9 +83,10 @@ template <class V>
 void plain(typename V::T* C, const typename V::T* A, const typename V::T* B, int64_t ld,
            int64_t m, int64_t n, int64_t kk) {
   using T = typename V::T;
-  if constexpr (V::W == 1) {
-    // The scalar traits: rows in order, b loaded per row; GCC vectorizes relax_row's loop
-    // (SSE2), which passes of 4 scalars would not be (5.8x slower, measured).
+  if (V::W == 1 || m == 1) {
+    // Rows in order, b loaded per row: the scalar traits (GCC vectorizes relax_row's loop at
+    // SSE2, which passes of 4 scalars would not be: 5.8x slower, measured) and one row a call
+    // (the flat schedule: nothing to hold b across; the passes cost it 7%, measured).
     for (int64_t k = 0; k < kk; ++k)
       for (int64_t i = 0; i < m; ++i) relax_row<V>(C + i * ld, B + k * ld, V::set1(A[i * ld + k]), n);
     return;
