@@ -13,8 +13,8 @@ constexpr int64_t kDefaultTaskMin = 256;  // rows below which a diagonal call ru
 
 // The plain kernel's row groups (simd_kernels.hpp): a group's rows are relaxed pass by pass
 // while a pass's vectors of the pivot row stay in registers. A tile's rows (at most 16 KiB a
-// group) go in groups of 16; longer rows (the flat schedule's whole matrix) one by one, in
-// order, as the rows stream from beyond L1. The model prices the kernel by the same rule.
+// group, half of the smallest L1 of the CPU classes seen, 32 KiB) go in groups of 16; longer
+// rows one by one, in order, as they stream from beyond L1. The model prices it by this rule.
 // Internal linkage: the ISA translation units include this (no shared AVX-512 copy).
 constexpr int64_t kPlainGroupRows = 16;
 static constexpr int64_t plain_group_rows(int64_t row_elems, int64_t elem_bytes) {

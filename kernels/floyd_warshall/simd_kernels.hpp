@@ -67,7 +67,7 @@ template <class V, int NV, bool MASKED>
 
 // FW-BASE-SIMD: k outermost, so C is read and written kk times (the paper's point about the
 // plain kernel), and exact for every aliasing the schedules make (C the same tile as A and / or
-// B; the flat schedule's A inside C's row), for any diagonal: the result is the loops' "for k, for i: a = A[i][k]; for j: c[i][j] =
+// B), for any diagonal: the result is the loops' "for k, for i: a = A[i][k]; for j: c[i][j] =
 // min(a + B[k][j], c[i][j])" with B[k][j] as it is at that moment. Within step k (vector ISAs,
 // more than one row; else row by row) rows go in groups
 // (plain_group_rows), and a group's columns in passes of up to 8 vectors whose columns of row k
@@ -76,9 +76,9 @@ template <class V, int NV, bool MASKED>
 // add+min peak). The loops' values are kept because
 //   - C is B (the pivot row): rows up to k see row k as it was, later rows as row k left it, so
 //     a group ends at row k and the next loads b again;
-//   - A[i][k] in C's row i (the pivot column, C is A; the flat schedule, A is C + p): it is
-//     read before row i's copy of it is relaxed, so the pass holding it goes last (row i's
-//     other columns do not depend on it).
+//   - C is A (the pivot column): A[i][k] is read before row i's column k is relaxed, so the
+//     pass holding column k goes last (row i's other columns do not depend on it).
+// One row a call (the flat schedule, whose A is inside C's row) goes row by row, as before.
 template <class V>
 void plain(typename V::T* C, const typename V::T* A, const typename V::T* B, int64_t ld,
            int64_t m, int64_t n, int64_t kk) {
@@ -94,22 +94,17 @@ void plain(typename V::T* C, const typename V::T* A, const typename V::T* B, int
   constexpr int64_t W = V::W;
   // Passes of 8 vectors, then one of 4, then single vectors, then a masked tail.
   const int64_t full8 = n / (8 * W) * (8 * W), full4 = full8 + (n - full8) / (4 * W) * (4 * W), singles = n / W * W;
-  // Rows per group (b is loaded once per group and pass): kPlainGroupRows where the group's rows
-  // fit in L1 (a tile's), else 1: the rows of a whole matrix (the flat schedule) go in order.
+  // Rows per group (b is loaded once per group and pass): config.hpp's rule.
   const int64_t RB = plain_group_rows(n, int64_t(sizeof(T)));
-  // A's offset from C in elements: A[i][k] is C[i][da + k] when 0 <= da + k < n.
-  const int64_t da = (int64_t(reinterpret_cast<uintptr_t>(A)) - int64_t(reinterpret_cast<uintptr_t>(C))) / int64_t(sizeof(T));
   for (int64_t k = 0; k < kk; ++k) {
     const T* b = B + k * ld;
     const int64_t split = B == C && k < m ? k + 1 : m;  // rows [0, split) see row k as it was
-    // The pass holding A[i][k] when that is an element of C's row i (-1: none), kept for last:
-    // column k when C is A (the pivot column), p + k when A is C + p (the flat schedule).
-    const int64_t ck = da + k;
-    const int64_t kj = !(ck >= 0 && ck < n) ? -1
-                       : ck < full8         ? ck / (8 * W) * (8 * W)
-                       : ck < full4         ? full8
-                       : ck < singles       ? ck / W * W
-                                            : singles;
+    // The pass holding column k of A when C is A (-1: none), kept for last.
+    const int64_t kj = !(A == C && k < n) ? -1
+                       : k < full8        ? k / (8 * W) * (8 * W)
+                       : k < full4        ? full8
+                       : k < singles      ? k / W * W
+                                          : singles;
     for (int64_t i0 = 0; i0 < m;) {
       const int64_t i1 = i0 < split ? (split - i0 < RB ? split : i0 + RB) : (m - i0 < RB ? m : i0 + RB);
       auto pass = [&](int64_t j) {
