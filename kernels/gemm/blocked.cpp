@@ -109,8 +109,9 @@ BlockedRun run_blocks(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t n
 }
 
 ColumnRange column_block(const BlockedRun& r, int64_t b, int64_t n, int64_t nr) {
-  const int64_t nsl = (n + nr - 1) / nr;
-  return {b * nsl / r.n_blocks * nr, std::min(n, (b + 1) * nsl / r.n_blocks * nr)};
+  const int64_t nsl = (n + nr - 1) / nr, q = nsl / r.n_blocks, rem = nsl % r.n_blocks;
+  auto first = [&](int64_t i) { return (i * q + std::min(i, rem)) * nr; };
+  return {first(b), std::min(n, first(b + 1))};
 }
 
 int64_t blocked_workspace(const BlockedPlan& p, const Dims& d, int mr, int nr, int threads) {
@@ -184,19 +185,18 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
           const int64_t jc = cr.first, nc = cr.last - cr.first;
           pack_b(kc, nc, B + pc * d.ldb + jc, d.ldb, int(NR), Bp);
           wait_until([&] { return done[size_t(b)].load(std::memory_order_acquire) >= it; });
-          // The next A micro-panel (from the A panel in L3) is fetched a share per call of this
-          // one's jr loop, so an ir step need not start on its latency; 64-byte lines (every
-          // x86-64), a longer line only repeats a prefetch (results/gemm/README.md#prefetch).
+          // The next A micro-panel (from the A panel in L3) is prefetched a share per call of
+          // this one's jr loop, so an ir step need not start on its latency; the kernel spreads
+          // its share over its k steps. 64-byte lines (every x86-64), a longer line only repeats
+          // a prefetch (results/gemm/README.md#prefetch).
           const int64_t calls = (nc + NR - 1) / NR, lines = (MR * kc * int64_t(sizeof(T)) + 63) / 64;
           const int64_t per = (lines + calls - 1) / calls;
           for (int64_t ir = 0; ir < mc; ir += MR) {
             const char* next = ir + MR < mc ? reinterpret_cast<const char*>(Ai + (ir + MR) * kc) : nullptr;
             for (int64_t jr = 0, j = 0; jr < nc; jr += NR, ++j) {
-              if (next)
-                for (int64_t l = j * per, end = std::min(lines, l + per); l < end; ++l)
-                  _mm_prefetch(next + 64 * l, _MM_HINT_T0);
+              const int64_t share = next ? std::clamp<int64_t>(lines - j * per, 0, per) : 0;
               uk.fn(1, kc, Ai + ir * kc, 0, Bp + jr * kc, 0, C + (ic + ir) * d.ldc + jc + jr, d.ldc,
-                    std::min(MR, mc - ir), std::min(NR, nc - jr));
+                    std::min(MR, mc - ir), std::min(NR, nc - jr), share ? next + 64 * j * per : nullptr, share);
             }
           }
           done[size_t(b)].store(it + 1, std::memory_order_release);

@@ -52,9 +52,11 @@ Model min_traffic_model(DType dtype, int64_t m, int64_t n, int64_t k);
 // k-major (Bp_b[k * NR + j]); m <= MR, n <= NR (edges: masked loads/stores of C only; the
 // slivers are zero-padded to MR / NR). nb = 1 is the BLIS micro-kernel; nb > 1 is a BRGEMM
 // with strided batch addresses (LIBXSMM's reducebatch_strd), C kept in registers throughout.
+// pf (may be null): pf_lines 64-byte lines the kernel prefetches while it runs, spread over its
+// k steps (BLIS's a_next: the caller's next A micro-panel).
 template <class T>
 using UkernelFn = void (*)(int64_t nb, int64_t kc, const T* A, int64_t sa, const T* B, int64_t sb,
-                           T* C, int64_t ldc, int64_t m, int64_t n);
+                           T* C, int64_t ldc, int64_t m, int64_t n, const void* pf, int64_t pf_lines);
 template <class T>
 struct Ukernel {
   int mr = 0, nr = 0;
@@ -130,8 +132,9 @@ struct BlockedRun {
   int64_t n_blocks = 1, m_panels = 1, k_blocks = 1;
 };
 BlockedRun run_blocks(const BlockedPlan& p, const Dims& d, int64_t mr, int64_t nr, int threads);
-// Columns [first, last) of N block b of r (0 <= b < r.n_blocks): NR slivers
-// [b S / n_blocks, (b + 1) S / n_blocks), S = ceil(N / NR), the last one cut at N.
+// Columns [first, last) of N block b of r (0 <= b < r.n_blocks): S = ceil(N / NR) NR slivers
+// (the last one cut at N) dealt in order, S mod n_blocks blocks of one sliver more first, so
+// that the blocks the threads take last are the short ones.
 struct ColumnRange {
   int64_t first, last;
 };

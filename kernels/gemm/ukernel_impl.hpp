@@ -8,6 +8,7 @@
 // loadn / storen (first n lanes), add, fma(a, b, c) = a * b + c.
 #include <xmmintrin.h>  // _mm_prefetch (SSE: baseline on x86-64)
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/gemm/config.hpp"
@@ -20,7 +21,7 @@ namespace {
 // x W stride): NRV < V::NRV serves the right edge of N, whose padding columns are not computed.
 template <class V, int NRV>
 void kernel_nv(int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const typename V::T* B,
-               int64_t sb, typename V::T* C, int64_t ldc, int64_t m, int64_t n) {
+               int64_t sb, typename V::T* C, int64_t ldc, int64_t m, int64_t n, const void* pf, int64_t pf_lines) {
   using R = typename V::R;
   constexpr int MR = V::MR;
   constexpr int64_t W = V::W, NR = NRV * W, LDB = V::NRV * W;
@@ -30,31 +31,51 @@ void kernel_nv(int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const
 #pragma GCC unroll 4
     for (int v = 0; v < NRV; ++v) acc[i][v] = V::zero();
 
-  // C's m rows are only touched after the whole batch: ask for them now, so their (L2 / L3)
-  // latency hides behind the FMAs (measured +1-3% at 4096^3 with the AVX2 4 x 12 shape).
+  // Prefetches go one at a time between groups of 4 k steps, never in a burst: a burst of
+  // prefetches to L3 fills the core's miss buffers and stalls the FMAs behind them (measured on
+  // an Intel Xeon, results/gemm/README.md#spread-prefetch). First C's m rows, a row per group
+  // (they are only touched after the whole batch, so their latency hides behind the FMAs), then
+  // the caller's pf_lines 64-byte lines from pf (the next A micro-panel), spread evenly over
+  // the call's groups; what the groups leave is issued at the end.
   constexpr int64_t kLine = 64 / int64_t(sizeof(typename V::T));
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < NR; j += kLine) _mm_prefetch(reinterpret_cast<const char*>(C + i * ldc + j), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(C + i * ldc + NR - 1), _MM_HINT_T0);  // unaligned rows
-  }
+  constexpr int64_t kChunk = 16;
+  const int64_t groups = nb * ((kc + kChunk - 1) / kChunk);
+  const char* pfp = static_cast<const char*>(pf);
+  int64_t crow = 0, due = 0, pf_left = pf ? pf_lines : 0;
+  auto c_row = [&] {
+    const typename V::T* c = C + crow++ * ldc;
+    for (int64_t j = 0; j < NR; j += kLine) _mm_prefetch(reinterpret_cast<const char*>(c + j), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + NR - 1), _MM_HINT_T0);  // unaligned rows
+  };
+  auto prefetch_step = [&] {  // Bresenham: pf_lines lines over `groups` groups
+    if (crow < m) c_row();
+    for (due += pf_left > 0 ? pf_lines : 0; due >= groups && pf_left > 0; due -= groups, --pf_left, pfp += 64)
+      _mm_prefetch(pfp, _MM_HINT_T0);
+  };
+  auto step = [&](const typename V::T* a, const typename V::T* bp) __attribute__((always_inline)) {
+    R bv[NRV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NRV; ++v) bv[v] = V::load(bp + v * W);
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i) {
+      const R ai = V::set1(a[i]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NRV; ++v) acc[i][v] = V::fma(ai, bv[v], acc[i][v]);
+    }
+  };
 
   for (int64_t b = 0; b < nb; ++b) {
     const typename V::T* a = A + b * sa;
     const typename V::T* bp = B + b * sb;
-    // Unrolled by 4: fewer loop-carried pointer / counter updates per FMA.
+    for (int64_t k0 = 0; k0 < kc; k0 += kChunk) {
+      prefetch_step();
+      // Unrolled by 4: fewer loop-carried pointer / counter updates per FMA.
 #pragma GCC unroll 4
-    for (int64_t k = 0; k < kc; ++k, a += MR, bp += LDB) {
-      R bv[NRV];
-#pragma GCC unroll 4
-      for (int v = 0; v < NRV; ++v) bv[v] = V::load(bp + v * W);
-#pragma GCC unroll 32
-      for (int i = 0; i < MR; ++i) {
-        const R ai = V::set1(a[i]);
-#pragma GCC unroll 4
-        for (int v = 0; v < NRV; ++v) acc[i][v] = V::fma(ai, bv[v], acc[i][v]);
-      }
+      for (int64_t k = k0, kend = std::min(kc, k0 + kChunk); k < kend; ++k, a += MR, bp += LDB) step(a, bp);
     }
   }
+  while (crow < m) c_row();
+  for (; pf_left > 0; --pf_left, pfp += 64) _mm_prefetch(pfp, _MM_HINT_T0);
 
   if (m == MR && n == NR) {
 #pragma GCC unroll 32
@@ -86,16 +107,16 @@ void kernel_nv(int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const
 // 3% of all FMAs wasted at N = 1024).
 template <class V, int NV>
 void narrow(int64_t nv, int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const typename V::T* B,
-            int64_t sb, typename V::T* C, int64_t ldc, int64_t m, int64_t n) {
+            int64_t sb, typename V::T* C, int64_t ldc, int64_t m, int64_t n, const void* pf, int64_t pf_lines) {
   if constexpr (NV >= 1) {
-    if (nv >= NV) return kernel_nv<V, NV>(nb, kc, A, sa, B, sb, C, ldc, m, n);
-    narrow<V, NV - 1>(nv, nb, kc, A, sa, B, sb, C, ldc, m, n);
+    if (nv >= NV) return kernel_nv<V, NV>(nb, kc, A, sa, B, sb, C, ldc, m, n, pf, pf_lines);
+    narrow<V, NV - 1>(nv, nb, kc, A, sa, B, sb, C, ldc, m, n, pf, pf_lines);
   }
 }
 template <class V>
 void kernel(int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const typename V::T* B,
-            int64_t sb, typename V::T* C, int64_t ldc, int64_t m, int64_t n) {
-  narrow<V, V::NRV>((n + V::W - 1) / V::W, nb, kc, A, sa, B, sb, C, ldc, m, n);
+            int64_t sb, typename V::T* C, int64_t ldc, int64_t m, int64_t n, const void* pf, int64_t pf_lines) {
+  narrow<V, V::NRV>((n + V::W - 1) / V::W, nb, kc, A, sa, B, sb, C, ldc, m, n, pf, pf_lines);
 }
 
 // The kernel body for simd::tables / simd::table_of.

@@ -128,7 +128,7 @@ TEST_P(GemmIsa, MicroKernelBatchReduceAndEdges) {
       ASSERT_GT(uk.mr, 0);
       ASSERT_GT(uk.nr, 0);
       for (int64_t nb : {1, 3})
-        for (int64_t kc : {1, 7})
+        for (int64_t kc : {1, 7, 40})  // 40: the kernel's prefetch chunks of 16 k steps, a short last
           for (int64_t m : {int64_t(1), int64_t(uk.mr) - 1, int64_t(uk.mr)})
             // Every n: each narrower block (n within 1, 2, ... vectors; ukernel_impl.hpp's
             // narrow) with full and partial last vectors.
@@ -138,7 +138,10 @@ TEST_P(GemmIsa, MicroKernelBatchReduceAndEdges) {
               Mat<T> Ap(1, nb * sa, 0, 11), Bp(1, nb * sb, 0, 12);
               Mat<T> C(uk.mr, uk.nr, 2, 13);
               const Mat<T> C0 = C;
-              uk.fn(nb, kc, Ap.a.data(), sa, Bp.a.data(), sb, C.a.data(), C.ld, m, n);
+              // Prefetch requests (from 0 lines to more than the call has chunks) change no value.
+              const int64_t pf_lines = (n % 4) * 3;
+              uk.fn(nb, kc, Ap.a.data(), sa, Bp.a.data(), sb, C.a.data(), C.ld, m, n,
+                    pf_lines ? Bp.a.data() : nullptr, pf_lines);
               for (int64_t i = 0; i < uk.mr; ++i)
                 for (int64_t j = 0; j < uk.nr; ++j) {
                   long double s = C0(i, j);
@@ -239,11 +242,11 @@ TEST(Gemm, BlockedSplitsKAndNIntoEqualBlocks) {
 // for a test to catch).
 Ukernel<float> g_inner_uk;
 void slow_ukernel(int64_t nb, int64_t kc, const float* A, int64_t sa, const float* B, int64_t sb, float* C,
-                  int64_t ldc, int64_t m, int64_t n) {
+                  int64_t ldc, int64_t m, int64_t n, const void*, int64_t) {
   std::vector<float> tile(size_t(g_inner_uk.mr * g_inner_uk.nr));
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) tile[size_t(i * g_inner_uk.nr + j)] = C[i * ldc + j];
-  g_inner_uk.fn(nb, kc, A, sa, B, sb, tile.data(), g_inner_uk.nr, m, n);
+  g_inner_uk.fn(nb, kc, A, sa, B, sb, tile.data(), g_inner_uk.nr, m, n, nullptr, 0);
   std::this_thread::sleep_for(std::chrono::microseconds(20));
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) C[i * ldc + j] = tile[size_t(i * g_inner_uk.nr + j)];
@@ -367,9 +370,10 @@ TEST(Gemm, ColumnBlocksFitTheBufferAndGiveEachThreadSeveral) {
       EXPECT_EQ(run.n_blocks % r.threads, 0) << what;
     }
     // The blocks tile [0, N) in order, whole NR slivers but the last, none empty, none wider
-    // than nc, and no wider than another by more than one sliver (the product ends when the
-    // thread with the last block finishes it).
-    int64_t next = 0, lo = nc, hi = 0;
+    // than nc, no wider than another by more than one sliver and the wider ones first (the
+    // product ends when the thread with the last block finishes it: the threads taking blocks
+    // in turn, the last ones taken should be the short ones).
+    int64_t next = 0, lo = nc, hi = 0, prev = nc;
     for (int64_t b = 0; b < run.n_blocks; ++b) {
       const ColumnRange cr = column_block(run, b, r.n, r.nr);
       EXPECT_EQ(cr.first, next) << what << " block " << b;
@@ -381,16 +385,20 @@ TEST(Gemm, ColumnBlocksFitTheBufferAndGiveEachThreadSeveral) {
       const int64_t slivers = (cr.last - cr.first + r.nr - 1) / r.nr;
       lo = std::min(lo, slivers);
       hi = std::max(hi, slivers);
+      EXPECT_LE(cr.last - cr.first, prev) << what << " block " << b;
+      prev = cr.last - cr.first;
       next = cr.last;
     }
     EXPECT_EQ(next, r.n) << what;
     EXPECT_LE(hi - lo, 1) << what;
   }
-  // N = 4096 in 14 blocks for 2 threads (AVX-512 f64, 171 slivers): 12 or 13 slivers each, not
-  // 13 blocks of 13 and one of 2.
+  // N = 4096 in 14 blocks for 2 threads (AVX-512 f64, 171 slivers): 13 slivers in the first
+  // three, 12 in the rest, the last sliver 16 columns; not 13 blocks of 13 and one of 2.
   const BlockedRun x = run_blocks({51200, 384, 336}, Dims{512, 4096, 384, 384, 4096, 4096}, 8, 24, 2);
   ASSERT_EQ(x.n_blocks, 14);
-  EXPECT_EQ(column_block(x, 13, 4096, 24).last - column_block(x, 13, 4096, 24).first, 4096 - 158 * 24);
+  EXPECT_EQ(column_block(x, 2, 4096, 24).last - column_block(x, 2, 4096, 24).first, 13 * 24);
+  EXPECT_EQ(column_block(x, 3, 4096, 24).last - column_block(x, 3, 4096, 24).first, 12 * 24);
+  EXPECT_EQ(column_block(x, 13, 4096, 24).last - column_block(x, 13, 4096, 24).first, 4096 - 159 * 24);
 }
 
 // The scratch follows the blocks run on the product, not the plan: a plan whose A panel fills
@@ -651,8 +659,8 @@ TEST(GemmFamily, EveryVariantVerifiesAtOddShapes) {
 // A micro-kernel dropping the last k of every sliver.
 Ukernel<double> g_real;
 void drop_last_k(int64_t nb, int64_t kc, const double* A, int64_t sa, const double* B, int64_t sb, double* C,
-                 int64_t ldc, int64_t m, int64_t n) {
-  g_real.fn(nb, kc > 1 ? kc - 1 : kc, A, sa, B, sb, C, ldc, m, n);
+                 int64_t ldc, int64_t m, int64_t n, const void* pf, int64_t pf_lines) {
+  g_real.fn(nb, kc > 1 ? kc - 1 : kc, A, sa, B, sb, C, ldc, m, n, pf, pf_lines);
 }
 
 TEST(GemmFamily, VerificationCatchesBrokenKernel) {
