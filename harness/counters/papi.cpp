@@ -15,7 +15,7 @@
 namespace rooflab::counters {
 namespace {
 
-std::string perf_paranoid_note() {
+[[maybe_unused]] std::string perf_paranoid_note() {  // used only with PAPI
   std::ifstream in("/proc/sys/kernel/perf_event_paranoid");
   std::string v;
   if (!(in >> v)) return "";

@@ -69,8 +69,9 @@ TEST(Diagnostics, OmpWaitPolicySaysWhoSetIt) {
   const nlohmann::json p = rooflab::diag::omp_wait_policy();
   for (const char* k : {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "set_by", "note"}) EXPECT_TRUE(p.contains(k)) << k;
   const bool user_set = std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT");
-  if (!std::getenv("ROOFLAB_OMP_POLICY"))
+  if (!std::getenv("ROOFLAB_OMP_POLICY")) {
     EXPECT_EQ(p.at("set_by"), user_set ? "user" : "libgomp default");
+  }
 }
 
 TEST(Diagnostics, ProcStatReadsTasksStealAndCpusInOnePass) {

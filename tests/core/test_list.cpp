@@ -73,13 +73,16 @@ TEST(ListJson, GemmBaselinesAreMarkedByTheirRows) {
     ASSERT_NE(v, nullptr) << own;
     EXPECT_FALSE(v->is_baseline()) << own;
   }
-  if (const Variant* lx = g->find("sfc_ca_libxsmm")) EXPECT_FALSE(lx->is_baseline());  // own kernel, libxsmm tiles
+  if (const Variant* lx = g->find("sfc_ca_libxsmm")) {
+    EXPECT_FALSE(lx->is_baseline());  // own kernel, libxsmm tiles
+  }
   for (const char* lib : {"openblas", "blis", "onednn"})
     if (const Variant* v = g->find(lib)) {  // present where the library was found at build time
       EXPECT_TRUE(v->is_baseline()) << lib;
       EXPECT_EQ(v->library, lib);
     }
   for (const auto& f : families())
-    if (f.name != "gemm")
+    if (f.name != "gemm") {
       for (const auto& v : f.variants) EXPECT_FALSE(v.is_baseline()) << f.name << "/" << v.name;
+    }
 }
