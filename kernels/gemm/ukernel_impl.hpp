@@ -31,15 +31,16 @@ void kernel_nv(int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const
 #pragma GCC unroll 4
     for (int v = 0; v < NRV; ++v) acc[i][v] = V::zero();
 
-  // Prefetches go one at a time between groups of 4 k steps, never in a burst: a burst of
-  // prefetches to L3 fills the core's miss buffers and stalls the FMAs behind them (measured on
-  // an Intel Xeon, results/gemm/README.md#spread-prefetch). First C's m rows, a row per group
-  // (they are only touched after the whole batch, so their latency hides behind the FMAs), then
-  // the caller's pf_lines 64-byte lines from pf (the next A micro-panel), spread evenly over
-  // the call's groups; what the groups leave is issued at the end.
+  // Prefetches go a few at a time between chunks of kChunk k steps, never in a burst: a burst
+  // of prefetches to L3 fills the core's miss buffers and stalls the FMAs behind them (measured
+  // on an Intel Xeon; chunks of 32 beat 16 and 64 there, results/gemm/README.md#spread-prefetch).
+  // First C's m rows, a row per chunk (they are only touched after the whole batch, so their
+  // latency hides behind the FMAs), then the caller's pf_lines 64-byte lines from pf (the next
+  // A micro-panel), spread evenly over the call's chunks; what the chunks leave is issued at
+  // the end.
   constexpr int64_t kLine = 64 / int64_t(sizeof(typename V::T));
-  constexpr int64_t kChunk = 16;
-  const int64_t groups = nb * ((kc + kChunk - 1) / kChunk);
+  constexpr int64_t kChunk = 32;
+  const int64_t chunks = nb * ((kc + kChunk - 1) / kChunk);
   const char* pfp = static_cast<const char*>(pf);
   int64_t crow = 0, due = 0, pf_left = pf ? pf_lines : 0;
   auto c_row = [&] {
@@ -47,9 +48,9 @@ void kernel_nv(int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const
     for (int64_t j = 0; j < NR; j += kLine) _mm_prefetch(reinterpret_cast<const char*>(c + j), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + NR - 1), _MM_HINT_T0);  // unaligned rows
   };
-  auto prefetch_step = [&] {  // Bresenham: pf_lines lines over `groups` groups
+  auto prefetch_step = [&] {  // Bresenham: pf_lines lines over the chunks
     if (crow < m) c_row();
-    for (due += pf_left > 0 ? pf_lines : 0; due >= groups && pf_left > 0; due -= groups, --pf_left, pfp += 64)
+    for (due += pf_left > 0 ? pf_lines : 0; due >= chunks && pf_left > 0; due -= chunks, --pf_left, pfp += 64)
       _mm_prefetch(pfp, _MM_HINT_T0);
   };
   auto step = [&](const typename V::T* a, const typename V::T* bp) __attribute__((always_inline)) {

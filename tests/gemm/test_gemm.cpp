@@ -128,7 +128,7 @@ TEST_P(GemmIsa, MicroKernelBatchReduceAndEdges) {
       ASSERT_GT(uk.mr, 0);
       ASSERT_GT(uk.nr, 0);
       for (int64_t nb : {1, 3})
-        for (int64_t kc : {1, 7, 40})  // 40: the kernel's prefetch chunks of 16 k steps, a short last
+        for (int64_t kc : {1, 7, 40})  // 40: one of the kernel's prefetch chunks of 32 k steps and a short one
           for (int64_t m : {int64_t(1), int64_t(uk.mr) - 1, int64_t(uk.mr)})
             // Every n: each narrower block (n within 1, 2, ... vectors; ukernel_impl.hpp's
             // narrow) with full and partial last vectors.
