@@ -13,12 +13,16 @@
 
 namespace rooflab::microbench {
 namespace {
+// The register type by element type: a specialization, not std::conditional_t, whose template
+// arguments would drop __m128's vector attributes (GCC's -Wignored-attributes).
+template <class E> struct Sse2Reg { using type = __m128; };
+template <> struct Sse2Reg<double> { using type = __m128d; };
 // The traits kernels_impl.hpp uses, over SSE2 registers (internal linkage, see there).
 template <class E>
 struct Sse2 {
   static constexpr bool D = std::is_same_v<E, double>;
   using T = E;
-  using R = std::conditional_t<D, __m128d, __m128>;
+  using R = typename Sse2Reg<E>::type;
   static constexpr int64_t W = 16 / sizeof(E);
   static R zero() { if constexpr (D) return _mm_setzero_pd(); else return _mm_setzero_ps(); }
   static R set1(T x) { if constexpr (D) return _mm_set1_pd(x); else return _mm_set1_ps(x); }
