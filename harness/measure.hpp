@@ -129,9 +129,10 @@ struct Disturbance {
   bool idle_only = false;  // "threads idle" is the only rule that fired
   bool slower = false;     // slower than an earlier measurement of the case (mark_slower)
   bool slower_only = false;  // ... and no other rule fired: the host's speed, not load on this machine
-  double quiet_fraction = NAN, cv = NAN, cpu_utilization = NAN;
+  double quiet_fraction = NAN, cv = NAN, cpu_utilization = NAN, median = NAN;  // median: seconds
   // Of two measurements of one case, whether this one is the better: undisturbed first, then
-  // not slower than an earlier one, then more quiet samples, then the smaller spread.
+  // not slower than an earlier one (unless the other, both disturbed, has the higher median),
+  // then more quiet samples, then the smaller spread.
   bool better_than(const Disturbance& o) const;
 };
 // A later measurement of a case whose median is above rule.median_over_best x the fastest sample

@@ -480,6 +480,15 @@ TEST(Disturbance, ALaterMeasurementFarSlowerThanAnEarlierOneIsMarkedAndNotKept) 
   EXPECT_NE(retry.reason.find("slower: median 1.69x"), std::string::npos) << retry.reason;
   EXPECT_FALSE(retry.better_than(first));
   EXPECT_TRUE(first.better_than(retry));
+  // The mark counts only against a measurement that ran faster: a noisy earlier one with a lucky
+  // fast sample and a higher median does not beat a steadier later one marked against that sample
+  // (2026-12-01, cli_bench_disturbed beside another test).
+  const m::Disturbance lucky = m::classify({0.0337, 0.119, 0.333}, q3);
+  m::Disturbance steadier = m::classify({0.070, 0.0744, 0.090}, q3);
+  m::mark_slower(steadier, 0.0744, 0.0337);
+  ASSERT_TRUE(lucky.disturbed && steadier.slower);
+  EXPECT_TRUE(steadier.better_than(lucky));
+  EXPECT_FALSE(lucky.better_than(steadier));
   m::Disturbance loaded = m::classify({0.054, 0.054, 0.057}, {false, false, false});
   m::mark_slower(loaded, 0.054, 0.032);
   EXPECT_TRUE(loaded.slower);
