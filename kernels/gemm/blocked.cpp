@@ -1,15 +1,16 @@
 // BLIS / Goto GEMM with BLIS's loops on the transposed product C^T = B^T A^T: our micro-kernel
 // broadcasts A and loads B as vectors, so A plays BLIS's B and B plays BLIS's A.
-//   ic (MC rows of A and C) -> pc (KC of K): A panel MC x KC packed by all threads
+//   ic (MC rows of A and C) -> pc (KC of K): A panel MC x KC
 //   -> jc (NR-aligned column blocks, taken by the threads in turn): B block KC x NC packed into
-//   the thread's own buffer -> ir (MR) -> jr (NR): micro-kernel.
+//   the thread's own buffer -> ir (MR): A micro-panel packed by the first block to reach it
+//   -> jr (NR): micro-kernel.
 // The MR x KC A micro-panel stays close (L1) while the jr loop streams the thread's B block
 // from L2; the A panel is shared through L3. With MR < NR (every shape in config.hpp) the A
 // micro-panel is the smaller operand, so KC can be long (fewer passes over C) and still leave
 // it in half of L1. Edges (any M, N, K) are zero-padded slivers + masked C access.
 // No barrier between (ic, pc) iterations: two A panel buffers, and a column block starts once
 // the same block of the previous iteration (the same C tiles) is finished, so a thread that
-// runs out of blocks packs the next A panel and goes on while the others finish theirs.
+// runs out of blocks starts the next iteration while the others finish theirs.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -139,8 +140,10 @@ void wait_until(F ready) {
 
 // What the threads share per (M panel, K block) iteration; a cache line each.
 struct alignas(64) IterSync {
-  std::atomic<int64_t> next_sliver{0}, packed{0}, next_block{0}, finished{0};
+  std::atomic<int64_t> next_block{0}, finished{0};
 };
+// An A micro-panel of an iteration: not packed, being packed, packed.
+enum : uint8_t { kFree = 0, kPacking = 1, kPacked = 2 };
 }  // namespace
 
 template <class T>
@@ -157,9 +160,11 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
   T* Ap[2] = {work, work + (n_it > 1 ? mcb * kcb : 0)};
   T* Bp_all = work + std::min<int64_t>(2, n_it) * mcb * kcb;
   std::vector<IterSync> iters(static_cast<size_t>(n_it));
+  const int64_t msl_max = (mcb + MR - 1) / MR;
+  std::vector<std::atomic<uint8_t>> a_state(static_cast<size_t>(n_it * msl_max));
   // done[b] = 1 + the last iteration whose column block b is finished: block b of iteration
   // it + 1 updates the same C tiles, so it starts after that (the threads need not finish an
-  // iteration together: one that runs out of blocks packs and starts the next A panel).
+  // iteration together: one that runs out of blocks starts the next iteration's).
   std::vector<std::atomic<int64_t>> done(size_t((d.n + NR - 1) / NR));
 #pragma omp parallel
   {
@@ -173,30 +178,52 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
         const int64_t kc = std::min(kcb, d.k - pc);
         IterSync& s = iters[size_t(it)];
         T* Ai = Ap[it % 2];
+        std::atomic<uint8_t>* as = a_state.data() + it * msl_max;
         // Ai held the A panel of iteration it - 2: every block of that one must be finished.
         if (it >= 2) wait_until([&] { return iters[size_t(it - 2)].finished.load(std::memory_order_acquire) == cols.n_blocks; });
-        for (int64_t q; (q = s.next_sliver.fetch_add(1, std::memory_order_relaxed)) < msl;) {
-          pack_a(std::min(MR, mc - q * MR), kc, A + (ic + q * MR) * d.lda + pc, d.lda, int(MR), Ai + q * MR * kc);
-          s.packed.fetch_add(1, std::memory_order_release);
-        }
-        wait_until([&] { return s.packed.load(std::memory_order_acquire) == msl; });
         for (int64_t b; (b = s.next_block.fetch_add(1, std::memory_order_relaxed)) < cols.n_blocks;) {
           const ColumnRange cr = column_block(cols, b, d.n, NR);
           const int64_t jc = cr.first, nc = cr.last - cr.first;
           pack_b(kc, nc, B + pc * d.ldb + jc, d.ldb, int(NR), Bp);
           wait_until([&] { return done[size_t(b)].load(std::memory_order_acquire) >= it; });
-          // The next A micro-panel (from the A panel in L3) is prefetched a share per call of
-          // this one's jr loop, so an ir step need not start on its latency; the kernel spreads
-          // its share over its k steps. 64-byte lines (every x86-64), a longer line only repeats
-          // a prefetch (results/gemm/README.md#prefetch).
-          const int64_t calls = (nc + NR - 1) / NR, lines = (MR * kc * int64_t(sizeof(T)) + 63) / 64;
-          const int64_t per = (lines + calls - 1) / calls;
-          for (int64_t ir = 0; ir < mc; ir += MR) {
-            const char* next = ir + MR < mc ? reinterpret_cast<const char*>(Ai + (ir + MR) * kc) : nullptr;
+          // A micro-panels are packed by the first block to reach them, right before its jr
+          // loop uses them from L1 (Goto / OpenBLAS pack the shared operand so). The blocks the
+          // threads start together begin their ir loops msl / nt apart, so each packs its own
+          // range instead of waiting on the other's. The next micro-panel is prefetched a share
+          // per call of this one's jr loop (from the packed panel in L3, or from A's rows when
+          // it is still to be packed), so an ir step need not start on its latency; the kernel
+          // spreads its share over its k steps. 64-byte lines (every x86-64), a longer line
+          // only repeats a prefetch (results/gemm/README.md#prefetch).
+          const int64_t calls = (nc + NR - 1) / NR, first = (b % nt) * msl / nt;
+          const int64_t packed_lines = (MR * kc * int64_t(sizeof(T)) + 63) / 64;
+          const int64_t row_lines = (kc * int64_t(sizeof(T)) + 126) / 64;  // + 1: A's rows need not start a line
+          for (int64_t i = 0; i < msl; ++i) {
+            const int64_t q = first + i < msl ? first + i : first + i - msl, ir = q * MR;
+            std::atomic<uint8_t>& st = as[q];
+            if (st.load(std::memory_order_acquire) != kPacked) {
+              uint8_t expect = kFree;
+              if (st.compare_exchange_strong(expect, kPacking, std::memory_order_acquire)) {
+                pack_a(std::min(MR, mc - ir), kc, A + (ic + ir) * d.lda + pc, d.lda, int(MR), Ai + ir * kc);
+                st.store(kPacked, std::memory_order_release);
+              } else {
+                wait_until([&] { return st.load(std::memory_order_acquire) == kPacked; });
+              }
+            }
+            Prefetch next;
+            if (i + 1 < msl) {
+              const int64_t qn = q + 1 < msl ? q + 1 : 0;
+              if (as[qn].load(std::memory_order_relaxed) == kFree)
+                next = {A + (ic + qn * MR) * d.lda + pc, 0, std::min(MR, mc - qn * MR) * row_lines, row_lines,
+                        d.lda * int64_t(sizeof(T)), true};
+              else
+                next = {Ai + qn * MR * kc, 0, packed_lines, 0, 0};
+            }
+            const int64_t lines = next.lines, per = (lines + calls - 1) / calls;
             for (int64_t jr = 0, j = 0; jr < nc; jr += NR, ++j) {
-              const int64_t share = next ? std::clamp<int64_t>(lines - j * per, 0, per) : 0;
+              next.first = j * per;
+              next.lines = std::clamp<int64_t>(lines - j * per, 0, per);
               uk.fn(1, kc, Ai + ir * kc, 0, Bp + jr * kc, 0, C + (ic + ir) * d.ldc + jc + jr, d.ldc,
-                    std::min(MR, mc - ir), std::min(NR, nc - jr), share ? next + 64 * j * per : nullptr, share);
+                    std::min(MR, mc - ir), std::min(NR, nc - jr), next.lines ? next : Prefetch{});
             }
           }
           done[size_t(b)].store(it + 1, std::memory_order_release);

@@ -228,10 +228,12 @@ namespace {
 //              the scalar micro-kernel's B row at SSE2), M N K (s / MR + v / NR) bytes (read);
 //              the C tile once per call (2 s M N ceil(K/kc), update)
 //   L1<-L2:    the B block per A micro-panel (s K N ceil(M/mc) ceil(mc/MR), read); the A
-//              micro-panel once per B block (s M K ceil(N/nc), read; per call, ceil(nc/NR) times
-//              that, when the micro-panel and a B sliver exceed L1); C per call (update)
-//   L2<-L3:    C; the A micro-panels once per B block from the shared A panel (unless the panel
-//              and a B block fit L2); when the B block exceeds L2 its sweeps and packed writes
+//              micro-panel once per B block but the first, which packs it and reads it from L1
+//              (s M K (ceil(N/nc) - 1), read; per call, s M K ceil(N/nc) ceil(nc/NR), when
+//              the micro-panel and a B sliver exceed L1); C per call (update)
+//   L2<-L3:    C; the A micro-panels once per B block but the first from the shared A panel
+//              (unless the panel and a B block fit L2); when the B block exceeds L2 its sweeps
+//              and packed writes
 //   L3<-DRAM:  C, and the packing sources (A once, B ceil(M/mc) times); the A panel stays in L3
 // Cache sizes are this host's (the plan is derived from them too); MC, KC, NC are the blocks
 // blocked() runs on these dimensions (run_blocks: K 512 on a 48 KiB L1 runs one block of 512
@@ -255,7 +257,8 @@ std::vector<LevelTraffic> blocked_phases(const Case& c, const Params& p) {
   const bool b_in_l2 = (std::min(nc, N) + mr) * kc * s <= double(hc.l2);
   const bool a_in_l2 = (std::min(mc, M) + std::min(nc, N)) * kc * s <= double(hc.l2);
   const double b_sweeps = s * K * N * m_panels * cdiv(std::min(mc, M), mr);
-  const double a_reads = a_pack * (a_in_l1 ? n_blocks : n_blocks * cdiv(std::min(nc, N), nr));
+  // The first B block of an iteration packs each A micro-panel right before it reads it.
+  const double a_reads = a_pack * (a_in_l1 ? n_blocks - 1 : n_blocks * cdiv(std::min(nc, N), nr));
   LevelTraffic pack, lt;
   pack.name = "pack";
   pack.l1 = {{2 * v * M * K, "copy"}, {2 * s * K * N * m_panels * v / 16, "copy"}};
@@ -268,7 +271,7 @@ std::vector<LevelTraffic> blocked_phases(const Case& c, const Params& p) {
   lt.l1 = {{M * N * K * (s / mr + v / nr), "read"}, {2 * s * M * N * k_calls, "update"}};
   lt.l2 = {{b_sweeps, "read"}, {a_reads, "read"}, {c_bytes, "update"}};
   lt.l3 = {{c_bytes, "update"}};
-  if (!a_in_l2) lt.l3.push_back({a_pack * n_blocks, "read"});
+  if (!a_in_l2 && n_blocks > 1) lt.l3.push_back({a_pack * (n_blocks - 1), "read"});
   if (!b_in_l2) lt.l3.push_back({b_sweeps, "read"});
   lt.mem = {{c_bytes, "update"}};
   lt.note = std::string("BLIS loops on C^T per level") + (a_in_l1 ? "; A micro-panel in L1" : "; A micro-panel + B sliver exceed L1") +

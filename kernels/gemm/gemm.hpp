@@ -52,11 +52,19 @@ Model min_traffic_model(DType dtype, int64_t m, int64_t n, int64_t k);
 // k-major (Bp_b[k * NR + j]); m <= MR, n <= NR (edges: masked loads/stores of C only; the
 // slivers are zero-padded to MR / NR). nb = 1 is the BLIS micro-kernel; nb > 1 is a BRGEMM
 // with strided batch addresses (LIBXSMM's reducebatch_strd), C kept in registers throughout.
-// pf (may be null): pf_lines 64-byte lines the kernel prefetches while it runs, spread over its
-// k steps (BLIS's a_next: the caller's next A micro-panel).
+// pf: 64-byte lines the kernel prefetches while it runs, spread over its k steps (BLIS's a_next:
+// the caller's next A micro-panel, packed or still in A's rows).
+// Lines [first, first + lines) of rows of row_lines consecutive lines, stride bytes apart, the
+// first row at `rows` (row_lines <= 0: one contiguous row). rows null: none. to_l2: into L2 only
+// (lines to be read once soon, e.g. by packing), else into L1.
+struct Prefetch {
+  const void* rows = nullptr;
+  int64_t first = 0, lines = 0, row_lines = 0, stride = 0;
+  bool to_l2 = false;
+};
 template <class T>
 using UkernelFn = void (*)(int64_t nb, int64_t kc, const T* A, int64_t sa, const T* B, int64_t sb,
-                           T* C, int64_t ldc, int64_t m, int64_t n, const void* pf, int64_t pf_lines);
+                           T* C, int64_t ldc, int64_t m, int64_t n, Prefetch pf);
 template <class T>
 struct Ukernel {
   int mr = 0, nr = 0;
@@ -90,9 +98,10 @@ struct BlockedPlan {
   int64_t mc = 0, kc = 0, nc = 0;  // 0: default_blocked_plan()
 };
 // blocked() runs BLIS's loops on the transposed product (blocked.cpp): an MC x KC A panel shared
-// by the threads (L3; the next one packed into a second buffer while the threads finish the
-// current one, no barrier between K blocks), a KC x NC B block per thread (L2), an MR x KC A
-// micro-panel reused by the jr loop's calls (L1).
+// by the threads (L3; each MR x KC micro-panel packed by the first column block to reach it; the
+// next panel in a second buffer while the threads finish the current one, no barrier between K
+// blocks), a KC x NC B block per thread (L2), an MR x KC A micro-panel reused by the jr loop's
+// calls (L1).
 // The sizes rule (bytes): a B block filling half of L2 (NC a multiple of NR) shaped for the
 // least traffic from beyond L2 per flop (C once per K block, an A micro-panel once per B block:
 // KC = 2 NC = sqrt(L2 / s)), KC at most what keeps the A micro-panel in half of L1, MC so that

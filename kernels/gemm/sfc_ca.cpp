@@ -82,7 +82,7 @@ struct OwnBrgemm {
     for (int64_t jr = 0; jr < n; jr += NR)
       for (int64_t ir = 0; ir < m; ir += MR)
         uk.fn(nb, bk, a + ir * bk, a_block(), b + jr * bk, b_block(), Ct + ir * ldc + jr, ldc,
-              std::min(MR, m - ir), std::min(NR, n - jr), nullptr, 0);
+              std::min(MR, m - ir), std::min(NR, n - jr), {});
   }
   static void pack_a(int64_t m, int64_t kc, const T* A, int64_t lda, int mr, T* dst) {
     gemm::pack_a(m, kc, A, lda, mr, dst);

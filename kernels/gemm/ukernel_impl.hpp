@@ -21,7 +21,7 @@ namespace {
 // x W stride): NRV < V::NRV serves the right edge of N, whose padding columns are not computed.
 template <class V, int NRV>
 void kernel_nv(int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const typename V::T* B,
-               int64_t sb, typename V::T* C, int64_t ldc, int64_t m, int64_t n, const void* pf, int64_t pf_lines) {
+               int64_t sb, typename V::T* C, int64_t ldc, int64_t m, int64_t n, Prefetch pf) {
   using R = typename V::R;
   constexpr int MR = V::MR;
   constexpr int64_t W = V::W, NR = NRV * W, LDB = V::NRV * W;
@@ -35,23 +35,31 @@ void kernel_nv(int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const
   // of prefetches to L3 fills the core's miss buffers and stalls the FMAs behind them (measured
   // on an Intel Xeon; chunks of 32 beat 16 and 64 there, results/gemm/README.md#spread-prefetch).
   // First C's m rows, a row per chunk (they are only touched after the whole batch, so their
-  // latency hides behind the FMAs), then the caller's pf_lines 64-byte lines from pf (the next
-  // A micro-panel), spread evenly over the call's chunks; what the chunks leave is issued at
-  // the end.
+  // latency hides behind the FMAs), then the caller's pf.lines lines (the next A micro-panel),
+  // spread evenly over the call's chunks; what the chunks leave is issued at the end.
   constexpr int64_t kLine = 64 / int64_t(sizeof(typename V::T));
   constexpr int64_t kChunk = 32;
   const int64_t chunks = nb * ((kc + kChunk - 1) / kChunk);
-  const char* pfp = static_cast<const char*>(pf);
-  int64_t crow = 0, due = 0, pf_left = pf ? pf_lines : 0;
+  const int64_t row_lines = pf.row_lines > 0 ? pf.row_lines : INT64_MAX;
+  int64_t in_row = pf.first % row_lines;
+  const char* row = static_cast<const char*>(pf.rows) + pf.first / row_lines * pf.stride;
+  const char* pfp = row + 64 * in_row;
+  int64_t crow = 0, due = 0, pf_left = pf.rows ? pf.lines : 0;
+  auto pf_line = [&] {
+    if (pf.to_l2) _mm_prefetch(pfp, _MM_HINT_T1);
+    else _mm_prefetch(pfp, _MM_HINT_T0);
+    --pf_left;
+    if (++in_row < row_lines) pfp += 64;
+    else in_row = 0, row += pf.stride, pfp = row;
+  };
   auto c_row = [&] {
     const typename V::T* c = C + crow++ * ldc;
     for (int64_t j = 0; j < NR; j += kLine) _mm_prefetch(reinterpret_cast<const char*>(c + j), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + NR - 1), _MM_HINT_T0);  // unaligned rows
   };
-  auto prefetch_step = [&] {  // Bresenham: pf_lines lines over the chunks
+  auto prefetch_step = [&] {  // Bresenham: pf.lines lines over the chunks
     if (crow < m) c_row();
-    for (due += pf_left > 0 ? pf_lines : 0; due >= chunks && pf_left > 0; due -= chunks, --pf_left, pfp += 64)
-      _mm_prefetch(pfp, _MM_HINT_T0);
+    for (due += pf_left > 0 ? pf.lines : 0; due >= chunks && pf_left > 0; due -= chunks) pf_line();
   };
   auto step = [&](const typename V::T* a, const typename V::T* bp) __attribute__((always_inline)) {
     R bv[NRV];
@@ -76,7 +84,7 @@ void kernel_nv(int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const
     }
   }
   while (crow < m) c_row();
-  for (; pf_left > 0; --pf_left, pfp += 64) _mm_prefetch(pfp, _MM_HINT_T0);
+  while (pf_left > 0) pf_line();
 
   if (m == MR && n == NR) {
 #pragma GCC unroll 32
@@ -108,16 +116,16 @@ void kernel_nv(int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const
 // 3% of all FMAs wasted at N = 1024).
 template <class V, int NV>
 void narrow(int64_t nv, int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const typename V::T* B,
-            int64_t sb, typename V::T* C, int64_t ldc, int64_t m, int64_t n, const void* pf, int64_t pf_lines) {
+            int64_t sb, typename V::T* C, int64_t ldc, int64_t m, int64_t n, Prefetch pf) {
   if constexpr (NV >= 1) {
-    if (nv >= NV) return kernel_nv<V, NV>(nb, kc, A, sa, B, sb, C, ldc, m, n, pf, pf_lines);
-    narrow<V, NV - 1>(nv, nb, kc, A, sa, B, sb, C, ldc, m, n, pf, pf_lines);
+    if (nv >= NV) return kernel_nv<V, NV>(nb, kc, A, sa, B, sb, C, ldc, m, n, pf);
+    narrow<V, NV - 1>(nv, nb, kc, A, sa, B, sb, C, ldc, m, n, pf);
   }
 }
 template <class V>
 void kernel(int64_t nb, int64_t kc, const typename V::T* A, int64_t sa, const typename V::T* B,
-            int64_t sb, typename V::T* C, int64_t ldc, int64_t m, int64_t n, const void* pf, int64_t pf_lines) {
-  narrow<V, V::NRV>((n + V::W - 1) / V::W, nb, kc, A, sa, B, sb, C, ldc, m, n, pf, pf_lines);
+            int64_t sb, typename V::T* C, int64_t ldc, int64_t m, int64_t n, Prefetch pf) {
+  narrow<V, V::NRV>((n + V::W - 1) / V::W, nb, kc, A, sa, B, sb, C, ldc, m, n, pf);
 }
 
 // The kernel body for simd::tables / simd::table_of.

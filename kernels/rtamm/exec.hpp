@@ -179,7 +179,7 @@ struct Omp {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t j = t / ni, i = t % ni;
       uk.fn(1, s.kc, Ap + i * mr * s.kc, 0, Bp + j * nr * s.kc, 0, Cl + i * mr * ldl + j * nr, ldl,
-            std::min<int64_t>(mr, s.mc - i * mr), std::min<int64_t>(nr, s.nc - j * nr), nullptr, 0);
+            std::min<int64_t>(mr, s.mc - i * mr), std::min<int64_t>(nr, s.nc - j * nr), {});
       for (int g = 0; g < 4; ++g) {
         if (!n[g]) continue;
         for (rem[g] += n[g]; rem[g] >= tiles; rem[g] -= tiles) task(nx, off[g] + next[g]++);
