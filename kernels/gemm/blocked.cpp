@@ -187,11 +187,12 @@ void blocked(const BlockedPlan& p, const Ukernel<T>& uk, const Dims& d, const T*
           pack_b(kc, nc, B + pc * d.ldb + jc, d.ldb, int(NR), Bp);
           wait_until([&] { return done[size_t(b)].load(std::memory_order_acquire) >= it; });
           // A micro-panels are packed by the first block to reach them, right before its jr
-          // loop uses them from L1 (Goto / OpenBLAS pack the shared operand so). The blocks the
-          // threads start together begin their ir loops msl / nt apart, so each packs its own
-          // range instead of waiting on the other's. The next micro-panel is prefetched a share
-          // per call of this one's jr loop (from the packed panel in L3, or from A's rows when
-          // it is still to be packed), so an ir step need not start on its latency; the kernel
+          // loop uses them from L1 (Goto / OpenBLAS pack the shared operand so). Block b begins
+          // its ir loop at micro-panel (b mod nt) msl / nt, so the blocks the threads start
+          // together each pack their own range instead of waiting on the other's. The next
+          // micro-panel is prefetched a share per call of this one's jr loop (from the packed
+          // panel in L3, or from A's rows into L2 while it is still to be packed; to L1 they
+          // lost at f64 4096^3), so an ir step need not start on its latency; the kernel
           // spreads its share over its k steps. 64-byte lines (every x86-64), a longer line
           // only repeats a prefetch (results/gemm/README.md#prefetch).
           const int64_t calls = (nc + NR - 1) / NR, first = (b % nt) * msl / nt;
