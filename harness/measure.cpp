@@ -174,8 +174,7 @@ bool Disturbance::better_than(const Disturbance& o) const {
   if (disturbed != o.disturbed) return !disturbed;
   // The "slower" mark compares with the fastest sample seen before, which may be a noisy
   // measurement's lucky one: against a disturbed measurement that ran no faster it is no
-  // evidence (2026-12-01: a retry at CV 0.95 and median 0.119 ms was kept over a later one at
-  // CV 0.30 and 0.074 ms, marked slower than the first one's fastest sample).
+  // evidence (the case is in tests/core/test_measure.cpp).
   const bool mark_counts = !(median > 0 && o.median > 0 && (slower ? median < o.median : o.median < median));
   if (slower != o.slower && mark_counts) return !slower;
   const double q = std::isnan(quiet_fraction) ? 1 : quiet_fraction, oq = std::isnan(o.quiet_fraction) ? 1 : o.quiet_fraction;
