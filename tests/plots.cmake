@@ -22,7 +22,7 @@ message(STATUS "plots tests: using ${ROOFLAB_PYTHON}")
 
 set(_plots_env MPLBACKEND=Agg PYTHONDONTWRITEBYTECODE=1)
 foreach(_suite rooflab_data figures report family_figures pot_figure gemm_knobs gemm_figures gemm_baselines compare claims gpu_figures mpi_figures rtamm_figures failed_rows run_all
-                bad_json layout pot_script registry disturbed_rows peers history_check report_trends fleet cpu_identity)
+                bad_json layout pot_script ab_script registry disturbed_rows peers history_check report_trends fleet cpu_identity)
   add_test(NAME plots.${_suite}
            COMMAND ${ROOFLAB_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/plots/run_pytest.py
                    ${CMAKE_CURRENT_SOURCE_DIR}/plots/test_${_suite}.py -q -p no:cacheprovider

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""A/B of rooflab builds: the same cases timed by two or more builds in alternating order, in
+the same minutes, so that the host's state (which moves a 2-vCPU guest's speed by 20% from hour
+to hour) weighs on every build alike. For a change's effect; the CI gate's own A/B against a
+baseline's commit is scripts/perf_gate.sh's (docs/measuring.md#ab).
+
+usage: scripts/ab.py [--rounds N] [--reps R] [--min-time S] [--out DIR] BIN [BIN ...] --case NAME [--case NAME ...]
+
+BIN is a rooflab binary, LABEL=PATH (else labelled b0, b1, ...); the first is the reference. Each round runs one
+`rooflab bench --calibration off` process per build (every case verified first, as always), in
+an order that gives every build every position equally often: round r takes the builds rotated
+by (r - 1) // 2, reversed when r is even (two builds: A B, B A, B A, A B, ...). Per case and
+build it prints the median over the rounds of time(reference) / time(build) (above 1: the build
+is faster), their range, and the rounds it dropped because `rooflab bench` left a side
+disturbed (docs/measuring.md). Writes OUT/LABEL-R/bench.json and OUT/ab.json. Run it under
+`scripts/cpu_lock.sh time` and beside nothing else.
+Exit: 0 done, 1 a bench failed or nothing was comparable, 2 usage, 3 a case failed verification.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def order(nb: int, r: int) -> list[int]:
+    """The builds' order in round r (1-based)."""
+    k = (r - 1) // 2 % nb
+    o = [(i + k) % nb for i in range(nb)]
+    return o[::-1] if r % 2 == 0 else o
+
+
+def parse_bin(s: str, i: int) -> tuple[str, str]:
+    """LABEL=PATH (a label without '/'), else PATH labelled b<i>."""
+    label, eq, path = s.partition("=")
+    return (label, path) if eq and label and "/" not in label else (f"b{i}", s)
+
+
+def times(doc: dict) -> dict[str, tuple[float, bool]]:
+    """case -> (median of its repetitions' real times, disturbed)."""
+    t: dict[str, list[float]] = {}
+    dist: dict[str, bool] = {}
+    for b in doc.get("benchmarks", []):
+        name = b.get("run_name", b.get("name"))
+        if (b.get("rooflab") or {}).get("disturbed"):
+            dist[name] = True
+        if b.get("run_type") == "iteration" and "real_time" in b:
+            t.setdefault(name, []).append(float(b["real_time"]))
+    return {k: (statistics.median(v), dist.get(k, False)) for k, v in t.items()}
+
+
+def run(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="scripts/ab.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("bins", nargs="+", metavar="BIN", help="rooflab binaries (LABEL=PATH), the first the reference")
+    ap.add_argument("--case", action="append", required=True, help="a benchmark name (repeatable)")
+    ap.add_argument("--rounds", type=int, default=4, help="rounds, 1..99 (default 4)")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions per case per round, 1..99 (default 3)")
+    ap.add_argument("--min-time", type=float, default=0.2, help="seconds per repetition, > 0 (default 0.2)")
+    ap.add_argument("--out", help="where the runs go (default: a new /tmp/rooflab-ab.* directory)")
+    a = ap.parse_intermixed_args(argv)
+    if not 1 <= a.rounds <= 99:
+        ap.error(f"--rounds must be 1..99, got {a.rounds}")
+    if not 1 <= a.reps <= 99:
+        ap.error(f"--reps must be 1..99, got {a.reps}")
+    if not a.min_time > 0:
+        ap.error(f"--min-time must be > 0, got {a.min_time}")
+    if len(a.bins) < 2:
+        ap.error("give at least two builds to compare")
+    bins = [parse_bin(s, i) for i, s in enumerate(a.bins)]
+    labels = [lb for lb, _ in bins]
+    if len(set(labels)) != len(labels):
+        ap.error("two builds have the same label: name them LABEL=PATH")
+    for lb, p in bins:
+        if lb.startswith("."):
+            ap.error(f"label '{lb}' starts with a dot: give a plain label")
+        if not (os.path.isfile(p) and os.access(p, os.X_OK)):
+            ap.error(f"{p} is not an executable")
+    out = Path(a.out or tempfile.mkdtemp(prefix="rooflab-ab."))
+    out.mkdir(parents=True, exist_ok=True)
+    cases = [x for c in a.case for x in ("--case", c)]
+    opts = ["--calibration", "off", f"--benchmark_repetitions={a.reps}", f"--benchmark_min_time={a.min_time}"]
+
+    got: dict[tuple[int, int], dict[str, tuple[float, bool]]] = {}
+    for r in range(1, a.rounds + 1):
+        for i in order(len(bins), r):
+            lb, p = bins[i]
+            d = out / f"{lb}-{r}"
+            print(f"[ab] round {r}/{a.rounds}: {lb}", file=sys.stderr, flush=True)
+            with open(out / f"{lb}-{r}.log", "w") as log:
+                rc = subprocess.run([p, "bench", *cases, "--out", str(d), *opts], stdout=log, stderr=subprocess.STDOUT).returncode
+            if rc != 0:
+                what = "a case failed verification" if rc == 3 else f"exit {rc}"
+                print(f"scripts/ab.py: {lb} (round {r}): {what}; see {out / f'{lb}-{r}.log'}", file=sys.stderr)
+                return 3 if rc == 3 else 1
+            got[i, r] = times(json.loads((d / "bench.json").read_text()))
+
+    result = {"schema": "rooflab.ab/1", "reference": labels[0], "rounds": a.rounds, "order": [[labels[i] for i in order(len(bins), r)] for r in range(1, a.rounds + 1)], "cases": {}}
+    comparable = False
+    for c in a.case:
+        rows = {}
+        for i in range(1, len(bins)):
+            ratios, dropped = [], []
+            for r in range(1, a.rounds + 1):
+                ref, new = got[0, r].get(c), got[i, r].get(c)
+                if ref is None or new is None or ref[1] or new[1]:
+                    dropped.append(r)
+                    continue
+                ratios.append(ref[0] / new[0])
+            rows[labels[i]] = {"ratios": ratios, "dropped_rounds": dropped,
+                               "median": statistics.median(ratios) if ratios else None}
+            comparable |= bool(ratios)
+            m = f"{statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f}, {len(ratios)} rounds)" if ratios else "no round"
+            print(f"{labels[0]} / {labels[i]}: {m}{f', dropped (disturbed) {dropped}' if dropped else ''}  {c}")
+        result["cases"][c] = rows
+    (out / "ab.json").write_text(json.dumps(result, indent=1) + "\n")
+    print(f"[ab] time(reference) / time(build), median over rounds: above 1 the build is faster; {out}/ab.json", file=sys.stderr)
+    return 0 if comparable else 1
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.argv[1:]))
