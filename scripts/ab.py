@@ -123,4 +123,8 @@ def run(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run(sys.argv[1:]))
+    try:
+        sys.exit(run(sys.argv[1:]))
+    except KeyboardInterrupt:
+        print("scripts/ab.py: interrupted", file=sys.stderr)
+        sys.exit(130)
