@@ -27,6 +27,17 @@ import sys
 import tempfile
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "plots"))
+try:  # bench.json is read as `rooflab compare` reads it; its packages live in the project's venv
+    from rooflab.data.jsonfile import RooflabDataError
+    from rooflab.gate import CompareError, load_bench
+except ModuleNotFoundError as e:
+    venv = ROOT / ".venv"
+    if __name__ == "__main__" and (venv / "bin" / "python").exists() and Path(sys.prefix) != venv:
+        os.execv(venv / "bin" / "python", [str(venv / "bin" / "python"), __file__, *sys.argv[1:]])
+    sys.exit(f"scripts/ab.py: {e} (scripts/install_deps.sh makes the project's .venv)")
+
 
 def order(nb: int, r: int) -> list[int]:
     """The builds' order in round r (1-based)."""
@@ -41,17 +52,10 @@ def parse_bin(s: str, i: int) -> tuple[str, str]:
     return (label, path) if eq and label and "/" not in label else (f"b{i}", s)
 
 
-def times(doc: dict) -> dict[str, tuple[float, bool]]:
-    """case -> (median of its repetitions' real times, disturbed)."""
-    t: dict[str, list[float]] = {}
-    dist: dict[str, bool] = {}
-    for b in doc.get("benchmarks", []):
-        name = b.get("run_name", b.get("name"))
-        if (b.get("rooflab") or {}).get("disturbed"):
-            dist[name] = True
-        if b.get("run_type") == "iteration" and "real_time" in b:
-            t.setdefault(name, []).append(float(b["real_time"]))
-    return {k: (statistics.median(v), dist.get(k, False)) for k, v in t.items()}
+def times(bench: Path) -> dict[str, tuple[float, bool]]:
+    """case (canonical name) -> (median of its repetitions' times in s, disturbed), as compare reads them."""
+    _, sides = load_bench(bench)
+    return {k: (statistics.median(v.times), bool(v.disturbed)) for k, v in sides.items() if v.times}
 
 
 def run(argv: list[str]) -> int:
@@ -76,8 +80,6 @@ def run(argv: list[str]) -> int:
     if len(set(labels)) != len(labels):
         ap.error("two builds have the same label: name them LABEL=PATH")
     for lb, p in bins:
-        if lb.startswith("."):
-            ap.error(f"label '{lb}' starts with a dot: give a plain label")
         if not (os.path.isfile(p) and os.access(p, os.X_OK)):
             ap.error(f"{p} is not an executable")
     out = Path(a.out or tempfile.mkdtemp(prefix="rooflab-ab."))
@@ -97,11 +99,15 @@ def run(argv: list[str]) -> int:
                 what = "a case failed verification" if rc == 3 else f"exit {rc}"
                 print(f"scripts/ab.py: {lb} (round {r}): {what}; see {out / f'{lb}-{r}.log'}", file=sys.stderr)
                 return 3 if rc == 3 else 1
-            got[i, r] = times(json.loads((d / "bench.json").read_text()))
+            try:
+                got[i, r] = times(d / "bench.json")
+            except (CompareError, RooflabDataError) as e:
+                print(f"scripts/ab.py: {lb} (round {r}): {e}", file=sys.stderr)
+                return 1
 
     result = {"schema": "rooflab.ab/1", "reference": labels[0], "rounds": a.rounds, "order": [[labels[i] for i in order(len(bins), r)] for r in range(1, a.rounds + 1)], "cases": {}}
     comparable = False
-    for c in a.case:
+    for c in got[0, 1]:  # the reference's names, canonical, in its order
         rows = {}
         for i in range(1, len(bins)):
             ratios, dropped = [], []

@@ -1,6 +1,6 @@
 """scripts/ab.py: the builds' order per round (every build in every position equally often), the
 ratios it prints and writes, the rounds it drops (a side left disturbed), a failed verification,
-and its usage errors. The builds are a stand-in rooflab whose `bench` writes a bench.json with a
+a bench.json it cannot read, and its usage errors. The builds are a stand-in rooflab whose `bench` writes a bench.json with a
 fixed time per build (its file name), so nothing depends on this machine's timing."""
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ if os.environ.get("FAKE_FAIL") == os.path.basename(out):
     sys.exit(3)
 t = json.loads(os.environ["FAKE_TIMES"])[me]
 dist = os.environ.get("FAKE_DISTURBED") == os.path.basename(out)
-rows = [{{"name": c, "run_name": c, "run_type": "iteration", "real_time": t * (1 + 0.01 * k),
-          "rooflab": {{"disturbed": dist}}}} for c in cases for k in range(3)]
+rows = [{{"name": c, "run_name": c, "run_type": "iteration", "real_time": t * (1 + 0.01 * k), "time_unit": os.environ.get("FAKE_UNIT", "ms"),
+          "rooflab": {{"name": c, "disturbed": dist}}}} for c in cases for k in range(3)]
 os.makedirs(out, exist_ok=True)
 json.dump({{"schema": "rooflab.bench/1", "benchmarks": rows}}, open(os.path.join(out, "bench.json"), "w"))
 """
@@ -95,6 +95,13 @@ def test_failed_verification_stops_with_exit_3(ab, fakes, tmp_path, capsys, monk
     rc = ab.run([f"old={fakes['old']}", f"new={fakes['new']}", "--case", "k/x", "--out", str(tmp_path / "run")])
     assert rc == 3
     assert "new (round 1): a case failed verification" in capsys.readouterr().err
+
+
+def test_a_malformed_bench_json_is_one_line_exit_1(ab, fakes, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FAKE_UNIT", "fortnights")  # read as `rooflab compare` reads it: refused, not guessed
+    rc = ab.run([f"old={fakes['old']}", f"new={fakes['new']}", "--case", "k/x", "--out", str(tmp_path / "run")])
+    assert rc == 1
+    assert 'old (round 1): ' in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("args,msg", [
