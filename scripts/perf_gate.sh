@@ -98,7 +98,8 @@ cases=(
 args=()
 for c in "${cases[@]}"; do args+=(--case "$c"); done
 # How every gated kernel is timed (the run and its re-timings alike).
-bench_opts=(--benchmark_repetitions=9 --benchmark_min_time=0.05 --benchmark_display_aggregates_only=true)
+reps=9; min_time=0.05
+bench_opts=(--benchmark_repetitions=$reps --benchmark_min_time=$min_time --benchmark_display_aggregates_only=true)
 # The kernels that gate against a baseline from another CPU: ECM efficiency ratios within 0.85-1.15
 # between the committed Zen 3, Zen 4 and Zen 5 baselines (docs/model.md#cross-cpu;
 # tests/roofline/test_remodel.cpp), and only between two CPUs of a vendor in cross_cpu_vendors:
@@ -342,51 +343,31 @@ ref_rooflab() {
   echo "$d/rooflab"
 }
 # A/B: the kernels NAMES (space-separated), timed by the baseline's code (REF) and this build in
-# 2 x $confirm + 1 rounds (ref then new, new then ref, ...), every round's repetitions pooled per side,
-# then compared by time (threshold $ab_threshold). The host's state weighs on both sides alike.
-# Returns compare's exit: 4 confirmed, 0 cleared.
+# 2 x $confirm + 1 rounds of scripts/ab.py (each first in as many rounds as the other, +1), each
+# kernel's repetitions pooled per side over the rounds neither side left it disturbed in, then
+# compared by time (threshold $ab_threshold). The host's state weighs on both sides alike.
+# Returns compare's exit: 4 confirmed, 0 cleared; with every round disturbed, against this CPU's
+# baseline 4 (the table's verdict), against another CPU's 1 (nothing judged).
 ab_confirmed() {  # NAMES REF
-  local names=$1 ref=$2 r s bin rc d="$out/ab" rounds=$((2 * confirm + 1)) a=()
+  local names=$1 ref=$2 rc d="$out/ab" rounds=$((2 * confirm + 1)) a=()
   [ -n "$names" ] || { echo "[gate] A/B: no kernel to time" >&2; return 1; }
   echo "[gate] A/B: $names timed by the baseline's code ($ref) and this build alternately, $rounds rounds"
   for n in $names; do a+=(--case "$n"); done
-  for r in $(seq 1 "$rounds"); do
-    for s in $([ $((r % 2)) = 1 ] && echo "ref new" || echo "new ref"); do
-      bin=$rl; [ "$s" = ref ] && bin=$ref
-      "$bin" bench "${a[@]}" --out "$d/$s-$r" "${bench_opts[@]}" >/dev/null 2>"$d.log"
-      rc=$?; [ $rc = 0 ] || { cat "$d.log" >&2; echo "[gate] A/B: bench ($s, round $r) failed (exit $rc)" >&2; return $rc; }
-    done
-  done
-  # One bench.json per side from the rounds neither side of which `rooflab bench` left disturbed.
-  "$py" - "$d" "$rounds" <<'PY'
-import json, os, statistics, sys
-d, n = sys.argv[1], int(sys.argv[2])
-doc = {(s, r): json.load(open(f"{d}/{s}-{r}/bench.json")) for s in ("ref", "new") for r in range(1, n + 1)}
-def disturbed(x): return any((b.get("rooflab") or {}).get("disturbed") for b in x["benchmarks"])
-keep = [r for r in range(1, n + 1) if not disturbed(doc["ref", r]) and not disturbed(doc["new", r])]
-if len(keep) < n:
-    print(f"[gate] A/B: round(s) {' '.join(str(r) for r in range(1, n + 1) if r not in keep)} left disturbed: not pooled")
-if not keep:
-    sys.exit(3)
-def medians(x):  # name -> median time of one round's repetitions (the drift line below)
-    t = {}
-    for b in x["benchmarks"]:
-        if b.get("run_type") == "iteration" and "real_time" in b:
-            t.setdefault(b.get("run_name", b.get("name")), []).append(b["real_time"])
-    return {k: statistics.median(v) for k, v in t.items()}
-for s in ("ref", "new"):
-    pooled = dict(doc[s, keep[0]])
-    pooled["benchmarks"] = [b for r in keep for b in doc[s, r]["benchmarks"]]  # compare reads every iteration row
-    os.makedirs(f"{d}/{s}", exist_ok=True)
-    json.dump(pooled, open(f"{d}/{s}/bench.json", "w"), indent=1)
-med = {(s, r): medians(doc[s, r]) for s in ("ref", "new") for r in keep}
-for k in sorted(med["new", keep[0]]):
-    per = [f"{med['new', r][k] / med['ref', r][k]:.3f}" for r in keep if k in med["new", r] and k in med["ref", r]]
-    print(f"[gate] A/B {k}: this build / the baseline's code per round (median times) " + " ".join(per))
-PY
-  rc=$?
-  [ $rc = 3 ] && { echo "[gate] A/B disturbed in every round: it neither clears nor confirms; the table's verdict stands (rerun on a quiet machine)"; return 4; }
-  [ $rc = 0 ] || { echo "[gate] A/B: pooling the rounds failed" >&2; return 1; }
+  echo "[gate] A/B per kernel: time(baseline's code) / time(this build), median over rounds (range); above 1 this build is faster"
+  "$py" "$ROOT/scripts/ab.py" --rounds "$rounds" --reps "$reps" --min-time "$min_time" --pool --out "$d" \
+    "ref=$ref" "new=$rl" "${a[@]}" | sed 's|^|[gate] A/B |'
+  rc=${PIPESTATUS[0]}
+  case $rc in
+    0) ;;
+    3) echo "[gate] A/B: a kernel failed verification" >&2; return 3 ;;
+    4) if [ "$base_cpu" = "$this_cpu" ]; then
+         echo "[gate] A/B disturbed in every round: it neither clears nor confirms; the table's verdict stands (rerun on a quiet machine)"
+         return 4
+       fi
+       echo "[gate] A/B disturbed in every round: nothing judged against another CPU's baseline (rerun on a quiet machine)" >&2
+       return 1 ;;
+    *) echo "[gate] A/B: scripts/ab.py failed (exit $rc)" >&2; return 1 ;;
+  esac
   echo "[gate] A/B (time, threshold $ab_threshold): BASE = the baseline's code, NEW = this build"
   "$rl" compare "$d/ref/bench.json" "$d/new/bench.json" --metric time --threshold "$ab_threshold" --json-out "$d/compare.json"
   rc=$?

@@ -105,6 +105,13 @@ class Result:
                 "threshold": o.threshold, "alpha": o.alpha, "min_reps": o.min_reps, "rows": [asdict(r) for r in self.rows]}
 
 
+def row_name(b: dict) -> str | None:
+    """A bench.json row's canonical name (rooflab's, else Google Benchmark's run name); None for a
+    row that is not a rooflab benchmark's."""
+    rl = b.get("rooflab")
+    return (rl.get("name") or b.get("run_name") or b.get("name")) if isinstance(rl, dict) else None
+
+
 def load_bench(path_arg: str | Path) -> tuple[Path, dict[str, Side]]:
     """bench.json (or a run directory holding one) -> {canonical name: Side}."""
     path = Path(path_arg)
@@ -119,8 +126,9 @@ def load_bench(path_arg: str | Path) -> tuple[Path, dict[str, Side]]:
         rl = ck.opt(b, "rooflab", w, (dict,))
         if rl is None:
             continue
-        name = (ck.opt(rl, "name", f"{w}.rooflab", (str,)) or ck.opt(b, "run_name", w, (str,))
-                or ck.get(b, "name", w, (str,)))
+        if not (ck.opt(rl, "name", f"{w}.rooflab", (str,)) or ck.opt(b, "run_name", w, (str,))):
+            ck.get(b, "name", w, (str,))  # the last name row_name falls back on: required
+        name = row_name(b)
         side = out.setdefault(name, Side([], None, ""))
         if ck.opt(rl, "disturbed", f"{w}.rooflab", (bool,), False):
             side.disturbed = ck.opt(rl, "disturbed_reason", f"{w}.rooflab", (str,)) or "disturbed"

@@ -136,7 +136,8 @@ rm -f "$tmp/bench.log"
 FAKE_AB_RC=0 ab 0 "A/B: $fused timed by the baseline's code \(.*/ref_rooflab\) and this build alternately, 5 rounds" scalar,avx2 4 --baseline "$tmp/ab-base"
 order=$(grep -E " (ref|new)-[0-9]$" "$tmp/bench.log" | tr '\n' ' ')
 r=ref_rooflab; n=fake_rooflab.sh
-[ "$order" = "$r ref-1 $n new-1 $n new-2 $r ref-2 $r ref-3 $n new-3 $n new-4 $r ref-4 $r ref-5 $n new-5 " ] ||
+# scripts/ab.py's order: each side first in as many rounds as the other (+1), each in both positions
+[ "$order" = "$r ref-1 $n new-1 $n new-2 $r ref-2 $n new-3 $r ref-3 $r ref-4 $n new-4 $r ref-5 $n new-5 " ] ||
   { echo "FAIL: the A/B's rounds ran as '$order'"; fail=1; }
 FAKE_AB_RC=0 ab 0 "not confirmed: not slower than the baseline's code timed beside it" scalar,avx2 4 --baseline "$tmp/ab-base"
 FAKE_AB_RC=4 ab 4 "confirmed: slower than the baseline's code timed beside it" scalar,avx2 4 --baseline "$tmp/ab-base"
@@ -147,7 +148,8 @@ grep -q -- "--metric time --threshold 0.3" "$tmp"/run.*/ab/compare.args || { ech
 rm "$tmp/ab-base/threshold"
 FAKE_AB_RC=0 ab 4 "fake compare: exit 4" scalar,avx2 4 --baseline "$tmp/ab-base" --confirm 0
 # a round left disturbed on a side is not pooled; every round disturbed: the table's verdict stands
-FAKE_DISTURBED_BENCH='^new-2$' FAKE_AB_RC=0 ab 0 "A/B: round\(s\) 2 left disturbed: not pooled" scalar,avx2 4 --baseline "$tmp/ab-base"
+FAKE_DISTURBED_BENCH='^new-2$' FAKE_AB_RC=0 ab 0 "A/B ref / new: 1.000 \(1.000-1.000, 4 rounds\), dropped \(disturbed\) \[2\]  $fused" scalar,avx2 4 --baseline "$tmp/ab-base"
+grep -q '"real_time"' "$(ls -td "$tmp"/run.*/ab/new | head -1)/bench.json" || { echo "FAIL: the A/B pooled no repetitions"; fail=1; }
 FAKE_DISTURBED_BENCH='^ref-' FAKE_AB_RC=0 ab 4 "A/B disturbed in every round: it neither clears nor confirms" scalar,avx2 4 --baseline "$tmp/ab-base"
 # the A/B gates what the stored numbers cannot: another vendor's baseline, another memory state
 sig="GenuineIntel family 6 model 207 stepping 2"
@@ -155,6 +157,8 @@ FAKE_AB_RC=4 ab 4 "confirmed: slower than the baseline's code timed beside it" s
 # against another CPU's baseline every kernel is timed A/B, "same" in the table or not
 FAKE_AB_RC=4 ab 4 "the baseline is from another CPU .*: every kernel is judged A/B" scalar,avx2 0 --baseline "$tmp/ab-base"
 FAKE_AB_RC=0 ab 0 "A/B: gemm/blocked/avx2/f64/512x512x512/threads:1 floyd_warshall.* timed by the baseline's code" scalar,avx2 0 --baseline "$tmp/ab-base"
+# every round disturbed against another CPU's baseline: nothing judged, an error, not a pass
+FAKE_DISTURBED_BENCH='^new-' FAKE_AB_RC=0 ab 1 "nothing judged against another CPU's baseline" scalar,avx2 0 --baseline "$tmp/ab-base"
 sig="AuthenticAMD family 25 model 1 stepping 1"
 echo "$(git -c safe.directory="$here/../.." -C "$here/../.." rev-parse HEAD 2>/dev/null)" >"$tmp/ab-base/commit"
 FAKE_DRAM_READ=14 expect 0 "baseline written" scalar,avx2 0 --baseline "$tmp/ab-fast" --update-baseline

@@ -3,7 +3,7 @@
 # writes a machine.json naming the CPU in FAKE_CPU_ISA (comma-separated ISAs of an "AMD EPYC") and
 # FAKE_CPU_SIG (its host.cpu_signature; unset or empty: none, as in a file from before it) and
 # FAKE_DRAM_READ (its 1-thread DRAM read in GB/s; unset: none),
-# bench writes an empty result, model too (with FAKE_EFFS, space-separated ECM efficiencies, the
+# bench writes one 1 ms repetition of each --case, model an empty result (with FAKE_EFFS, space-separated ECM efficiencies, the
 # model of DIR/run-I lists the gemm case at the I-th), compare prints a verdict and exits FAKE_COMPARE_RC; with
 # --filter F and FAKE_SLOWER (the name of the kernel that got slower) it exits 4 when F matches
 # that name, else 0 (the gate's second compare, of the kernels that gate across CPUs). Its
@@ -19,9 +19,12 @@
 set -eu
 cmd=$1; shift
 args="$*"
-dir=""; filter=""; json_out=""
+dir=""; filter=""; json_out=""; cases=()
 while [ $# -gt 0 ]; do
-  case "$1" in --out|--run) dir=$2; shift 2 ;; --filter) filter=$2; shift 2 ;; --json-out) json_out=$2; shift 2 ;; *) shift ;; esac
+  case "$1" in
+    --out|--run) dir=$2; shift 2 ;; --filter) filter=$2; shift 2 ;; --json-out) json_out=$2; shift 2 ;;
+    --case) cases+=("$2"); shift 2 ;; *) shift ;;
+  esac
 done
 case "$cmd" in
   characterize)
@@ -30,8 +33,11 @@ case "$cmd" in
     dram=""; [ -z "${FAKE_DRAM_READ:-}" ] || dram=", \"levels\": {\"DRAM\": {\"read\": {\"1\": $FAKE_DRAM_READ}}}"
     printf '{"schema": "rooflab.machine/1", "host": {"cpu": "AMD EPYC", "isa": [%s]%s},
  "caches": {"reported": {"L1": 49152, "L2": 1048576}}, "bandwidth": {"streams": {}%s}}\n' "$isa" "$sig" "$dram" >"$dir/machine.json" ;;
-  bench) mkdir -p "$dir"; rows=""
-         [[ ${dir##*/} =~ ${FAKE_DISTURBED_BENCH:-^$} ]] && rows='{"name": "x", "rooflab": {"disturbed": true}}'
+  bench) mkdir -p "$dir"; rows=""; dist=false
+         [[ ${dir##*/} =~ ${FAKE_DISTURBED_BENCH:-^$} ]] && dist=true
+         for c in "${cases[@]}"; do
+           rows+="${rows:+, }{\"name\": \"$c\", \"run_type\": \"iteration\", \"real_time\": 1.0, \"time_unit\": \"ms\", \"rooflab\": {\"name\": \"$c\", \"disturbed\": $dist}}"
+         done
          echo "{\"schema\": \"rooflab.bench/1\", \"benchmarks\": [$rows]}" >"$dir/bench.json"
          [ -z "${FAKE_BENCH_LOG:-}" ] || echo "$(basename "$0") ${dir##*/}" >>"$FAKE_BENCH_LOG" ;;
   model)

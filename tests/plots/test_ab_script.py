@@ -25,8 +25,11 @@ if os.environ.get("FAKE_FAIL") == os.path.basename(out):
     sys.exit(3)
 t = json.loads(os.environ["FAKE_TIMES"])[me]
 dist = os.environ.get("FAKE_DISTURBED") == os.path.basename(out)
+if os.environ.get("FAKE_LACKS") == me:
+    cases = [c + "/renamed" for c in cases]
 rows = [{{"name": c, "run_name": c, "run_type": "iteration", "real_time": t * (1 + 0.01 * k), "time_unit": os.environ.get("FAKE_UNIT", "ms"),
-          "rooflab": {{"name": c, "disturbed": dist}}}} for c in cases for k in range(3)]
+          "rooflab": {{"name": c, "disturbed": dist and os.environ.get("FAKE_DISTURBED_CASE", c) == c}}}} for c in cases for k in range(3)]
+rows.append({{"name": "other", "run_type": "iteration", "real_time": 1.0, "time_unit": "ms"}})  # not a rooflab row: ignored
 os.makedirs(out, exist_ok=True)
 json.dump({{"schema": "rooflab.bench/1", "benchmarks": rows}}, open(os.path.join(out, "bench.json"), "w"))
 """
@@ -83,11 +86,45 @@ def test_a_round_left_disturbed_is_dropped(ab, fakes, tmp_path, capsys, monkeypa
     assert "b0 / n: 2.000 (2.000-2.000, 2 rounds), dropped (disturbed) [2]  k/x" in capsys.readouterr().out
 
 
-def test_every_round_disturbed_compares_nothing(ab, fakes, tmp_path, capsys, monkeypatch):
+def test_every_round_disturbed_compares_nothing_exit_4(ab, fakes, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("FAKE_DISTURBED", "b1-1")
     rc = ab.run([fakes["old"], fakes["new"], "--case", "k/x", "--rounds", "1", "--out", str(tmp_path / "run")])
+    assert rc == 4
+    got = capsys.readouterr()
+    assert "b0 / b1: no round, dropped (disturbed) [1]  k/x" in got.out
+    assert "every round of every case left disturbed on a side" in got.err
+
+
+def test_a_case_one_build_lacks_is_exit_1(ab, fakes, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FAKE_LACKS", "new")  # it names its case otherwise: not the host's doing
+    rc = ab.run([f"old={fakes['old']}", f"new={fakes['new']}", "--case", "k/x", "--rounds", "2", "--out", str(tmp_path / "run")])
     assert rc == 1
-    assert "b0 / b1: no round, dropped (disturbed) [1]  k/x" in capsys.readouterr().out
+    got = capsys.readouterr()
+    assert "old / new: no round, not timed by a build in rounds [1, 2]  k/x" in got.out
+    assert "a case has no times in a build's runs" in got.err
+
+
+def test_pool_keeps_each_cases_undisturbed_rounds(ab, fakes, tmp_path, monkeypatch):
+    """--pool (the CI gate's A/B): per case the repetitions of the rounds neither build left it disturbed
+    in; a case disturbed in every round keeps all, so that `rooflab compare` shows it disturbed."""
+    monkeypatch.setenv("FAKE_DISTURBED", "new-2")
+    monkeypatch.setenv("FAKE_DISTURBED_CASE", "k/x")
+    out = tmp_path / "run"
+    rc = ab.run([f"ref={fakes['old']}", f"new={fakes['new']}", "--case", "k/x", "--case", "k/y", "--rounds", "3",
+                 "--out", str(out), "--pool"])
+    assert rc == 0
+    for side, t in (("ref", 2.0), ("new", 1.0)):
+        rows = json.loads((out / side / "bench.json").read_text())["benchmarks"]
+        x = [b for b in rows if b["name"] == "k/x"]
+        assert len(x) == 2 * 3 and not any(b["rooflab"]["disturbed"] for b in x)  # rounds 1 and 3, 3 reps each
+        assert len([b for b in rows if b["name"] == "k/y"]) == 3 * 3
+        assert min(b["real_time"] for b in x) == pytest.approx(t)
+    monkeypatch.setenv("FAKE_DISTURBED", "new-1")
+    rc = ab.run([f"ref={fakes['old']}", f"new={fakes['new']}", "--case", "k/x", "--case", "k/y", "--rounds", "1",
+                 "--out", str(out), "--pool"])
+    assert rc == 0
+    rows = json.loads((out / "new" / "bench.json").read_text())["benchmarks"]
+    assert [b["rooflab"]["disturbed"] for b in rows if b["name"] == "k/x"] == [True] * 3
 
 
 def test_failed_verification_stops_with_exit_3(ab, fakes, tmp_path, capsys, monkeypatch):
