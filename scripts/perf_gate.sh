@@ -44,6 +44,7 @@
 #   --ref-rooflab BIN  a rooflab built from the baseline's code, for the A/B (instead of building it)
 # Exit: 0 pass, 4 a significant regression confirmed (by the A/B; without it by every re-timing, and
 # against another CPU's baseline only of a `cross_cpu` kernel), 3 a kernel failed verification, 1 error (a gated kernel that could not be compared too;
+# an A/B against another CPU's baseline disturbed in every round;
 # one the baseline lacks, added to the gate after it was made, is reported and not gated).
 # The threshold (default 0.25, or the baseline directory's `threshold` file) and the false-alarm
 # rate measured on the 2-core VM are in results/baselines/gate/README.md (and each gate-*/).
@@ -73,7 +74,7 @@ while [ $# -gt 0 ]; do
     --ref-rooflab) [ $# -ge 2 ] || { echo "perf_gate.sh: --ref-rooflab needs a value" >&2; exit 2; }
                [ -x "$2" ] || { echo "perf_gate.sh: --ref-rooflab: $2 is not an executable" >&2; exit 2; }
                ref_rl=$(realpath -s "$2"); shift 2 ;;
-    -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,50p' "$0"; exit 0 ;;
     *) echo "perf_gate.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
