@@ -25,6 +25,9 @@ if os.environ.get("FAKE_FAIL") == os.path.basename(out):
     sys.exit(3)
 t = json.loads(os.environ["FAKE_TIMES"])[me]
 dist = os.environ.get("FAKE_DISTURBED") == os.path.basename(out)
+if os.environ.get("FAKE_NO_CAL") == me and "--calibration" in a:
+    print("rooflab bench: unknown option '--calibration'")
+    sys.exit(2)
 if os.environ.get("FAKE_LACKS") == me:
     cases = [c + "/renamed" for c in cases]
 rows = [{{"name": c, "run_name": c, "run_type": "iteration", "real_time": t * (1 + 0.01 * k), "time_unit": os.environ.get("FAKE_UNIT", "ms"),
@@ -155,3 +158,14 @@ def test_usage_errors_exit_2_in_one_line(ab, fakes, capsys, args, msg):
         ab.run([f"old={fakes['old']}", *args])
     assert e.value.code == 2
     assert msg in capsys.readouterr().err
+
+
+def test_a_build_older_than_calibration_is_benched_without_it(ab, fakes, tmp_path, capsys, monkeypatch):
+    """A baseline's commit from before `bench --calibration` (the CI gate's A/B builds such commits):
+    benched with its default, said once."""
+    monkeypatch.setenv("FAKE_NO_CAL", "old")
+    rc = ab.run([f"old={fakes['old']}", f"new={fakes['new']}", "--case", "k/x", "--rounds", "2", "--out", str(tmp_path / "run")])
+    assert rc == 0
+    got = capsys.readouterr()
+    assert "old / new: 2.000 (2.000-2.000, 2 rounds)  k/x" in got.out
+    assert got.err.count("predates `bench --calibration`") == 1
