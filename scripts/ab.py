@@ -7,8 +7,8 @@ baseline's commit (scripts/perf_gate.sh: --pool, then `rooflab compare`; docs/me
 usage: scripts/ab.py [--rounds N] [--reps R] [--min-time S] [--out DIR] [--pool] BIN [BIN ...] --case NAME [--case NAME ...]
 
 BIN is a rooflab binary, LABEL=PATH (else labelled b0, b1, ...); the first is the reference. Each round runs one
-`rooflab bench --calibration off` process per build (a build older than that option: without it;
-every case verified first, as always), in
+`rooflab bench --case ...` process per build (every case verified first, as always; no in-cache
+calibration runs, off for --case runs, so older builds take the same command), in
 an order that gives every build every position equally often: round r takes the builds rotated
 by (r - 1) // 2, reversed when r is even (two builds: A B, B A, B A, A B, ...). Per case and
 build it prints the median over the rounds of time(reference) / time(build) (above 1: the build
@@ -101,26 +101,16 @@ def run(argv: list[str]) -> int:
     out = Path(a.out or tempfile.mkdtemp(prefix="rooflab-ab."))
     out.mkdir(parents=True, exist_ok=True)
     cases = [x for c in a.case for x in ("--case", c)]
-    cal = ["--calibration", "off"]  # no in-cache runs for the ECM: times only
     opts = [f"--benchmark_repetitions={a.reps}", f"--benchmark_min_time={a.min_time}"]
 
     got: dict[tuple[int, int], dict[str, tuple[float | None, bool]]] = {}
-    no_cal: set[int] = set()  # builds older than `bench --calibration` (a baseline's commit): benched without it
     for r in range(1, a.rounds + 1):
         for i in order(len(bins), r):
             lb, p = bins[i]
             d = out / f"{lb}-{r}"
             print(f"[ab] round {r}/{a.rounds}: {lb}", file=sys.stderr, flush=True)
-            logf = out / f"{lb}-{r}.log"
-            while True:
-                cmd = [p, "bench", *cases, "--out", str(d), *([] if i in no_cal else cal), *opts]
-                with open(logf, "w") as log:
-                    rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
-                if rc == 2 and i not in no_cal and "unknown option '--calibration'" in logf.read_text(errors="replace"):
-                    no_cal.add(i)
-                    print(f"[ab] {lb}: its rooflab predates `bench --calibration`: benched with its default", file=sys.stderr)
-                    continue
-                break
+            with open(out / f"{lb}-{r}.log", "w") as log:
+                rc = subprocess.run([p, "bench", *cases, "--out", str(d), *opts], stdout=log, stderr=subprocess.STDOUT).returncode
             if rc != 0:
                 what = "a case failed verification" if rc == 3 else f"exit {rc}"
                 print(f"scripts/ab.py: {lb} (round {r}): {what}; see {out / f'{lb}-{r}.log'}", file=sys.stderr)
