@@ -134,16 +134,11 @@ std::string g_policy_note;
 // union is the mask libgomp started from: hand it back before exec.
 void widen_to_omp_places() {
 #ifdef _OPENMP
-  const int places = omp_get_num_places();
-  if (places <= 0) return;  // no binding: the mask is the one the process started with
+  if (omp_get_num_places() <= 0) return;  // no binding: the mask is the one the process started with
   cpu_set_t set;
   CPU_ZERO(&set);
-  for (int p = 0; p < places; ++p) {
-    std::vector<int> ids(size_t(std::max(0, omp_get_place_num_procs(p))));
-    omp_get_place_proc_ids(p, ids.data());
-    for (int id : ids)
-      if (id >= 0 && id < CPU_SETSIZE) CPU_SET(id, &set);
-  }
+  for (int id : process_cpus())
+    if (id < CPU_SETSIZE) CPU_SET(id, &set);
   if (CPU_COUNT(&set) > 0) sched_setaffinity(0, sizeof set, &set);
 #endif
 }
@@ -173,6 +168,25 @@ nlohmann::json omp_wait_policy() {
   const nlohmann::json wait = env_json("OMP_WAIT_POLICY"), spin = env_json("GOMP_SPINCOUNT");
   std::string by = std::getenv(kPolicyMarker) ? "rooflab" : (wait.is_null() && spin.is_null()) ? "libgomp default" : "user";
   return {{"OMP_WAIT_POLICY", wait}, {"GOMP_SPINCOUNT", spin}, {"set_by", by}, {"note", g_policy_note}};
+}
+
+std::vector<int> process_cpus() {
+  std::vector<int> ids;
+#ifdef _OPENMP
+  for (int p = 0, places = omp_get_num_places(); p < places; ++p) {
+    std::vector<int> place(size_t(std::max(0, omp_get_place_num_procs(p))));
+    omp_get_place_proc_ids(p, place.data());
+    for (int id : place)
+      if (id >= 0) ids.push_back(id);
+  }
+#endif
+  cpu_set_t set;
+  if (ids.empty() && sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int id = 0; id < CPU_SETSIZE; ++id)
+      if (CPU_ISSET(id, &set)) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
 }
 
 nlohmann::json omp_affinity() {

@@ -66,6 +66,11 @@ nlohmann::json omp_wait_policy();
 // threads on (omp_get_num_procs: the affinity mask it started with, e.g. taskset / srun / a
 // container's cpuset), places: the OpenMP places (0: threads not bound)}.
 nlohmann::json omp_affinity();
+// The OS indices of the CPUs this process may run its threads on, ascending: the union of the
+// OpenMP places where libgomp binds (it has already bound this thread to the first place),
+// else this thread's affinity mask (taskset, srun's binding, a container's cpuset). Empty when
+// neither can be read.
+std::vector<int> process_cpus();
 
 // A command's total allowance for waiting on a quiet machine. Each wait is bounded, but a
 // command that waits before each of many samples on a loaded machine adds the waits up to

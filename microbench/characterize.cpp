@@ -418,7 +418,7 @@ json characterize(const CharacterizeOptions& opt) {
   const int ncores = int(topo.core_cpu.size());
   if (opt.max_threads < 0 || opt.max_threads > ncores)
     throw Error("characterize: max_threads " + std::to_string(opt.max_threads) +
-                " is outside 0.." + std::to_string(ncores) + " (hwloc reports " +
+                " is outside 0.." + std::to_string(ncores) + " (this process may run on " +
                 std::to_string(ncores) + " cores; 0 = all)");
   const int max_t = opt.max_threads ? opt.max_threads : ncores;
   std::vector<int> thread_counts;
@@ -429,6 +429,10 @@ json characterize(const CharacterizeOptions& opt) {
 
   // Self-diagnosis (as nanobench does): conditions that make the numbers unreliable.
   json diagnostics = diag::environment(ncores);
+  if (topo.machine_cores > ncores)
+    diagnostics.push_back("measured on the " + std::to_string(ncores) + " of " + std::to_string(topo.machine_cores) +
+                          " cores this process may run on (its CPUs: taskset, srun's binding, a cpuset): "
+                          "ceilings at 1.." + std::to_string(ncores) + " threads, this share of the machine's");
 
   std::map<std::string, size_t> reported;
   size_t largest_reported = 0;
@@ -761,7 +765,8 @@ json characterize(const CharacterizeOptions& opt) {
            std::to_string(prof.bw.samples) +
            " samples are timed barrier to barrier; `gbps` is the best sample (least disturbed), "
            "`gbps_median` the median. OpenMP threads are pinned one per core "
-           "(sched_setaffinity to the first PU of hwloc core t); the working set is split "
+           "(sched_setaffinity to host.cpus[t], the first allowed PU of the t-th core this process may "
+           "run on); the working set is split "
            "evenly and each thread allocates and first-touches its own slice (2 MiB aligned, "
            "transparent huge pages requested). `bytes` is the whole working set (all arrays, "
            "all threads, rounded to cache lines per thread). Traffic counted: read 1, copy 2, "
@@ -880,6 +885,8 @@ json characterize(const CharacterizeOptions& opt) {
                     {"cpu_signature", cpu_signature()},  // what refuses its measurements on another CPU
                     {"cores", ncores},
                     {"threads", topo.pus},
+                    {"machine_cores", topo.machine_cores},
+                    {"cpus", topo.core_cpu},
                     {"isa", isas},
                     {"virtualized", host.virtualized},
                     {"hypervisor", host.hypervisor.empty() ? json(nullptr) : json(host.hypervisor)},

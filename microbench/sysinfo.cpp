@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "harness/buffer.hpp"
+#include "harness/diagnostics.hpp"
 #include "harness/error.hpp"
 
 namespace rooflab::microbench {
@@ -27,17 +28,35 @@ Topology read_topology() {
   std::unique_ptr<hwloc_topology, void (*)(hwloc_topology_t)> guard(topo,
                                                                      hwloc_topology_destroy);
   Topology t;
-  t.cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-  t.pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-  if (t.cores <= 0) t.cores = t.pus;  // some VMs expose PUs only
-  if (t.cores <= 0) throw Error("microbench: hwloc reports no cores");
   const hwloc_obj_type_t core_type =
-      hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
+      hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;  // some VMs expose PUs only
+  t.machine_cores = hwloc_get_nbobjs_by_type(topo, core_type);
+  if (t.machine_cores <= 0) throw Error("microbench: hwloc reports no cores");
+  // hwloc leaves out what a cgroup cpuset forbids, not what the affinity mask does (taskset,
+  // srun --cpu-bind): a thread pinned outside the mask would take a CPU the user did not give.
+  std::unique_ptr<hwloc_bitmap_s, void (*)(hwloc_bitmap_t)> allowed(hwloc_bitmap_alloc(), hwloc_bitmap_free),
+      pu(hwloc_bitmap_alloc(), hwloc_bitmap_free);
+  const std::vector<int> cpus = diag::process_cpus();
+  if (cpus.empty()) hwloc_bitmap_fill(allowed.get());
+  for (int id : cpus) hwloc_bitmap_set(allowed.get(), unsigned(id));
   std::vector<hwloc_obj_t> cores;
-  for (int c = 0; c < t.cores; ++c) {
+  for (int c = 0; c < t.machine_cores; ++c) {
     hwloc_obj_t core = hwloc_get_obj_by_type(topo, core_type, c);
+    hwloc_bitmap_and(pu.get(), core->cpuset, allowed.get());
+    if (hwloc_bitmap_iszero(pu.get())) continue;
     cores.push_back(core);
-    t.core_cpu.push_back(static_cast<int>(hwloc_bitmap_first(core->cpuset)));
+    t.core_cpu.push_back(hwloc_bitmap_first(pu.get()));
+    t.pus += hwloc_bitmap_weight(pu.get());
+  }
+  t.cores = int(cores.size());
+  if (t.cores == 0) {
+    std::string list;
+    for (int id : cpus) {
+      if (!list.empty()) list += ',';
+      list += std::to_string(id);
+    }
+    throw Error("microbench: none of the " + std::to_string(t.machine_cores) +
+                " cores hwloc reports has a CPU this process may run on (CPUs " + list + ")");
   }
   const std::pair<const char*, hwloc_obj_type_t> levels[] = {
       {"L1", HWLOC_OBJ_L1CACHE}, {"L2", HWLOC_OBJ_L2CACHE}, {"L3", HWLOC_OBJ_L3CACHE}};

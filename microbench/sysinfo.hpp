@@ -13,15 +13,19 @@ namespace rooflab::microbench {
 
 struct CacheInfo {
   size_t size = 0;         // bytes per instance
-  // instances[t] = number of distinct instances of this level covering cores 0..t, so
+  // instances[t] = number of distinct instances of this level covering cores 0..t (of
+  // Topology::core_cpu), so
   // aggregate capacity with T threads is size * instances[T-1].
   std::vector<int> instances;
 };
 
+// The cores this process may run on (diag::process_cpus(): taskset, srun's binding, a cpuset):
+// characterize pins its threads to these only, one per core.
 struct Topology {
-  int cores = 0;
-  int pus = 0;
-  std::vector<int> core_cpu;               // OS index of the first PU of each core
+  int cores = 0;          // cores with a PU this process may run on
+  int pus = 0;            // those PUs
+  int machine_cores = 0;  // every core hwloc reports
+  std::vector<int> core_cpu;               // OS index of the first such PU of each core
   std::map<std::string, CacheInfo> caches;  // "L1" (data), "L2", "L3"; absent if unknown
 };
 

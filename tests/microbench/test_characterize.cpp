@@ -1,4 +1,5 @@
 #include <gnu/libc-version.h>
+#include <sched.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,9 +15,11 @@
 #include "harness/json_io.hpp"
 #include "harness/machine_cpu.hpp"
 #include "harness/buffer.hpp"
+#include "harness/diagnostics.hpp"
 #include "microbench/characterize.hpp"
 #include "microbench/likwid.hpp"
 #include "microbench/measure.hpp"
+#include "microbench/sysinfo.hpp"
 
 using nlohmann::json;
 using rooflab::microbench::characterize;
@@ -55,6 +58,12 @@ TEST(Characterize, TopLevelAndHostKeys) {
   EXPECT_EQ(rooflab::machine_cpu(m), rooflab::cpu_signature());
   EXPECT_GE(h.at("cores").get<int>(), 1);
   EXPECT_GE(h.at("threads").get<int>(), h.at("cores").get<int>());
+  // One CPU per measured core, each one this process may run on.
+  EXPECT_GE(h.at("machine_cores").get<int>(), h.at("cores").get<int>());
+  ASSERT_EQ(h.at("cpus").size(), h.at("cores").get<size_t>());
+  const std::vector<int> allowed = rooflab::diag::process_cpus();
+  for (const auto& c : h.at("cpus"))
+    EXPECT_TRUE(std::count(allowed.begin(), allowed.end(), c.get<int>())) << c;
   EXPECT_EQ(h.at("isa").at(0), "scalar");
   EXPECT_TRUE(h.at("virtualized").is_boolean());
   EXPECT_TRUE(h.at("hypervisor").is_string() || h.at("hypervisor").is_null());
@@ -364,6 +373,50 @@ TEST(Characterize, RejectsBadOptions) {
   EXPECT_THROW(characterize(o), rooflab::Error);
   o.max_threads = 1;
   o.max_bytes = 1000;
+  EXPECT_THROW(characterize(o), rooflab::Error);
+}
+
+// Run under an affinity mask (taskset, srun --cpu-bind), characterize pins its threads to the
+// CPUs of that mask only, not to every core hwloc lists (hwloc leaves out only what a cgroup
+// cpuset forbids), measures 1..(cores in the mask) threads and says so.
+TEST(Characterize, StaysOnTheCpusOfItsAffinityMask) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  const std::vector<int> cpus = rooflab::diag::process_cpus();
+  ASSERT_EQ(int(cpus.size()), CPU_COUNT(&saved)) << "no OpenMP places here: the affinity mask";
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU: no mask narrower than the machine to test";
+  const int last = cpus.back();
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(last, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  struct Restore {
+    cpu_set_t s;
+    ~Restore() { sched_setaffinity(0, sizeof s, &s); }
+  } restore{saved};
+  EXPECT_EQ(rooflab::diag::process_cpus(), std::vector<int>{last});
+  const rooflab::microbench::Topology t = rooflab::microbench::read_topology();
+  EXPECT_EQ(t.cores, 1);
+  EXPECT_EQ(t.pus, 1);
+  EXPECT_EQ(t.core_cpu, std::vector<int>{last});
+  EXPECT_GE(t.machine_cores, 2);
+  for (const auto& [level, c] : t.caches) EXPECT_EQ(c.instances, std::vector<int>{1}) << level;
+
+  CharacterizeOptions o;
+  o.profile = "tiny";
+  o.likwid = false;
+  const json m = characterize(o);
+  const json& h = m.at("host");
+  EXPECT_EQ(h.at("cores"), 1);
+  EXPECT_EQ(h.at("cpus"), json::array({last}));
+  EXPECT_EQ(h.at("machine_cores"), t.machine_cores);
+  EXPECT_EQ(m.at("bandwidth").at("threads"), json::array({1}));
+  for (const auto& [op, by_t] : m.at("compute").at("ceilings").items()) EXPECT_FALSE(by_t.contains("2")) << op;
+  bool said = false;
+  for (const auto& d : m.at("diagnostics")) said = said || d.get<std::string>().find("measured on the 1 of") != std::string::npos;
+  EXPECT_TRUE(said) << m.at("diagnostics").dump();
+  // Outside the mask: refused by name, never measured on a CPU not given.
+  o.max_threads = 2;
   EXPECT_THROW(characterize(o), rooflab::Error);
 }
 
