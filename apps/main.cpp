@@ -110,7 +110,7 @@ Spec characterize_spec() {
   return Spec("rooflab characterize", "measure the machine's ceilings -> DIR/machine.json")
       .profile("how long to measure")
       .path("--out", PathKind::output_dir, "DIR", "where machine.json goes", ".")
-      .threads("the most threads the bandwidth / compute curves use (default: every CPU)")
+      .threads("the most threads the bandwidth / compute curves use (default: every core this process may run on)")
       .flag("--no-likwid", "skip the cross-check against likwid-bench");
 }
 
