@@ -1,6 +1,7 @@
 #include "roofline/machine.hpp"
 
 #include <cmath>
+#include <algorithm>
 #include <cstdlib>
 
 #include "harness/error.hpp"
@@ -181,6 +182,15 @@ double Machine::compute(const std::string& key, int threads) const {
   const auto& c = section(section(raw, "compute"), "ceilings");
   if (!c.contains(key)) throw Error("machine.json has no compute ceiling '" + key + "'");
   return lookup_threads(c[key], threads, "compute ceiling " + key);
+}
+
+int Machine::measured_threads() const {
+  int most = 0;
+  if (!raw.contains("compute") || !raw["compute"].contains("ceilings")) return 0;
+  for (const auto& table : raw["compute"]["ceilings"])
+    if (table.is_object())
+      for (auto it = table.begin(); it != table.end(); ++it) most = std::max(most, std::atoi(it.key().c_str()));
+  return most;
 }
 
 std::string Machine::best_compute_isa() const {

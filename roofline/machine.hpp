@@ -70,6 +70,9 @@ struct Machine {
   // S-stream tables alike), and that kernel's name; {0, ""} when none is measured. predict()'s
   // one DRAM ceiling for every stream: a bound no mix of streams may beat (docs/model.md).
   std::pair<double, std::string> best_dram_traffic(int threads) const;
+  // The most threads machine.json measured (the largest key of compute.ceilings' tables;
+  // characterize measures 1..the cores its process may run on); 0 when it has none.
+  int measured_threads() const;
   // bandwidth.isa: the ISA of bandwidth.levels; compute.isa in files from before it.
   std::string best_bandwidth_isa() const;
   // The level a working set of `bytes` lives in with `threads` threads: L1 and L2 are taken

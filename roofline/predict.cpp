@@ -106,6 +106,17 @@ Prediction predict(const Model& m, const Machine& machine, int threads, Isa isa)
     p = predict_gpu(m, machine);
   } else {
     p.level = machine.level_for(m.working_set, threads);
+    // Ceilings at fewer threads than the case runs price it too slow (efficiency can exceed 1):
+    // a machine.json characterized on fewer cores (an affinity mask, --threads) than bench used.
+    if (const int most = machine.measured_threads(); most > 0 && threads > most) {
+      char r[32];
+      std::snprintf(r, sizeof r, "%.3g", double(threads) / most);
+      p.notes.push_back("machine.json measured up to " + std::to_string(most) + " thread(s) (characterize ran on " +
+                        std::to_string(most) + " core(s), or with --threads " + std::to_string(most) + "): this " +
+                        std::to_string(threads) + "-thread case is priced with " + std::to_string(most) +
+                        "-thread ceilings, up to " + r + "x too slow (efficiency can exceed 1); characterize on "
+                        "the CPUs the case runs on");
+    }
     if (m.flops > 0) {
       if (m.compute_ceiling.empty()) throw Error("model has flops but names no compute ceiling");
       const Machine::ComputeCeiling c = machine.find_compute(m.compute_ceiling, threads, isa);

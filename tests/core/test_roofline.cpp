@@ -1,6 +1,8 @@
 // The model's arithmetic on a fixture machine.json with round numbers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
 #include "roofline/evaluate.hpp"
@@ -61,6 +63,27 @@ TEST(Predict, ComputeBoundInCache) {
   EXPECT_EQ(p.level, "L1");
   EXPECT_EQ(p.bound, "compute");
   EXPECT_NEAR(p.time_s, 0.1, 1e-12);
+}
+
+// More threads than machine.json measured (characterize on fewer cores, an affinity mask or
+// --threads): priced with its largest count, and said, since the time is then too slow.
+TEST(Predict, MoreThreadsThanMeasuredIsSaid) {
+  const Machine m = fixture();
+  EXPECT_EQ(m.measured_threads(), 2);
+  Model md;
+  md.flops = 8e9;
+  md.traffic = {{1e6, "read"}};
+  md.working_set = 16 << 10;
+  md.compute_ceiling = "fma_f64";
+  auto says = [](const Prediction& p) {
+    return std::count_if(p.notes.begin(), p.notes.end(),
+                         [](const std::string& n) { return n.find("measured up to 2 thread(s)") != std::string::npos; });
+  };
+  EXPECT_EQ(says(predict(md, m, 2)), 0);
+  const Prediction p = predict(md, m, 8);
+  EXPECT_NEAR(p.time_s, 0.1, 1e-12);  // 80 GF/s, the 2-thread ceiling
+  ASSERT_EQ(says(p), 1);
+  EXPECT_NE(p.notes[0].find("up to 4x too slow"), std::string::npos) << p.notes[0];
 }
 
 TEST(Predict, MissingCeilingIsAnError) {
