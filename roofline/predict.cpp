@@ -107,15 +107,22 @@ Prediction predict(const Model& m, const Machine& machine, int threads, Isa isa)
   } else {
     p.level = machine.level_for(m.working_set, threads);
     // Ceilings at fewer threads than the case runs price it too slow (efficiency can exceed 1):
-    // a machine.json characterized on fewer cores (an affinity mask, --threads) than bench used.
+    // characterize ran with --threads below its cores, or on fewer CPUs (an affinity mask) than
+    // the case's threads. Not on SMT: threads beyond the cores (one measured thread each) share
+    // their cores' units, and those cores' ceilings are the ones to price them with.
     if (const int most = machine.measured_threads(); most > 0 && threads > most) {
-      char r[32];
-      std::snprintf(r, sizeof r, "%.3g", double(threads) / most);
-      p.notes.push_back("machine.json measured up to " + std::to_string(most) + " thread(s) (characterize ran on " +
-                        std::to_string(most) + " core(s), or with --threads " + std::to_string(most) + "): this " +
-                        std::to_string(threads) + "-thread case is priced with " + std::to_string(most) +
-                        "-thread ceilings, up to " + r + "x too slow (efficiency can exceed 1); characterize on "
-                        "the CPUs the case runs on");
+      const auto& host = machine.raw.contains("host") ? machine.raw["host"] : nlohmann::json::object();
+      const int cores = host.value("cores", 0), hw_threads = host.value("threads", 0);
+      if (most < cores || hw_threads <= 0 || threads > hw_threads) {
+        char r[32];
+        std::snprintf(r, sizeof r, "%.3g", double(threads) / most);
+        p.notes.push_back("machine.json measured up to " + std::to_string(most) + " thread(s) (characterize ran on " +
+                          std::to_string(cores) + " core(s), " + std::to_string(hw_threads) + " hardware thread(s)" +
+                          (most < cores ? ", with --threads " + std::to_string(most) : std::string()) + "): this " +
+                          std::to_string(threads) + "-thread case is priced with " + std::to_string(most) +
+                          "-thread ceilings, up to " + r + "x too slow (efficiency can exceed 1); characterize on "
+                          "the CPUs the case runs on");
+      }
     }
     if (m.flops > 0) {
       if (m.compute_ceiling.empty()) throw Error("model has flops but names no compute ceiling");

@@ -84,6 +84,19 @@ TEST(Predict, MoreThreadsThanMeasuredIsSaid) {
   EXPECT_NEAR(p.time_s, 0.1, 1e-12);  // 80 GF/s, the 2-thread ceiling
   ASSERT_EQ(says(p), 1);
   EXPECT_NE(p.notes[0].find("up to 4x too slow"), std::string::npos) << p.notes[0];
+  // SMT: 4 hardware threads on the 2 measured cores share those cores' ceilings, no note; more
+  // than the hardware threads, a note.
+  nlohmann::json smt = m.raw;
+  smt["host"]["threads"] = 4;
+  const Machine ms = machine_from_json(smt, "smt.json");
+  EXPECT_EQ(says(predict(md, ms, 4)), 0);
+  EXPECT_EQ(says(predict(md, ms, 8)), 1);
+  // characterize --threads 2 on 4 cores: every case above 2 threads.
+  smt["host"]["cores"] = 4;
+  const Machine mt = machine_from_json(smt, "threads.json");
+  const Prediction q = predict(md, mt, 4);
+  ASSERT_EQ(says(q), 1);
+  EXPECT_NE(q.notes[0].find("with --threads 2"), std::string::npos) << q.notes[0];
 }
 
 TEST(Predict, MissingCeilingIsAnError) {
