@@ -311,6 +311,18 @@ def test_machine_section_shows_ceilings_next_to_likwid_bench_and_flags_a_disagre
     assert "Bandwidth ceilings vs likwid-bench:" in md and "⚠ DISAGREES" in md
 
 
+def test_machine_facts_say_when_characterize_had_fewer_cores_than_the_machine(run_copy):
+    machine = load(run_copy, "machine.json")
+    machine["host"].update(cores=1, threads=1, machine_cores=4, cpus=[3])
+    save(run_copy, "machine.json", machine)
+    md = run_script("report.py", str(run_copy), "--markdown").stdout
+    assert "1 / 1 of the machine's 4 cores (this process's CPUs 3)" in md
+    machine["host"].update(cores=4, threads=8, machine_cores=4, cpus=[0, 1, 2, 3])
+    save(run_copy, "machine.json", machine)
+    md = run_script("report.py", str(run_copy), "--markdown").stdout
+    assert "| 4 / 8 |" in md and "of the machine's" not in md
+
+
 # ------------------------------------------------------------------------ Markdown
 
 def test_markdown_has_the_claims_table_and_summaries(full_run, full_report):

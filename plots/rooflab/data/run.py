@@ -232,8 +232,9 @@ def _machine_context(ck: Checker, m: dict) -> None:
     host = ck.opt(m, "host", "$", (dict,), {})
     for k in ("hostname", "cpu", "hypervisor"):
         ck.opt(host, k, "$.host", (str,))
-    for k in ("cores", "threads"):
+    for k in ("cores", "threads", "machine_cores"):
         ck.opt(host, k, "$.host", (int,))
+    ck.items(host, "cpus", "$.host", required=False, of=(int,))
     ck.opt(host, "virtualized", "$.host", (bool,))
     _strings(ck, host, "isa", "$.host")
     _strings(ck, m, "diagnostics", "$")

@@ -105,12 +105,20 @@ def warnings(run: Run) -> list[str]:
 
 # ----------------------------------------------------------------------------- machine
 
+def _share(host: dict) -> str:
+    """What characterize measured on when its process had fewer cores than the machine."""
+    total, cpus = host.get("machine_cores"), host.get("cpus")
+    if not isinstance(total, int) or not isinstance(host.get("cores"), int) or total <= host["cores"]:
+        return ""
+    return f" of the machine's {total} cores (this process's CPUs {', '.join(map(str, cpus or []))})"
+
+
 def machine_facts(run: Run) -> list[list[str]]:
     m = run.machine
     host = m.get("host", {})
     virt = host.get("virtualized")
     return [["host", str(host.get("hostname"))], ["CPU", str(host.get("cpu"))],
-            ["cores / threads", f"{host.get('cores')} / {host.get('threads')}"],
+            ["cores / threads", f"{host.get('cores')} / {host.get('threads')}" + _share(host)],
             ["ISA", ", ".join(host.get("isa", []))],
             ["virtualized", "unknown" if virt is None else
              ("yes" + (f" ({host.get('hypervisor')})" if host.get("hypervisor") else "")) if virt else "no"],
