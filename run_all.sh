@@ -405,6 +405,8 @@ elif [ ! -x "$BUILD/rooflab_mpi" ]; then
   skip mpi "$mtitle" "rooflab_mpi not built (MPI not found; install mpich libmpich-dev)"
 elif [ -n "$filter" ] && ! echo "sinkhorn_mpi" | grep -qE "$filter" 2>/dev/null; then
   skip mpi "$mtitle" "--filter does not select sinkhorn_mpi"
+elif [ "$(nproc)" -lt 2 ]; then
+  skip mpi "$mtitle" "1 CPU for this run (nproc; its affinity mask): the 2-rank ping-pong and every run of 2 or more ranks would time ranks taking turns on it"
 else
   begin mpi "$mtitle" "mpi_sweep.json"
   case $profile in smoke) sweep_opt=(--smoke) ;; quick) sweep_opt=(--quick) ;; *) sweep_opt=() ;; esac

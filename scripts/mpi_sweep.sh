@@ -73,6 +73,12 @@ py=${ROOFLAB_PYTHON:-$here/.venv/bin/python}
 [[ -x $py ]] || py=python3
 lock=/tmp/rooflab-timing.lock
 cpus=$(nproc)
+# Ranks 0 and 1 on one CPU: the ping-pong times the scheduler's slices (the same ~4 ms at every
+# message size), a bandwidth the model cannot take.
+if ((cpus < 2 && !collect)); then
+  echo "mpi_sweep.sh: 1 CPU (nproc: this process's affinity mask): the 2-rank ping-pong calibration and every run of 2 or more ranks would time ranks taking turns on it; run with at least 2 CPUs" >&2
+  exit 1
+fi
 mkdir -p "$run/mpi"
 out="$run/mpi"
 

@@ -578,7 +578,8 @@ std::optional<CommModel> read_model(const std::string& path) {
   require_schema(j, "rooflab.mpi_pingpong", 1, path);
   CommModel m{j.at("alpha_s").get<double>(), j.at("beta_bytes_per_s").get<double>(), j.value("gamma_s_per_byte", 0.0)};
   if (!(m.alpha >= 0 && m.beta > 0 && m.gamma >= 0))
-    throw Error(path + ": the model needs alpha >= 0, beta > 0 and gamma >= 0");
+    throw Error(path + ": the model needs alpha >= 0, beta > 0 and gamma >= 0 (a ping-pong whose time did not grow "
+                "with the message size gives none: re-run `rooflab_mpi --pingpong` with ranks 0 and 1 on a CPU each)");
   return m;
 }
 
@@ -785,9 +786,15 @@ bool calibration_refused(const Options& o, const Topology& topo, std::string err
 // median, max over ranks) against the model's MPICH prediction. With --machine, the result
 // becomes machine.json's "mpi" section.
 int pingpong(const Options& o, const Topology& topo) {
-  if (calibration_refused(o, topo, "")) return 2;
   int cpus = 1;
   const bool over = oversubscribed(&cpus);
+  // Ranks taking turns on a CPU time the scheduler's slices (~4 ms at every message size).
+  if (calibration_refused(o, topo, over ? "--pingpong with more ranks on this host than its " + std::to_string(cpus) +
+                                              " CPU(s) (the affinity mask): ranks 0 and 1 would take turns on a "
+                                              "CPU and time the scheduler, not the messages; run at most " +
+                                              std::to_string(cpus) + " rank(s) per host"
+                                        : ""))
+    return 2;
   std::vector<char> buf(size_t(1) << 21);
   json points = json::array();
   std::vector<std::pair<double, double>> fit, large;
@@ -815,6 +822,17 @@ int pingpong(const Options& o, const Topology& topo) {
   auto [alpha, beta] = fit_relative(fit);
   double ab[2] = {alpha, beta};
   MPI_Bcast(ab, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  // Times that do not grow with the message size give no bandwidth (beta <= 0): said, not written.
+  if (!(std::isfinite(ab[0]) && std::isfinite(ab[1]) && ab[1] > 0)) {
+    if (topo.rank == 0) {
+      char b[256];
+      std::snprintf(b, sizeof b, "half round trip %.3g s at %.0f B, %.3g s at %.0f B: no alpha-beta fit (beta %.3g B/s)",
+                    fit.front().second, fit.front().first, fit.back().second, fit.back().first, ab[1]);
+      std::cerr << "rooflab_mpi: error: --pingpong: the time does not grow with the message size (" << b << ")"
+                << '\n';
+    }
+    return 1;
+  }
   MPI_Barrier(MPI_COMM_WORLD);
   double gamma = topo.rank == 0 ? measure_gamma(size_t(1) << 16) : 0;
   MPI_Bcast(&gamma, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bad_inputs.sh ROOFLAB ROOFLAB_MPI SOURCE_DIR TMP [MPIEXEC]: bad input as a demanding user types it, per
-# class (numbers, threads, paths, unknown, missing, choices, help), on every command. Each case
+# class (numbers, threads, paths, unknown, missing, choices, help, cpus), on every command. Each case
 # must answer clearly: exit 2 (usage) or 1 (a path), at most two lines on stderr (the message
 # and a hint), nothing on stdout, no signal; --help exits 0. Prints the count per class.
 # ROOFLAB_MPI may be "none" (no MPI build): its cases are left out.
@@ -98,6 +98,15 @@ for v in f16 ""; do check choices 2 -- $RL sinkhorn --grid 4x4 --reg 1 --dtype "
 for v in avx1024 none; do check choices 2 -- $RL sinkhorn --grid 4x4 --reg 1 --isa "$v"; check choices 2 -- $RL gemm-knobs tune --shape 8x8x8 --isa "$v"; done
 check choices 2 -- $RL counters --backend perf; check choices 2 -- $RL run-case x --backend cachegrind; check choices 2 -- $RL counters --ll-level L1
 check choices 2 -- $RL list --verbose=maybe
+# One CPU given (the first of this shell's mask): two ranks would take turns on it, so the
+# ping-pong and the MPI sweep refuse, saying why, instead of timing the scheduler's slices.
+cpu0=$(awk '/^Cpus_allowed_list/ {split($2, a, /[-,]/); print a[1]}' /proc/self/status)
+if [ "$MPI" != none ]; then
+  check cpus 2 -- taskset -c "$cpu0" $MPIEXEC -n 2 $MPI --pingpong
+  grep -q "more ranks on this host than its 1 CPU" "$E" || { echo "BAD [cpus] --pingpong on one CPU: $(head -1 "$E")"; fails=$((fails + 1)); }
+  check cpus 1 -- taskset -c "$cpu0" $SRC/scripts/mpi_sweep.sh --run "$T/sweep" --build "$(dirname "$MPI")"
+  grep -q "1 CPU (nproc" "$E" || { echo "BAD [cpus] mpi_sweep.sh on one CPU: $(head -1 "$E")"; fails=$((fails + 1)); }
+fi
 total=0
 for k in "${!tried[@]}"; do echo "$k: ${ok[$k]:-0}/${tried[$k]} clear"; total=$((total + tried[$k])); done
 echo "total $total, unclear $fails"
