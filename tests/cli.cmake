@@ -97,6 +97,11 @@ rooflab_cli_test(missing_value 2 "--out needs a value \\(DIR\\)" ${RL} bench --o
 rooflab_cli_test(missing_value_option 2 "--filter needs a value \\(REGEX\\), got option '--verbose'"
                  ${RL} list --filter --verbose)
 rooflab_cli_test(stray_argument 2 "unexpected argument 'extra'" ${RL} info extra)
+# The CPUs of the process (what characterize measures on): a one-CPU mask shows as that CPU.
+add_test(NAME cli_info_cpus COMMAND sh -c
+  "c=$(awk '/^Cpus_allowed_list/ {split($2, a, /[-,]/); print a[1]}' /proc/self/status) && \
+   taskset -c $c ${RL} info | grep -qx \"cpus of this process: $c ([0-9]* online)\"")
+set_tests_properties(cli_info_cpus PROPERTIES LABELS integration)
 rooflab_cli_test(flag_with_value 2 "--verbose is a flag" ${RL} list --verbose=yes)
 rooflab_cli_test(model_needs_input 2 "needs --run DIR or --bench FILE" ${RL} model)
 rooflab_cli_test(help_lists_table 0 "gpu-characterize +CUDA device" ${RL} --help)
