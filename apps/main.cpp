@@ -324,12 +324,8 @@ int cmd_info(const Values&) {
               isa_cap() ? (std::string(to_string(*isa_cap())) + ")").c_str() : "");
   std::printf("cpu signature: %s\n", cpu_signature().c_str());  // what machine.json's host.cpu_signature is checked against
   // What characterize measures on and bench's threads run on (taskset, srun's binding, a cpuset).
-  std::string cpus;
-  for (int id : diag::process_cpus()) {
-    if (!cpus.empty()) cpus += ',';
-    cpus += std::to_string(id);
-  }
-  std::printf("cpus of this process: %s (%ld online)\n", cpus.c_str(), sysconf(_SC_NPROCESSORS_ONLN));
+  std::printf("cpus of this process: %s (%ld online)\n", diag::cpu_list(diag::process_cpus()).c_str(),
+              sysconf(_SC_NPROCESSORS_ONLN));
   std::printf("families:");
   for (const auto& f : families()) std::printf(" %s", f.name.c_str());
   std::printf("\n");

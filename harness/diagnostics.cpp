@@ -189,6 +189,15 @@ std::vector<int> process_cpus() {
   return ids;
 }
 
+std::string cpu_list(const std::vector<int>& cpus) {
+  std::string s;
+  for (int id : cpus) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(id);
+  }
+  return s;
+}
+
 nlohmann::json omp_affinity() {
 #ifdef _OPENMP
   const int procs = omp_get_num_procs(), places = omp_get_num_places();

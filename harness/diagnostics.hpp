@@ -71,6 +71,8 @@ nlohmann::json omp_affinity();
 // else this thread's affinity mask (taskset, srun's binding, a container's cpuset). Empty when
 // neither can be read.
 std::vector<int> process_cpus();
+// "0,1,5": CPU indices as taskset's -c takes them (for messages and `rooflab info`).
+std::string cpu_list(const std::vector<int>& cpus);
 
 // A command's total allowance for waiting on a quiet machine. Each wait is bounded, but a
 // command that waits before each of many samples on a loaded machine adds the waits up to

@@ -49,15 +49,9 @@ Topology read_topology() {
     t.pus += hwloc_bitmap_weight(pu.get());
   }
   t.cores = int(cores.size());
-  if (t.cores == 0) {
-    std::string list;
-    for (int id : cpus) {
-      if (!list.empty()) list += ',';
-      list += std::to_string(id);
-    }
+  if (t.cores == 0)
     throw Error("microbench: none of the " + std::to_string(t.machine_cores) +
-                " cores hwloc reports has a CPU this process may run on (CPUs " + list + ")");
-  }
+                " cores hwloc reports has a CPU this process may run on (CPUs " + diag::cpu_list(cpus) + ")");
   const std::pair<const char*, hwloc_obj_type_t> levels[] = {
       {"L1", HWLOC_OBJ_L1CACHE}, {"L2", HWLOC_OBJ_L2CACHE}, {"L3", HWLOC_OBJ_L3CACHE}};
   for (auto [name, type] : levels) {

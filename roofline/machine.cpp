@@ -1,7 +1,7 @@
 #include "roofline/machine.hpp"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "harness/error.hpp"
