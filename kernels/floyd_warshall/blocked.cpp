@@ -33,12 +33,12 @@ void blocked_order(int64_t nt, const Op& op) {
   }
 }
 
-// blocked_order's critical path: the pivot tile, then the most tiles a thread gets of each
-// static phase (pivot row and column: plain; the rest: C is neither A nor B).
+// blocked_order's critical path: the pivot tile (plain), then the most tiles a thread gets of
+// each static phase (pivot row and column, the rest).
 CriticalOps blocked_critical_ops(int64_t nt, int threads) {
   const int64_t t = threads < 1 ? 1 : threads, others = nt - 1;
   const double row_col = double((2 * others + t - 1) / t), rest = double((others * others + t - 1) / t);
-  return {double(nt) * (1 + row_col + rest), double(nt) * (1 + row_col)};
+  return {double(nt) * (1 + row_col + rest), double(nt)};
 }
 
 template <class T>

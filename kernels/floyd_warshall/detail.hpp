@@ -20,8 +20,10 @@ struct Grid {
   }
   int64_t tile_ld() const { return bdl ? bs : ld; }
   void op(int64_t I, int64_t J, int64_t K) const {
-    // C is A iff J == K, C is B iff I == K: only the disjoint case may drop the k-order.
-    const BaseFn<T> f = regblock && k.regblock && I != K && J != K ? k.regblock : k.plain;
+    // C is A iff J == K, C is B iff I == K. Only the pivot tile (both) needs the k-order: a
+    // pivot row or column tile's other operand is the pivot tile (K, K), closed by its own op
+    // before, so the register block's order gives the loops' result (Kernels::regblock).
+    const BaseFn<T> f = regblock && k.regblock && !(I == K && J == K) ? k.regblock : k.plain;
     f(tile(I, J), tile(I, K), tile(K, J), tile_ld(), bs, bs, bs);
   }
 };
@@ -31,7 +33,7 @@ template <class T> void flat_schedule(const Kernels<T>& k, T* D, int64_t n, int6
 template <class T> void blocked_schedule(const Grid<T>& g);
 template <class T> void recursive_schedule(const Grid<T>& g, int64_t task_min_tiles);
 // Their critical paths in tile ops (floyd_warshall.hpp critical_tile_ops), as the code above
-// splits the work: {all, plain (C is A or B)}.
+// splits the work: {all, plain (the pivot tiles: C is A and B)}.
 CriticalOps blocked_critical_ops(int64_t nt, int threads);
 CriticalOps recursive_critical_ops(int64_t nt, int64_t task_min_tiles, int threads);
 // Layout conversion (bdl.cpp): standard np x np (stride ld) <-> tiles of bs x bs.

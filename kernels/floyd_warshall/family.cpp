@@ -93,7 +93,7 @@ const Spec kSpecs[] = {
      true, Schedule::blocked, true, true, Layout::standard, true, false},
     {"bdl", "block data layout (contiguous tiles, conversion timed) + SIMD kernel; sched:blocked|rec",
      true, Schedule::recursive, true, false, Layout::bdl, false, false},
-    {"regblock", "SIMD kernel register-blocked (k innermost) where C != A, B; sched, layout",
+    {"regblock", "SIMD kernel register-blocked (k innermost) but on the pivot tile; sched, layout",
      true, Schedule::recursive, true, false, Layout::bdl, true, true},
 };
 
@@ -221,8 +221,8 @@ std::vector<Traffic> plain_l1(double u, double s, double vb, int64_t rows, int64
 //              store per update (3 s U, triad), A once per row and k;
 //              regblock (MR x NRV vectors, k
 //              innermost) NRV + MR vector loads per k per block (s U (NRV + MR) / (MR NRV),
-//              read) + C once per tile op (2 s U / bs, update), on the tile ops where C is
-//              neither A nor B (all but 2 nt - 1 of each pivot step's nt^2, which run plain)
+//              read) + C once per tile op (2 s U / bs, update), on every tile op but the
+//              pivot tile (1 of each pivot step's nt^2, which runs plain)
 //   L1<-L2:    flat: the matrix per k (2 s N^3, update); tiled: per tile op C once (2 bs^2 s,
 //              update) when C's tile, A's live lines and B's row fit in L1 and in its sets (else
 //              the plain kernel streams C, or the share of C in over-subscribed sets, at every
@@ -279,7 +279,7 @@ Model traffic_model(const Case& c) {
     LevelTraffic lt;
     lt.name = "relax";
     lt.flops = 2 * u;  // the padded matrix's updates are executed too
-    const double plain_share = p.plan.regblock ? std::min(1.0, (2 * nt - 1) / (nt * nt)) : 1.0;
+    const double plain_share = p.plan.regblock ? 1 / (nt * nt) : 1.0;
     lt.l1 = plain_l1(u, s, vb, p.plan.bs, p.plan.bs, c.isa, plain_share);
     if (p.plan.regblock) {
       // The scalar traits' register block stays scalar (config.hpp): 1 of the SSE2 ceiling's
@@ -329,7 +329,7 @@ Model traffic_model(const Case& c) {
     if (p.plan.layout == Layout::standard && std::fmod(double(p.ld) * s, 4096.0) == 0)
       lt.note = (lt.note.empty() ? "" : lt.note + "; ") +
                 std::string("row stride a multiple of 4 KiB: loads alias earlier stores (4K aliasing not modeled)");
-    lt.note = std::string(p.plan.regblock ? "regblock kernel (plain where C is A or B)" : "plain kernel") +
+    lt.note = std::string(p.plan.regblock ? "regblock kernel (plain on the pivot tiles)" : "plain kernel") +
               (p.plan.schedule == Schedule::recursive ? ", recursion's reuse beyond L1" : ", pivot-step reuse beyond L1") +
               (lt.note.empty() ? "" : "; " + lt.note) + "; caches " + hc.source;
     m.phases = {lt};
@@ -347,7 +347,7 @@ Model traffic_model(const Case& c) {
 // updates of the thread that does most, per parallel phase: critical_tile_ops; flat: each k's
 // rows split statically), so that a small calibration shape, whose threads idle more, prices
 // the large case's balanced phases right: the updates by the plain kernel and (regblock) by the
-// register-blocked one, whose share grows with the tiles (1 - (2 nt - 1) / nt^2), flat's rows
+// register-blocked one, whose share grows with the tiles (1 - 1 / nt^2), flat's rows
 // (a calibration shape's are shorter: its loop overhead per row weighs more), the k-steps (N
 // for flat, each a parallel pass and barrier; np / bs pivot steps for tiled) and the call.
 Model model(const Case& c) {

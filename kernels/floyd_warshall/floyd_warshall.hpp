@@ -17,8 +17,8 @@
 //                       phases of one team, the others are cut into one piece per thread
 //   layout bdl:         tiles stored contiguously (block data layout); the conversion to and
 //                       from it is part of solve(), so it is timed, as in the paper
-//   regblock:           where a tile op has C != A and C != B, the register-blocked kernel
-//                       (k innermost, C read and written once); otherwise the plain kernel
+//   regblock:           the register-blocked kernel (k innermost, C read and written once)
+//                       on every tile op but the pivot tile's (C = A = B: the plain kernel)
 // Kernels and schedules never allocate; they run inside the caller's OpenMP thread count.
 #include <cstdint>
 #include <memory>
@@ -44,10 +44,15 @@ namespace fw {
 template <class T>
 using BaseFn = void (*)(T* C, const T* A, const T* B, int64_t ld, int64_t m, int64_t n, int64_t kk);
 
+// regblock takes the updates in any order, so it keeps the loops' result for C disjoint from A
+// and B, and for C = B with A closed (A[i][k'] <= A[i][k] + A[k][k'] for all i, k, k': FW's
+// pivot tile after its own op, whose rows a pivot row tile's updates walk) or C = A with B
+// closed: whether row k of B (column k of A) is read before or after its own relaxation, the
+// extra terms it brings are sums the closed tile already bounds. Not for C = A = B.
 template <class T>
 struct Kernels {
   BaseFn<T> plain = nullptr;     // any aliasing
-  BaseFn<T> regblock = nullptr;  // only for C disjoint from A and B; nullptr: use plain
+  BaseFn<T> regblock = nullptr;  // see above; nullptr: use plain
 };
 
 // The three loops as written (compiled for the baseline ISA; the compiler may vectorize j).
@@ -88,8 +93,8 @@ int64_t padded_size(int64_t n, const Plan& plan);
 
 // The tile ops on a tiled schedule's critical path with `threads` threads: per parallel phase
 // the most one thread runs (the schedule's own split: static for blocked, pieces dealt in order
-// for recursive), summed over the phases; `plain` those run by the plain kernel (C is A or B,
-// or every op without register blocking). The model's in-core units (family.cpp): a small
+// for recursive), summed over the phases; `plain` those run by the plain kernel (the pivot
+// tiles, C = A = B, or every op without register blocking). The model's in-core units (family.cpp): a small
 // calibration shape has few tiles per phase, so its threads idle more than the case's do.
 struct CriticalOps {
   double all = 0, plain = 0;

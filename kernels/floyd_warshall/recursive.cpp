@@ -130,8 +130,8 @@ struct Par {
   }
 };
 
-// The critical path of that recursion in tile ops: a call's ops, its plain ones (i == k or
-// j == k: ranges are equal or disjoint, Range), and per phase the pieces dealt in order to the
+// The critical path of that recursion in tile ops: a call's ops, its plain ones (the pivot
+// tiles, i == j == k: ranges are equal or disjoint, Range), and per phase the pieces dealt in order to the
 // least-loaded thread (schedule(dynamic, 1) with pieces of similar size).
 struct Count {
   CriticalOps sum;
@@ -139,8 +139,7 @@ struct Count {
   static CriticalOps ops(const Call& c) {
     if (c.empty()) return {};
     const double r = double(c.rows.n), n = double(c.cols.n), k = double(c.ks.n);
-    const bool ca = c.cols == c.ks, cb = c.rows == c.ks;
-    return {r * n * k, ca && cb ? 2 * k * k - k : ca || cb ? r * n : 0};
+    return {r * n * k, c.cols == c.ks && c.rows == c.ks ? k : 0};
   }
   void add(const CriticalOps& x) { sum.all += x.all, sum.plain += x.plain; }
   void serial(const Call& c) { add(ops(c)); }

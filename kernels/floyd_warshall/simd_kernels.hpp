@@ -197,10 +197,10 @@ void rows_remainder(typename V::T* C, const typename V::T* A, const typename V::
   }
 }
 
-// FW-BASE-REGBLOCK (loop interchange + register blocking): only valid when C is disjoint
-// from A and B, because then no C element is read as A or B during the k loop and
-// C[i][j] = min(C[i][j], min_k A[i][k] + B[k][j]) may be taken in any order. Rows in
-// blocks of MR, the last rows in one smaller block.
+// FW-BASE-REGBLOCK (loop interchange + register blocking): C[i][j] = min(C[i][j], min_k A[i][k] +
+// B[k][j]) taken in any order, which is FW-BASE when C is disjoint from A and B, or is one of
+// them with the other closed (Kernels::regblock). Rows in blocks of MR, the last rows in one
+// smaller block.
 template <class V>
 void regblock(typename V::T* C, const typename V::T* A, const typename V::T* B, int64_t ld,
               int64_t m, int64_t n, int64_t kk) {

@@ -222,6 +222,68 @@ TEST_P(FwKernels, PlainKernelKeepsItsContractUnderEveryAliasing) {
     }
 }
 
+// The register-blocked kernel in place on a pivot row tile (C = B, b x w) or pivot column tile
+// (C = A, w x b) whose other operand is a closed b x b pivot tile (FW by the plain kernel on
+// negative edges without a negative cycle), as the regblock schedules call it: exactly the
+// loops' result (the contract above), though it reads row k of B / column k of A before or
+// after their own relaxation, in its own order.
+template <class T>
+void check_regblock_pivot_panel(const Kernels<T>& k, Alias alias, int64_t b, int64_t w) {
+  const int64_t ld = std::max(b, w) + 3, rows = std::max(b, w) + 1;
+  std::vector<T> buf(size_t(2 * rows * ld), T(NAN));
+  T* P = buf.data();
+  T* C = P + rows * ld;
+  uint64_t s = 0x9E3779B97F4A7C15ull * uint64_t(b * 1009 + w * 13 + int64_t(alias));
+  auto next = [&] { return s ^= s << 13, s ^= s >> 7, s ^= s << 17, s; };
+  std::vector<int64_t> pot(static_cast<size_t>(b));
+  for (auto& x : pot) x = int64_t(next() % 20);
+  for (int64_t u = 0; u < b; ++u)  // w'(u, v) + p(u) - p(v), w' >= 0: every cycle sums to >= 0
+    for (int64_t v = 0; v < b; ++v)
+      P[u * ld + v] = u == v ? T(0) : next() % 5 == 0 ? T(INFINITY) : T(int64_t(next() % 30) + pot[size_t(u)] - pot[size_t(v)]);
+  k.plain(P, P, P, ld, b, b, b);  // closed: FW on the tile
+  const int64_t m = alias == Alias::cb ? b : w, n = alias == Alias::cb ? w : b;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) C[i * ld + j] = next() % 6 == 0 ? T(INFINITY) : T(int64_t(next() % 60) - 10);
+  const T* A = alias == Alias::cb ? P : C;
+  const T* B = alias == Alias::cb ? C : P;
+  std::vector<T> ref(buf);  // the loops on a copy, B[k][j] and A[i][k] as they are at that moment
+  T* rC = ref.data() + (C - buf.data());
+  const T* rA = ref.data() + (A - buf.data());
+  const T* rB = ref.data() + (B - buf.data());
+  int64_t changed = 0;
+  for (int64_t kk = 0; kk < b; ++kk)
+    for (int64_t i = 0; i < m; ++i) {
+      const T a = rA[i * ld + kk];
+      for (int64_t j = 0; j < n; ++j)
+        if (a + rB[kk * ld + j] < rC[i * ld + j]) rC[i * ld + j] = a + rB[kk * ld + j], ++changed;
+    }
+  if (b > 4 && w > 4) {
+    ASSERT_GT(changed, 0) << "the panel's relaxation changes nothing: no test";
+  }
+  k.regblock(C, A, B, ld, m, n, b);
+  for (size_t e = 0; e < buf.size(); ++e) {
+    const bool both_nan = std::isnan(buf[e]) && std::isnan(ref[e]);
+    ASSERT_TRUE(both_nan || buf[e] == ref[e]) << (alias == Alias::cb ? "C = B" : "C = A") << ", b " << b << " w " << w
+                                              << " at row " << int64_t(e) / ld << ", column " << int64_t(e) % ld;
+  }
+}
+
+TEST_P(FwKernels, RegblockKernelRelaxesPivotRowAndColumnTilesInPlace) {
+  for (Alias alias : {Alias::ca, Alias::cb})
+    for (int64_t b : {1, 4, 17, 64})
+      for (int64_t w : {1, 5, 16, 33, 64, 70}) {
+        if (GetParam().f64) {
+          const Kernels<double> k = kernels_of<double>(GetParam().isa);
+          if (!k.regblock) GTEST_SKIP() << "no register-blocked kernel";
+          check_regblock_pivot_panel(k, alias, b, w);
+        } else {
+          const Kernels<float> k = kernels_of<float>(GetParam().isa);
+          if (!k.regblock) GTEST_SKIP() << "no register-blocked kernel";
+          check_regblock_pivot_panel(k, alias, b, w);
+        }
+      }
+}
+
 std::vector<KernelCfg> kernel_cfgs() {
   std::vector<KernelCfg> out;
   for (bool f64 : {false, true})
@@ -348,8 +410,10 @@ TEST_P(FwSolvers, RowStrideLd) {
 // must say so instead of comparing distances.
 TEST_P(FwSolvers, ReportsANegativeCycle) {
   const SolverCfg& cf = GetParam();
-  for (int64_t n : {1, 2, 3, 20, 77}) {
-    const std::string name = cf.name(n, 0, "negcycle", 2);
+  // bs 2 at N = 20: the cycle's vertices 0, 1, 2 in two tiles (pivot row and column tiles on it).
+  for (const auto& [n, bs] : {std::pair<int64_t, int64_t>{1, 0}, {2, 0}, {3, 0}, {20, 0}, {77, 0}, {20, 2}}) {
+    if (bs > 0 && !cf.tiled) continue;
+    const std::string name = cf.name(n, bs, "negcycle", 2);
     const Verification v = verify(name, 2);
     EXPECT_FALSE(v.ok) << name;
     EXPECT_NE(v.detail.find("negative cycle"), std::string::npos) << name << ": " << v.detail;

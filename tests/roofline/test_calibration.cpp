@@ -378,17 +378,18 @@ TEST(CalibrationFamilies, FloydWarshallShapesAndUnits) {
   EXPECT_EQ(nw["update"], 1024.0 * 512 * 1024);
   EXPECT_EQ(nw["row"], 1024.0 * 512);
   EXPECT_EQ(nw["step"], 1024.0);
-  // blocked, 2 threads, nt = 16: per pivot step 1 + ceil(30 / 2) plain tile ops and
-  // ceil(225 / 2) = 113 register-blocked ones: 16 x 16 and 16 x 113 tiles of 64^3 updates.
+  // blocked, 2 threads, nt = 16: per pivot step the pivot tile (plain), then ceil(30 / 2) pivot
+  // row / column and ceil(225 / 2) = 113 other tile ops (register-blocked): 16 x 1 and 16 x 128
+  // tiles of 64^3 updates.
   const double tile = 64.0 * 64 * 64;
   const auto rb = case_fields(parse_case_name("floyd_warshall/regblock/avx2/f32/1024x1024/sched:blocked/layout:bdl/bs:64/threads:2"))["core_work"];
-  EXPECT_EQ(rb["update"], 16 * 16 * tile);
-  EXPECT_EQ(rb["update_regblock"], 16 * 113 * tile);
+  EXPECT_EQ(rb["update"], 16 * 1 * tile);
+  EXPECT_EQ(rb["update_regblock"], 16 * 128 * tile);
   EXPECT_EQ(rb["step"], 16.0);
-  // recursive, 1 thread: every tile op on the path, 16 x 31 of them plain (i == k or j == k).
+  // recursive, 1 thread: every tile op on the path, the 16 pivot tiles plain (i == j == k).
   const auto r1 = case_fields(parse_case_name("floyd_warshall/regblock/avx2/f32/1024x1024/sched:rec/layout:bdl/bs:64/task:256/threads:1"))["core_work"];
-  EXPECT_EQ(r1["update"], 16 * 31 * tile);
-  EXPECT_EQ(r1["update_regblock"], (4096 - 16 * 31) * tile);
+  EXPECT_EQ(r1["update"], 16 * tile);
+  EXPECT_EQ(r1["update_regblock"], (4096 - 16) * tile);
   // recursive, 2 threads: the critical path lies between half and all of the work, and a
   // diagonal call below the task size (4 tiles) runs on one thread.
   const auto r2 = case_fields(parse_case_name("floyd_warshall/regblock/avx2/f32/1024x1024/sched:rec/layout:bdl/bs:64/task:256/threads:2"))["core_work"];
