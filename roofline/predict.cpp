@@ -54,14 +54,17 @@ double term_bandwidth(const Traffic& t, const Machine& machine, int threads, Isa
     } else {
       used = sk.base;
       // In cache the fallback is by design (S-stream ceilings are DRAM only); at DRAM it
-      // means a machine.json from before them, or one whose sweep had no DRAM range.
+      // means a machine.json from before them, one whose sweep had no DRAM range, or one whose
+      // writer left them out on purpose (bandwidth.streams.omitted says why: the perf gate).
+      const nlohmann::json::json_pointer why("/bandwidth/streams/omitted");
+      const std::string fix = machine.raw.contains(why) && machine.raw[why].is_string()
+                                  ? "left out of machine.json: " + machine.raw[why].get<std::string>()
+                                  : "re-run `rooflab characterize` (it measures bandwidth.streams at DRAM sizes)";
       const std::string note =
           "no " + p.level + " '" + t.kernel + "' ceiling (" + std::to_string(sk.streams) +
           " streams per thread) in machine.json: used the 1-stream '" + sk.base + "' ceiling" +
-          (p.level == "DRAM"
-               ? ", a floor that may be too slow (efficiency can exceed 1); re-run `rooflab "
-                 "characterize` (it measures bandwidth.streams at DRAM sizes)"
-               : " (S-stream ceilings are measured for DRAM only)");
+          (p.level == "DRAM" ? ", a floor that may be too slow (efficiency can exceed 1); " + fix
+                             : " (S-stream ceilings are measured for DRAM only)");
       if (std::find(p.notes.begin(), p.notes.end(), note) == p.notes.end()) p.notes.push_back(note);
     }
   }

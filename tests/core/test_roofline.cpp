@@ -166,6 +166,14 @@ TEST(Predict, StreamKernelFallsBackToOneStreamWithANote) {
   EXPECT_NE(old.notes[0].find("re-run `rooflab characterize`"), std::string::npos);
   EXPECT_EQ(to_json(old)["notes"].size(), 2u);
 
+  Machine omitted = fixture();  // a writer that dropped them on purpose (the perf gate) says why
+  omitted.raw["bandwidth"]["streams"] = {{"omitted", "the gate leaves them out"}};
+  const Prediction gate = predict(md, omitted, 2);
+  ASSERT_EQ(gate.notes.size(), 2u);
+  EXPECT_NE(gate.notes[0].find("(efficiency can exceed 1); left out of machine.json: the gate leaves them out"),
+            std::string::npos) << gate.notes[0];
+  EXPECT_EQ(gate.notes[0].find("re-run"), std::string::npos) << gate.notes[0];
+
   const Prediction mixed = predict(md, with_streams(), 2);  // read_s4 measured, read_s8 not
   EXPECT_NEAR(mixed.memory_time_kernels_s, 1.6 / 32 + 0.8 / 16, 1e-12);
   EXPECT_NEAR(mixed.memory_time_s, 2.4 / 32, 1e-12);  // the bound's one pipe at read_s4's 32 GB/s

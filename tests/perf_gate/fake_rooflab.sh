@@ -4,7 +4,7 @@
 # FAKE_CPU_SIG (its host.cpu_signature; unset or empty: none, as in a file from before it) and
 # FAKE_DRAM_READ (its 1-thread DRAM read in GB/s; unset: none),
 # bench writes one 1 ms repetition of each --case, model an empty result (with FAKE_EFFS, space-separated ECM efficiencies, the
-# model of DIR/run-I lists the gemm case at the I-th; else with FAKE_NOTE a row with that prediction note), compare prints a verdict and exits FAKE_COMPARE_RC; with
+# model of DIR/run-I lists the gemm case at the I-th), compare prints a verdict and exits FAKE_COMPARE_RC; with
 # --filter F and FAKE_SLOWER (the name of the kernel that got slower) it exits 4 when F matches
 # that name, else 0 (the gate's second compare, of the kernels that gate across CPUs). Its
 # --json-out lists FAKE_UNCOMPARED (a kernel name) with status FAKE_UNCOMPARED_STATUS (default
@@ -45,8 +45,6 @@ case "$cmd" in
     if [ -n "${FAKE_EFFS:-}" ] && [[ $dir =~ run-([0-9]+)$ ]]; then
       e=$(cut -d' ' -f"${BASH_REMATCH[1]}" <<<"$FAKE_EFFS")
       rows="{\"name\": \"gemm/blocked/avx2/f64/512x512x512/threads:1\", \"ecm\": {\"efficiency\": $e}}"
-    elif [ -n "${FAKE_NOTE:-}" ]; then
-      rows="{\"name\": \"sinkhorn/fused_uv/avx2/f64/4096x4096/threads:1\", \"prediction_notes\": [\"$FAKE_NOTE\"]}"
     fi
     echo "{\"schema\": \"rooflab.model/1\", \"rows\": [$rows]}" >"$dir/model.json" ;;
   compare)
