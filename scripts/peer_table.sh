@@ -5,7 +5,7 @@
 # and 4096^3 (rooflab blocked and sfc_ca at each vector ISA of the CPU, OpenBLAS, BLIS, oneDNN,
 # sfc_ca_libxsmm), Floyd-Warshall regblock at N = 4096 in tiles of 64 and 128 (no installed peer;
 # the recursive schedule at 1 thread too, for its scaling), the FMA and add+min peaks of each ISA timed among them
-# (the `peak` family), Sinkhorn vs POT (scripts/pot_compare.py). The run directory keeps machine.json, cpu.json, bench.json,
+# (the `peak` family), Sinkhorn vs POT (scripts/pot_compare.py; blocked vs c2r from the same solves). The run directory keeps machine.json, cpu.json, bench.json,
 # pot_compare.json and peer_run.json (what ran, each step's status); only the Markdown is committed.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -62,7 +62,7 @@ def parse_args(argv=None):
     p.add_argument("--reg", type=positive_float, default=0.05)
     p.add_argument("--reg-m", type=positive_float, default=None, help="unbalanced: POT's reg_m")
     p.add_argument("--threads", type=cli.positive_int, default=1, help="threads for both (BLAS threads for POT)")
-    p.add_argument("--variants", default="fused_uv,mapuot,microkernel,c2r")
+    p.add_argument("--variants", default="fused_uv,mapuot,microkernel,blocked,c2r")
     p.add_argument("--out", default=None, help="write the results as JSON here")
     a = p.parse_args(argv)
     if a.iters % 10:

@@ -418,7 +418,25 @@ def pot_section(doc: dict) -> list[str]:
             ratio = f"{r['seconds_per_iteration'] / best['seconds_per_iteration']:.2f}" if best and r["impl"] != "rooflab" else "—"
             out.append(f"| {work} | {impl} | {1e3 * r['seconds_per_iteration']:.2f} | {_num(r.get('gbps') or 0)} | {ratio} |")
     out.append("")
-    return out
+    return out + sinkhorn_order(rows)
+
+
+def sinkhorn_order(rows: list[dict]) -> list[str]:
+    """Issue 17's Sinkhorn check: the COFFEE paper's blocked variant never slower than c2r (their
+    times per iteration at each size and thread count, blocked / c2r: asked <= 1)."""
+    lines = []
+    for key in sorted({(int(r["N"]), r.get("threads")) for r in rows}, key=lambda k: (k[0], k[1] or 0)):
+        def one(variant: str) -> dict | None:
+            return next((r for r in rows if r["impl"] == "rooflab" and r["variant"] == variant
+                         and (int(r["N"]), r.get("threads")) == key), None)
+        blocked, c2r = one("blocked"), one("c2r")
+        if blocked and c2r:
+            lines.append(f"- Sinkhorn f64 {key[0]}x{key[0]}, {key[1]} threads: blocked / c2r "
+                         f"{1e3 * blocked['seconds_per_iteration']:.2f} / {1e3 * c2r['seconds_per_iteration']:.2f} ms, "
+                         f"**{blocked['seconds_per_iteration'] / c2r['seconds_per_iteration']:.2f}** in time")
+    if not lines:
+        return []
+    return ["Variant order (issue 17 asks `blocked` never to be slower than `c2r`, the COFFEE paper's order):", ""] + lines + [""]
 
 
 def _kib(v) -> str:

@@ -109,6 +109,20 @@ def test_fw_without_peer_and_sinkhorn_ratio(rendered):
     sk = table_rows(text, "Sinkhorn f64 4096x4096, 2 threads")
     assert sk["POT sinkhorn_knopp (NumPy/BLAS)"][4] == "2.50"  # 30 ms / fused_uv's 12 ms
     assert "**fused_uv/avx2** (rooflab best)" in sk
+    # issue 17's Sinkhorn order from the fixture's blocked (18 ms) and c2r (20 ms) rows
+    assert ("- Sinkhorn f64 4096x4096, 2 threads: blocked / c2r 18.00 / 20.00 ms, **0.90** in time") in text
+
+
+def test_sinkhorn_order_line_needs_both_variants(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    doc = json.loads((run / "pot_compare.json").read_text())
+    doc["rows"] = [r for r in doc["rows"] if r["variant"] != "blocked"]
+    (run / "pot_compare.json").write_text(json.dumps(doc))
+    assert peers.main([str(run), "--tables", str(tmp_path / "peers")]) == 0
+    text = (tmp_path / "peers" / "amd-zen3-avx2.md").read_text()
+    assert "Variant order" not in text and "blocked / c2r" not in text
+    assert "| Sinkhorn f64 4096x4096, 2 threads | c2r | 20.00 |" in text
 
 
 def test_fw_scaling_pairs_rows_of_the_same_tile_size(tmp_path):
