@@ -20,9 +20,15 @@ template <class T> void portable_row_rescale(const SkArgs<T>& a);
   template SkKernels<float> name##_kernels<float>();                                         \
   template SkKernels<double> name##_kernels<double>();
 
+// The fused kernels of one ISA for each prefetch target (FusedPrefetch).
+template <class T>
+struct FusedByPrefetch {
+  FusedKernels<T> l2, l1;
+};
+
 // The microkernel's and the fused kernels' SIMD tables, defined by microkernel_avx2.cpp and
 // microkernel_avx512.cpp, each compiled with its ISA's flags.
 extern const simd::Tables<SkKernels> microkernel_avx2, microkernel_avx512;
-extern const simd::Tables<FusedKernels> fused_avx2, fused_avx512;
+extern const simd::Tables<FusedByPrefetch> fused_avx2, fused_avx512;
 
 }  // namespace rooflab::sinkhorn::detail

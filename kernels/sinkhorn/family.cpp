@@ -27,6 +27,7 @@ struct Params {
   Part part = Part::iter;
   int64_t mc = 0, nc = 0;  // blocked / microkernel only
   double fi = 1;
+  FusedPrefetch pf = FusedPrefetch::l2;  // mapuot / fused_uv only
   int threads = 1;
 };
 
@@ -49,12 +50,18 @@ Params params_of(const Case& c) {
   for (const auto& [k, v] : c.params) {
     if (k == "fi" || (k == "part" && !fused)) continue;
     if ((k == "mc" || k == "nc") && is_blocked(c.variant)) continue;
+    if (k == "pf" && fused) continue;
     throw Error(n + ": unknown parameter '" + k + "' for sinkhorn/" + c.variant +
                 (is_blocked(c.variant) ? " (known: mc, nc, fi, part)"
-                 : fused              ? " (known: fi; a run is one fused iteration)"
+                 : fused              ? " (known: fi, pf; a run is one fused iteration)"
                                       : " (known: fi, part)"));
   }
   p.fi = parse_fi(c);
+  if (fused) {
+    const std::string pf = c.param_str("pf", "l2");
+    if (pf == "l1") p.pf = FusedPrefetch::l1;
+    else if (pf != "l2") throw Error(n + ": pf (where the streamed rows are prefetched to) must be l1 or l2, got '" + pf + "'");
+  }
   if (is_blocked(c.variant)) {
     const Blocking def = c.variant == "microkernel" ? microkernel_default_blocking(c.isa) : kBlockedDefault;
     p.mc = c.param_int("mc", def.mc);
@@ -448,8 +455,9 @@ template <class T>
 std::unique_ptr<Instance> make_typed(const Case& c) {
   if (is_fused(c.variant)) {
     using Kind = typename FusedSolver<T>::Kind;
-    return std::make_unique<FusedInstance<T>>(params_of(c), c.variant == "mapuot" ? Kind::mapuot : Kind::uv,
-                                              fused_kernels<T>(c.isa));
+    const Params p = params_of(c);
+    return std::make_unique<FusedInstance<T>>(p, c.variant == "mapuot" ? Kind::mapuot : Kind::uv,
+                                              fused_kernels<T>(c.isa, p.pf));
   }
   return make_instance<T>(c, kernels_for<T>(c.variant, c.isa));
 }

@@ -11,25 +11,27 @@
 // sweep (~25% of the time at 4096^2). So the sweeps are software-pipelined: one loop over
 // the columns streams group g+1 from DRAM for its sums and finishes group g from L2, and
 // a software prefetch keeps the DRAM streams ahead of the loads.
+#include "kernels/sinkhorn/detail.hpp"
 #include "kernels/sinkhorn/sinkhorn.hpp"
 
 namespace rooflab::sinkhorn::fused {
 static_assert(kFusedRows == 4, "the row groups below are written for G = 4 (config.hpp)");
 namespace {  // internal linkage in each ISA translation unit
 
-// Software prefetch of the streamed (DRAM) rows, 4 streams per thread: into L2 (prefetcht1),
-// 2 KiB ahead. L1 holds the rows of the group being finished, `next` and the column factors;
-// hints into L1 (prefetcht0, 1 KiB: the Zen 3 choice among t0 distances) made the pipelined
-// sweep 12-25% slower on a Zen 4 (closing note of 2026-11-27 has the sweep).
+// Software prefetch of the streamed (DRAM) rows, 4 streams per thread, 2 KiB ahead, into L2
+// (prefetcht1) or L1 (prefetcht0): FusedPrefetch, the case's pf:. L1 also holds the rows of the
+// group being finished, `next` and the column factors; which target wins differs by CPU
+// (docs/families/sinkhorn.md#prefetch).
 constexpr int64_t kPrefetchBytes = 2048;
-constexpr int kPrefetchLocality = 2;  // __builtin_prefetch: 2 = prefetcht1 (L2 and outward)
+// __builtin_prefetch's locality argument: 3 = prefetcht0 (into L1), 2 = prefetcht1 (L2 and outward).
+constexpr int locality(FusedPrefetch pf) { return pf == FusedPrefetch::l1 ? 3 : 2; }
 
 // One pipelined sweep over columns [0, N):
 //   sums: s[k] = sum_j pd[k][j] * colf[j]         for the GD rows pd (the next group)
 //   tail: mapuot  x = pa[k][j] * colf[j] * f[k]; pa[k][j] = x; next[j] += x
 //         fused_uv next[j] += pa[k][j] * f[k]     for the GA rows pa (the current group)
 // GD = 0: only the tail (the last group); GA = 0: only the sums (the first group).
-template <class V, bool MAP, int GA, int GD>
+template <class V, bool MAP, FusedPrefetch PFT, int GA, int GD>
 void sweep(typename V::T* const* pa, const typename V::T* f, const typename V::T* const* pd,
            typename V::T* s, const typename V::T* colf, typename V::T* next, int64_t N) {
   using T = typename V::T;
@@ -63,7 +65,7 @@ void sweep(typename V::T* const* pa, const typename V::T* f, const typename V::T
     if constexpr (prefetch) {
       // One hint per cache line and row: lanes W * sizeof(T) per step, 64-byte lines.
       if ((j * int64_t(sizeof(T))) % 64 == 0)
-        for (int k = 0; k < GD; ++k) __builtin_prefetch(pd[k] + j + PF, 0, kPrefetchLocality);
+        for (int k = 0; k < GD; ++k) __builtin_prefetch(pd[k] + j + PF, 0, locality(PFT));
     }
     body(j, V::load(colf + j), ld, st);
   }
@@ -78,7 +80,7 @@ void sweep(typename V::T* const* pa, const typename V::T* f, const typename V::T
 
 // The row slice as groups of 4 rows then single rows; sweep i streams group i and finishes
 // group i - 1 with the factors its sums gave.
-template <class V, bool MAP>
+template <class V, bool MAP, FusedPrefetch PFT>
 void slice(const FusedArgs<typename V::T>& a) {
   using T = typename V::T;
   const int64_t full = a.M / 4 * 4;
@@ -89,13 +91,13 @@ void slice(const FusedArgs<typename V::T>& a) {
   auto run = [&](int gd) {
     // GD, GA in {0, 1, 4}: a group of 4 rows can be followed by 4 or 1, a single row by 1.
     switch (ga * 10 + gd) {
-      case 4: sweep<V, MAP, 0, 4>(pa, f, pd, s, a.colf, a.next, a.N); break;
-      case 1: sweep<V, MAP, 0, 1>(pa, f, pd, s, a.colf, a.next, a.N); break;
-      case 44: sweep<V, MAP, 4, 4>(pa, f, pd, s, a.colf, a.next, a.N); break;
-      case 41: sweep<V, MAP, 4, 1>(pa, f, pd, s, a.colf, a.next, a.N); break;
-      case 11: sweep<V, MAP, 1, 1>(pa, f, pd, s, a.colf, a.next, a.N); break;
-      case 40: sweep<V, MAP, 4, 0>(pa, f, pd, s, a.colf, a.next, a.N); break;
-      case 10: sweep<V, MAP, 1, 0>(pa, f, pd, s, a.colf, a.next, a.N); break;
+      case 4: sweep<V, MAP, PFT, 0, 4>(pa, f, pd, s, a.colf, a.next, a.N); break;
+      case 1: sweep<V, MAP, PFT, 0, 1>(pa, f, pd, s, a.colf, a.next, a.N); break;
+      case 44: sweep<V, MAP, PFT, 4, 4>(pa, f, pd, s, a.colf, a.next, a.N); break;
+      case 41: sweep<V, MAP, PFT, 4, 1>(pa, f, pd, s, a.colf, a.next, a.N); break;
+      case 11: sweep<V, MAP, PFT, 1, 1>(pa, f, pd, s, a.colf, a.next, a.N); break;
+      case 40: sweep<V, MAP, PFT, 4, 0>(pa, f, pd, s, a.colf, a.next, a.N); break;
+      case 10: sweep<V, MAP, PFT, 1, 0>(pa, f, pd, s, a.colf, a.next, a.N); break;
       default: break;
     }
   };
@@ -119,17 +121,18 @@ void slice(const FusedArgs<typename V::T>& a) {
   run(0);
 }
 
-template <class V>
-void mapuot(const FusedArgs<typename V::T>& a) { slice<V, true>(a); }
+template <class V, FusedPrefetch PFT>
+void mapuot(const FusedArgs<typename V::T>& a) { slice<V, true, PFT>(a); }
 
-template <class V>
-void uv(const FusedArgs<typename V::T>& a) { slice<V, false>(a); }
+template <class V, FusedPrefetch PFT>
+void uv(const FusedArgs<typename V::T>& a) { slice<V, false, PFT>(a); }
 
 // The kernel body for simd::tables / simd::table_of.
 struct Body {
   template <class V>
-  static constexpr FusedKernels<typename V::T> table() {
-    return {mapuot<V>, uv<V>};
+  static constexpr detail::FusedByPrefetch<typename V::T> table() {
+    return {{mapuot<V, FusedPrefetch::l2>, uv<V, FusedPrefetch::l2>},
+            {mapuot<V, FusedPrefetch::l1>, uv<V, FusedPrefetch::l1>}};
   }
 };
 

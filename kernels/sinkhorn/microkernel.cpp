@@ -20,13 +20,14 @@ SkKernels<T> microkernel_kernels(Isa isa) {
                                                              "sinkhorn/microkernel");
 }
 template <class T>
-FusedKernels<T> fused_kernels(Isa isa) {
-  return simd::dispatch<T, fused::Body, simd::Scalar, kScalar>(isa, detail::fused_avx2, detail::fused_avx512,
-                                                                "sinkhorn fused kernels");
+FusedKernels<T> fused_kernels(Isa isa, FusedPrefetch pf) {
+  const detail::FusedByPrefetch<T> t = simd::dispatch<T, fused::Body, simd::Scalar, kScalar>(
+      isa, detail::fused_avx2, detail::fused_avx512, "sinkhorn fused kernels");
+  return pf == FusedPrefetch::l1 ? t.l1 : t.l2;
 }
 template SkKernels<float> microkernel_kernels<float>(Isa);
 template SkKernels<double> microkernel_kernels<double>(Isa);
-template FusedKernels<float> fused_kernels<float>(Isa);
-template FusedKernels<double> fused_kernels<double>(Isa);
+template FusedKernels<float> fused_kernels<float>(Isa, FusedPrefetch);
+template FusedKernels<double> fused_kernels<double>(Isa, FusedPrefetch);
 
 }  // namespace rooflab::sinkhorn

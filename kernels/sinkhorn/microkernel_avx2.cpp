@@ -8,5 +8,5 @@
 namespace rooflab::sinkhorn {
 constexpr simd::Shape kAvx2 = kMicrokernelShapes.avx2;
 constinit const simd::Tables<SkKernels> detail::microkernel_avx2 = simd::tables<SkKernels, mk::Body, simd::Avx2, kAvx2>();
-constinit const simd::Tables<FusedKernels> detail::fused_avx2 = simd::tables<FusedKernels, fused::Body, simd::Avx2, kAvx2>();
+constinit const simd::Tables<detail::FusedByPrefetch> detail::fused_avx2 = simd::tables<detail::FusedByPrefetch, fused::Body, simd::Avx2, kAvx2>();
 }  // namespace rooflab::sinkhorn

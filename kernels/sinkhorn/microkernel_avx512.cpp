@@ -8,6 +8,6 @@
 namespace rooflab::sinkhorn {
 constexpr simd::Shape k512 = kMicrokernelShapes.avx512;
 constinit const simd::Tables<SkKernels> detail::microkernel_avx512 = simd::tables<SkKernels, mk::Body, simd::Avx512, k512>();
-constinit const simd::Tables<FusedKernels> detail::fused_avx512 =
-    simd::tables<FusedKernels, fused::Body, simd::Avx512, k512>();
+constinit const simd::Tables<detail::FusedByPrefetch> detail::fused_avx512 =
+    simd::tables<detail::FusedByPrefetch, fused::Body, simd::Avx512, k512>();
 }  // namespace rooflab::sinkhorn

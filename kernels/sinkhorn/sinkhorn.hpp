@@ -144,8 +144,12 @@ struct FusedKernels {
   FusedPass<T> mapuot = nullptr;
   FusedPass<T> uv = nullptr;
 };
+// Where the fused kernels' software prefetch puts the rows they stream from DRAM (the case
+// parameter pf:): L2 (prefetcht1, the default) or L1 (prefetcht0). Which is faster depends on
+// the CPU (docs/families/sinkhorn.md#prefetch); the arithmetic is the same.
+enum class FusedPrefetch { l2, l1 };
 // isa: scalar, avx2 or avx512 (table returned whatever the CPU supports).
-template <class T> FusedKernels<T> fused_kernels(Isa isa);
+template <class T> FusedKernels<T> fused_kernels(Isa isa, FusedPrefetch pf = FusedPrefetch::l2);
 
 // POT's scaling-vector update (sinkhorn_knopp / sinkhorn_knopp_unbalanced):
 // scaling = (target / (K other))^fi. Zero sum: the scaling is kept (`keep`), as the

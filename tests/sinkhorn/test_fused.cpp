@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -163,6 +164,48 @@ TEST_P(Fused, MapuotColumnSumsAndFinish) {
     long double t = 0;
     for (int64_t i = 0; i < 61; ++i) t += p.A[size_t(i * 45 + j)];
     EXPECT_NEAR(double(t), p.c[size_t(j)], 1e-12);
+  }
+}
+
+// pf:l1 (FusedPrefetch::l1) changes only where the streamed rows are prefetched to: its kernels
+// are other instantiations, and they compute bit for bit what the default ones do.
+template <class T>
+void same_with_either_prefetch(Isa isa, FusedSolver<double>::Kind kind_d) {
+  using Kind = typename FusedSolver<T>::Kind;
+  const Kind kind = kind_d == FusedSolver<double>::Kind::uv ? Kind::uv : Kind::mapuot;
+  const FusedKernels<T> l2 = fused_kernels<T>(isa, FusedPrefetch::l2), l1 = fused_kernels<T>(isa, FusedPrefetch::l1);
+  ASSERT_NE(l2.mapuot, l1.mapuot);
+  ASSERT_NE(l2.uv, l1.uv);
+  for (int threads : {1, 3})
+    for (const Shape& s : {Shape{37, 100}, Shape{7, 2049}, Shape{257, 1031}}) {
+      SCOPED_TRACE(std::to_string(s.M) + "x" + std::to_string(s.N) + " threads " + std::to_string(threads));
+      std::vector<T> plan[2], u[2], v[2];
+      for (int w = 0; w < 2; ++w) {
+        Problem<T> p(s.M, s.N, s.N + 5, uint32_t(11 + s.N));
+        auto partial = partial_buffer<T>(threads, s.N);
+        u[w].assign(size_t(s.M), T(-1));
+        FusedSolver<T> solver(kind, w ? l1 : l2,
+                              {p.A.data(), s.M, s.N, p.lda, p.r.data(), p.c.data(), T(0.7), p.work.data(),
+                               u[w].data(), partial.data()},
+                              threads);
+        solver.start();
+        for (int it = 0; it < 3; ++it) solver.run();
+        solver.finish();
+        plan[w] = p.A, v[w] = p.work;
+      }
+      // bit for bit (the matrices' padding holds NaN guards, which == never matches)
+      auto same = [](const std::vector<T>& a, const std::vector<T>& b) {
+        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+      };
+      EXPECT_TRUE(same(plan[0], plan[1]));
+      EXPECT_TRUE(same(u[0], u[1]));
+      EXPECT_TRUE(same(v[0], v[1]));
+    }
+}
+TEST_P(Fused, PrefetchIntoL1ComputesTheSame) {
+  for (auto kind : {Kind::mapuot, Kind::uv}) {
+    same_with_either_prefetch<double>(GetParam(), kind);
+    same_with_either_prefetch<float>(GetParam(), kind);
   }
 }
 

@@ -447,6 +447,13 @@ TEST(SinkhornFamily, AcceptsRejectsBadCasesWithAReason) {
     EXPECT_NE(why(std::string("sinkhorn/c2r/f64/64x64/fi:") + bad + "/threads:1").find("fi must be"), std::string::npos) << bad;
   EXPECT_NE(why("sinkhorn/mapuot/avx2/f64/64x64/part:row/threads:1").find("unknown parameter 'part'"), std::string::npos);
   EXPECT_NE(why("sinkhorn/fused_uv/avx2/f64/64x64/mc:4/threads:1").find("unknown parameter 'mc'"), std::string::npos);
+  // pf: where the fused kernels prefetch their streamed rows to (l1 or l2), theirs alone
+  EXPECT_EQ(why("sinkhorn/fused_uv/avx2/f64/64x64/pf:l1/threads:1"), "");
+  EXPECT_EQ(why("sinkhorn/mapuot/avx512/f32/64x64/fi:0.5/pf:l2/threads:2"), "");
+  EXPECT_NE(why("sinkhorn/mapuot/avx2/f64/64x64/pf:t0/threads:1").find("pf (where the streamed rows are prefetched to) must be l1 or l2, got 't0'"),
+            std::string::npos);
+  EXPECT_NE(why("sinkhorn/microkernel/avx2/f64/64x64/pf:l1/part:row/threads:1").find("unknown parameter 'pf'"),
+            std::string::npos);
 }
 
 TEST(SinkhornFamily, ModelCountsPassesInTheBandwidthConvention) {
