@@ -23,8 +23,10 @@ namespace {  // internal linkage in each ISA translation unit
 // group being finished, `next` and the column factors; which target wins differs by CPU
 // (docs/families/sinkhorn.md#prefetch).
 constexpr int64_t kPrefetchBytes = 2048;
-// __builtin_prefetch's locality argument: 3 = prefetcht0 (into L1), 2 = prefetcht1 (L2 and outward).
-constexpr int locality(FusedPrefetch pf) { return pf == FusedPrefetch::l1 ? 3 : 2; }
+// __builtin_prefetch's locality argument: 3 = prefetcht0 (into L1), 2 = prefetcht1 (L2 and
+// outward). A variable template: the builtin needs a constant even in unoptimized builds.
+template <FusedPrefetch PF>
+constexpr int kLocality = PF == FusedPrefetch::l1 ? 3 : 2;
 
 // One pipelined sweep over columns [0, N):
 //   sums: s[k] = sum_j pd[k][j] * colf[j]         for the GD rows pd (the next group)
@@ -65,7 +67,7 @@ void sweep(typename V::T* const* pa, const typename V::T* f, const typename V::T
     if constexpr (prefetch) {
       // One hint per cache line and row: lanes W * sizeof(T) per step, 64-byte lines.
       if ((j * int64_t(sizeof(T))) % 64 == 0)
-        for (int k = 0; k < GD; ++k) __builtin_prefetch(pd[k] + j + PF, 0, locality(PFT));
+        for (int k = 0; k < GD; ++k) __builtin_prefetch(pd[k] + j + PF, 0, kLocality<PFT>);
     }
     body(j, V::load(colf + j), ld, st);
   }
