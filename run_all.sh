@@ -303,7 +303,9 @@ else
   # that difference stand well above the noise of its fixed cost (exp(-C/reg), allocations).
   case $profile in smoke) pargs=(--sizes 512 --iters 50 --reps 3) ;; quick) pargs=(--sizes 1024,4096 --iters 20 --reps 3) ;;
                    *) pargs=(--sizes 1024,2048,4096,8192 --iters 10 --reps 2) ;; esac
-  if q timed "$PY" scripts/pot_compare.py --rooflab "$RL sinkhorn" "${pargs[@]}" --out "$out/pot_compare.json"; then end ok
+  # rooflab solves at the ISA and prefetch target the calibration chose here (isa above).
+  psolve=("$RL" sinkhorn); [ $have_machine = 1 ] && psolve+=(--machine "$out/machine.json")
+  if q timed "$PY" scripts/pot_compare.py --rooflab "$(printf '%q ' "${psolve[@]}")" "${pargs[@]}" --out "$out/pot_compare.json"; then end ok
   else end failed "$(why $? scripts/pot_compare.py)"; fi
 fi
 

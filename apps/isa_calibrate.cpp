@@ -1,8 +1,10 @@
 // `rooflab isa-calibrate`: which ISA each ISA-specific variant should run by default on this
 // machine, measured. Each family's calibration cases (Family::isa_cases) run at every ISA this
 // CPU supports: all verified first, then timed round robin (a burst of load hits every ISA
-// alike). The result is machine.json's "isa_choice" section (machine.isa_choice.json), which the
-// profiles' default-ISA cases and the solvers then follow (harness/isa_choice.hpp).
+// alike). Then each tuning knob of the variant (Family::knobs, e.g. sinkhorn's prefetch target)
+// at the chosen ISA, the same way. The result is machine.json's "isa_choice" section
+// (machine.isa_choice.json), which the profiles' default-ISA cases and the solvers then follow
+// (harness/isa_choice.hpp).
 #include <omp.h>
 
 #include <cstdio>
@@ -38,6 +40,65 @@ std::string ms(double s) {
   std::snprintf(b, sizeof b, "%.3g ms", s * 1e3);
   return b;
 }
+
+// Verifies each contender, then times the verified ones round robin (a burst of load hits them
+// alike); a round disturbed by load is measured again, at most twice: the choice compares the
+// contenders, and load that hits them unevenly would decide it instead. Failures go to `failed`.
+// Returns (index into cs, result) of each timed contender.
+std::vector<std::pair<size_t, measure::Result>> verify_and_time(std::vector<Contender>& cs, const Variant& var,
+                                                                measure::Policy p, json& failed) {
+  std::vector<measure::Batch> batches;
+  std::vector<size_t> timed;
+  for (size_t k = 0; k < cs.size(); ++k) {
+    try {
+      validate_case(cs[k].c);
+      cs[k].inst = var.make(cs[k].c);
+      const Verification ver = cs[k].inst->verify();
+      if (!ver.ok) cs[k].failed = ver.failure();
+    } catch (const std::exception& e) {
+      cs[k].failed = e.what();
+    }
+    if (!cs[k].failed.empty()) {
+      std::fprintf(stderr, "  FAILED: %s: %s\n", cs[k].c.name().c_str(), cs[k].failed.c_str());
+      failed.push_back({{"case", cs[k].c.name()}, {"reason", cs[k].failed}});
+      cs[k].inst.reset();
+      continue;
+    }
+    Instance* inst = cs[k].inst.get();
+    batches.push_back([inst](int64_t runs, bool) {
+      inst->reset();
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int64_t r = 0; r < runs; ++r) inst->run();
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    });
+    timed.push_back(k);
+  }
+  std::vector<std::pair<size_t, measure::Result>> out;
+  if (timed.empty()) return out;
+  omp_set_num_threads(cs[timed[0]].c.threads);
+  p.quiet.threads = cs[timed[0]].c.threads;
+  auto disturbed_count = [](const std::vector<measure::Result>& r) {
+    size_t n = 0;
+    for (const auto& x : r) n += measure::disturbance_of(x).disturbed;
+    return n;
+  };
+  std::vector<measure::Result> rs = measure::measure_round_robin(batches, p);
+  for (int again = 0; again < 2 && disturbed_count(rs) > 0 && !measure::Interrupt::requested(); ++again)
+    if (auto r2 = measure::measure_round_robin(batches, p); disturbed_count(r2) < disturbed_count(rs)) rs = std::move(r2);
+  for (size_t b = 0; b < timed.size(); ++b) out.emplace_back(timed[b], std::move(rs[b]));
+  for (Contender& k : cs) k.inst.reset();  // the next contenders' memory
+  return out;
+}
+
+// One timed contender as the section stores it.
+json timing(const Case& c, const measure::Result& r) {
+  const measure::Stats st = r.stats();
+  return {{"case", c.name()}, {"median_s", st.median}, {"min_s", st.min}, {"cv", st.cv},
+          {"quiet_fraction", r.quiet_fraction()}, {"disturbed", measure::disturbance_of(r).reason}};
+}
+std::string timing_text(const std::string& what, const json& t) {
+  return what + " " + ms(t["median_s"].get<double>()) + (t["disturbed"].get<std::string>().empty() ? "" : " (disturbed)");
+}
 }  // namespace
 
 args::Spec isa_calibrate_spec() {
@@ -50,8 +111,9 @@ args::Spec isa_calibrate_spec() {
       .flag("--list", "print the calibration cases (each is timed at every ISA this CPU supports) and stop")
       .integer("--reps", "K", "samples per ISA (median)", 1, 1000, 5)
       .real("--min-time", "S", "seconds per sample at least", 0, 60, 0.05)
-      .epilog("A narrower ISA is chosen only when its median beats the widest's by more than 3%. Exit 3 when some ISA "
-              "failed verification (it is left out of the choice and listed under \"failed\").");
+      .epilog("A narrower ISA is chosen only when its median beats the widest's by more than 3%; a knob's other value "
+              "(sinkhorn mapuot / fused_uv pf:l1) only when it beats the default's by more than 3% at the chosen ISA. "
+              "Exit 3 when some case failed verification (it is left out of the choice and listed under \"failed\").");
 }
 
 std::vector<Case> isa_calibration_cases(const std::string& filter) {
@@ -99,57 +161,15 @@ int isa_calibrate_run(const args::Values& v) {
                   cs.empty() ? "no ISA" : std::string(to_string(cs[0].c.isa)).c_str());
       continue;
     }
-    omp_set_num_threads(base.threads);
-    std::vector<measure::Batch> batches;
-    std::vector<size_t> timed;  // index into cs of each batch
-    for (size_t k = 0; k < cs.size(); ++k) {
-      try {
-        validate_case(cs[k].c);
-        cs[k].inst = var.make(cs[k].c);
-        const Verification ver = cs[k].inst->verify();
-        if (!ver.ok) cs[k].failed = ver.failure();
-      } catch (const std::exception& e) {
-        cs[k].failed = e.what();
-      }
-      if (!cs[k].failed.empty()) {
-        std::fprintf(stderr, "  FAILED: %s: %s\n", cs[k].c.name().c_str(), cs[k].failed.c_str());
-        failed.push_back({{"case", cs[k].c.name()}, {"reason", cs[k].failed}});
-        cs[k].inst.reset();
-        continue;
-      }
-      Instance* inst = cs[k].inst.get();
-      batches.push_back([inst](int64_t runs, bool) {
-        inst->reset();
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int64_t r = 0; r < runs; ++r) inst->run();
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      });
-      timed.push_back(k);
-    }
-    if (timed.empty()) continue;
-    p.quiet.threads = base.threads;
-    // A round disturbed by load is measured again (at most twice): the choice compares ISAs, and
-    // load that hits them unevenly would decide it instead.
-    auto disturbed_count = [](const std::vector<measure::Result>& r) {
-      size_t n = 0;
-      for (const auto& x : r) n += measure::disturbance_of(x).disturbed;
-      return n;
-    };
-    std::vector<measure::Result> rs = measure::measure_round_robin(batches, p);
-    for (int again = 0; again < 2 && disturbed_count(rs) > 0 && !measure::Interrupt::requested(); ++again)
-      if (auto r2 = measure::measure_round_robin(batches, p); disturbed_count(r2) < disturbed_count(rs)) rs = std::move(r2);
+    const auto timed = verify_and_time(cs, var, p, failed);
     if (measure::Interrupt::requested()) break;
     json e = {{"family", base.family}, {"variant", base.variant}, {"dtype", to_string(base.dtype)},
               {"dims", base.dims_string()}, {"threads", base.threads}, {"isas", json::object()}};
     std::string line;
-    for (size_t b = 0; b < timed.size(); ++b) {
-      const Contender& k = cs[timed[b]];
-      const measure::Stats st = rs[b].stats();
-      const measure::Disturbance d = measure::disturbance_of(rs[b]);
-      e["isas"][std::string(to_string(k.c.isa))] = {{"case", k.c.name()}, {"median_s", st.median}, {"min_s", st.min},
-                                                    {"cv", st.cv}, {"quiet_fraction", rs[b].quiet_fraction()},
-                                                    {"disturbed", d.reason}};
-      line += std::string(to_string(k.c.isa)) + " " + ms(st.median) + (d.disturbed ? " (disturbed)" : "") + ", ";
+    for (const auto& [k, r] : timed) {
+      const std::string isa(to_string(cs[k].c.isa));
+      e["isas"][isa] = timing(cs[k].c, r);
+      line += timing_text(isa, e["isas"][isa]) + ", ";
     }
     if (e["isas"].size() < 2) continue;  // one ISA verified: nothing measured against it
     const Isa chosen = choose_isa(e);
@@ -165,6 +185,39 @@ int isa_calibrate_run(const args::Values& v) {
       std::snprintf(why, sizeof why, " (%.2fx the %s)", ratio, std::string(to_string(widest)).c_str());
     std::printf("%-32s %s -> %s%s\n", label.c_str(), line.substr(0, line.size() - 2).c_str(),
                 std::string(to_string(chosen)).c_str(), why);
+    std::fflush(stdout);
+    // The knobs at the chosen ISA: each value timed round robin against the default (values[0],
+    // the case without the parameter).
+    Case at = base;
+    at.isa = chosen;
+    const Family* fam = find_family(base.family);
+    for (const Knob& kb : fam && fam->knobs ? fam->knobs(at) : std::vector<Knob>{}) {
+      if (kb.values.size() < 2 || measure::Interrupt::requested()) continue;
+      std::vector<Contender> ks;
+      for (size_t n = 0; n < kb.values.size(); ++n) {
+        Contender k{at, nullptr, ""};
+        if (n > 0) k.c.params.emplace_back(kb.key, kb.values[n]);
+        ks.push_back(std::move(k));
+      }
+      const auto kt = verify_and_time(ks, var, p, failed);
+      if (measure::Interrupt::requested()) break;
+      json knob = {{"isa", to_string(chosen)}, {"default", kb.values[0]}, {"values", json::object()}};
+      std::string kl;
+      for (const auto& [k, r] : kt) {
+        const std::string& val = kb.values[k];
+        knob["values"][val] = timing(ks[k].c, r);
+        kl += timing_text(val, knob["values"][val]) + ", ";
+      }
+      if (!knob["values"].contains(kb.values[0]) || knob["values"].size() < 2) continue;  // nothing to compare with
+      const std::string pick = choose_value(knob);
+      knob["chosen"] = pick;
+      knob["default_over_chosen"] = knob["values"][kb.values[0]]["median_s"].get<double>() /
+                                    knob["values"][pick]["median_s"].get<double>();
+      std::printf("%-32s %s at %s: %s -> %s\n", "", kb.key.c_str(), std::string(to_string(chosen)).c_str(),
+                  kl.substr(0, kl.size() - 2).c_str(), pick.c_str());
+      e["knobs"][kb.key] = std::move(knob);
+    }
+    if (measure::Interrupt::requested()) break;
     entries.push_back(std::move(e));
   }
   if (measure::Interrupt::requested()) {
@@ -179,7 +232,9 @@ int isa_calibrate_run(const args::Values& v) {
                       {"repetitions", p.repetitions},
                       {"min_sample_s", p.min_time_s},
                       {"method", "each ISA verified, then timed round robin; median per run; a narrower ISA is chosen "
-                                 "when its median is below the widest's by more than tie_margin"},
+                                 "when its median is below the widest's by more than tie_margin; then each knob's "
+                                 "values at the chosen ISA, likewise: another value than the default when its "
+                                 "median is below the default's by more than tie_margin"},
                       {"entries", entries},
                       {"failed", failed}};
   write_machine_section(machine, "isa_choice", value);

@@ -87,10 +87,16 @@ int cmd_list(const Values& v) {
                   (isa_supported(i) ? "" : " (not on this CPU)");
         if (!isas.empty()) isas += "]";
         std::printf("  %-14s %s%s\n", var.name.c_str(), var.description.c_str(), isas.c_str());
-        for (DType dt : var.isas.empty() ? std::vector<DType>{} : var.dtypes)
-          if (const auto it = isa_choices().find(isa_choice_key(f.name, var.name, dt)); it != isa_choices().end())
+        for (DType dt : var.isas.empty() ? std::vector<DType>{} : var.dtypes) {
+          const std::string key = isa_choice_key(f.name, var.name, dt);
+          if (const auto it = isa_choices().find(key); it != isa_choices().end())
             std::printf("  %-14s default ISA %s: %s (measured, --machine)\n", "", std::string(to_string(dt)).c_str(),
                         std::string(to_string(it->second)).c_str());
+          for (const auto& [k, kc] : knob_choices())
+            if (k.rfind(key + "/", 0) == 0)
+              std::printf("  %-14s %s %s at %s: %s (measured, --machine)\n", "", k.substr(key.size() + 1).c_str(),
+                          std::string(to_string(dt)).c_str(), std::string(to_string(kc.isa)).c_str(), kc.value.c_str());
+        }
       }
     }
   }

@@ -104,6 +104,7 @@ int run_solve(const std::vector<double>& C, int64_t M, int64_t N, const std::vec
   nlohmann::json j = {{"schema", "rooflab.sinkhorn_solve/1"},
                       {"variant", o.variant},
                       {"isa", r.isa},
+                      {"prefetch", r.prefetch.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.prefetch)},
                       {"dtype", std::is_same_v<T, double> ? "f64" : "f32"},
                       {"M", M},
                       {"N", N},

@@ -42,4 +42,19 @@ Isa preferred_isa(std::string_view family, std::string_view variant, DType dt);
 // Every installed choice, "family/variant/dtype" -> ISA (for `rooflab list --verbose`).
 const std::map<std::string, Isa>& isa_choices();
 
+// Tuning knobs (Family::knobs), chosen in the same calibration at the ISA chosen for the entry:
+// its "knobs": {"<key>": {"isa", "default", "values": {"<value>": {"median_s", ...}}}}.
+// choose_value: the default unless another value's median is below the default's by more than
+// kIsaTieMargin (the same rule and margin as the ISA's).
+std::string choose_value(const nlohmann::json& knob);
+// The calibrated value of knob `key` of family/variant/dtype when it was measured at `isa` (the
+// ISA the case runs: a choice made at another ISA says nothing about this one), else "".
+std::string preferred_value(std::string_view family, std::string_view variant, DType dt, std::string_view key, Isa isa);
+struct KnobChoice {
+  Isa isa = Isa::none;  // measured at
+  std::string value;
+};
+// Every installed knob choice, "family/variant/dtype/key" -> where and what.
+const std::map<std::string, KnobChoice>& knob_choices();
+
 }  // namespace rooflab

@@ -240,6 +240,7 @@ Family make_family(std::string name, std::string description, const FamilyHooks&
   f.isa_cases = h.isa_cases;
   f.calibration_cases = h.calibration_cases;
   f.overlap_probes = h.overlap_probes;
+  f.knobs = h.knobs;
   f.memory_bytes = h.memory_bytes;
   return f;
 }

@@ -111,6 +111,14 @@ struct Variant {
   std::function<Isa(const Case&)> runs_isa;
 };
 
+// A case parameter whose best value depends on the machine (a prefetch target, say), measured
+// rather than derived. values[0] is what a case without the parameter runs: a profile names the
+// parameter only where another value won.
+struct Knob {
+  std::string key;
+  std::vector<std::string> values;
+};
+
 struct Family {
   std::string name;
   std::string description;
@@ -122,6 +130,10 @@ struct Family {
   // variant's default ISA (preferred_isa, harness/isa_choice.hpp): one per variant and dtype,
   // Isa::none, at the size the profiles run the default at. Empty or unset: nothing to choose.
   std::function<std::vector<Case>()> isa_cases;
+  // The machine-dependent case parameters of a calibration case at a given ISA (tuning knobs):
+  // `rooflab isa-calibrate` times each value at the ISA it chose, and the profiles' default-ISA
+  // cases name the winner (preferred_value, harness/isa_choice.hpp). Empty or unset: none.
+  std::function<std::vector<Knob>(const Case&)> knobs;
   // The in-core calibration of a case (docs/model.md): the same variant, ISA, dtype, params and
   // threads at small cache-resident shapes, timed by `rooflab bench` beside it and marked
   // "calibration" (never evaluated). The model fits the case's Model::core_work to their times
@@ -162,6 +174,7 @@ struct FamilyHooks {
   std::function<std::vector<Case>()> isa_cases = {};    // optional: Family::isa_cases
   std::function<std::vector<Case>(const Case&)> calibration_cases = {};  // optional: Family::calibration_cases
   std::function<std::vector<Case>(const Case&)> overlap_probes = {};     // optional: Family::overlap_probes
+  std::function<std::vector<Knob>(const Case&)> knobs = {};              // optional: Family::knobs
 };
 Family make_family(std::string name, std::string description, const FamilyHooks& hooks,
                    const std::vector<VariantRow>& rows);

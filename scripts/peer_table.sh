@@ -106,7 +106,7 @@ unset OPENBLAS_CORETYPE BLIS_ARCH_TYPE
 [ -n "$out" ] || out="$ROOT/results/$(hostname)/peers-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || die "output directory '$out' cannot be created or is not writable"
 out=$(cd "$out" && pwd)
-rm -f "$out/peer_run.json" "$out/bench.json" "$out/pot_compare.json"
+rm -f "$out/peer_run.json" "$out/bench.json" "$out/pot_compare.json" "$out/machine.isa_choice.json"
 T0=$(date +%s)
 steps_file="$out/.peer_steps.tsv"; : > "$steps_file"
 step_done() {  # id status exit_code message (one line)
@@ -197,9 +197,15 @@ case $rc in
   *) step_done bench failed "$rc" "rooflab bench exit $rc: $(last_line "$out/bench.log")" ;;
 esac
 
+# The fused Sinkhorn solvers run what the ISA calibration chose here (ISA and prefetch target),
+# as `rooflab sinkhorn --machine` does for a user: measured, not the widest.
+echo "==> Sinkhorn default ISA and prefetch target -> $out/machine.isa_choice.json"
+if "$RL" isa-calibrate --machine "$out/machine.json" --filter '^sinkhorn/(mapuot|fused_uv)/f64/' \
+     > "$out/isa_calibrate.log" 2>&1; then step_done isa ok 0 ""
+else rc=$?; step_done isa failed "$rc" "rooflab isa-calibrate exit $rc: $(last_line "$out/isa_calibrate.log")"; fi
 echo "==> Sinkhorn vs POT ($pot_size x $pot_size, $threads threads) -> $out/pot_compare.json"
-pot_cmd=("$PY" "$ROOT/scripts/pot_compare.py" --rooflab "$RL sinkhorn" --sizes "$pot_size" --threads "$threads"
-         --out "$out/pot_compare.json")
+pot_cmd=("$PY" "$ROOT/scripts/pot_compare.py" --rooflab "$(printf '%q ' "$RL" sinkhorn --machine "$out/machine.json")"
+         --sizes "$pot_size" --threads "$threads" --out "$out/pot_compare.json")
 if "${pot_cmd[@]}" > "$out/pot_compare.log" 2>&1; then step_done pot ok 0 ""
 else rc=$?; step_done pot failed "$rc" "pot_compare.py exit $rc: $(last_line "$out/pot_compare.log")"; fi
 

@@ -146,11 +146,12 @@ def main(argv=None) -> int:
                     best = out
             s = best["seconds_per_iteration"]
             nbytes = best["bytes_per_iteration"]
-            rows.append({"impl": "rooflab", "variant": variant, "isa": best.get("isa"), "N": n,
+            rows.append({"impl": "rooflab", "variant": variant, "isa": best.get("isa"), "prefetch": best.get("prefetch"), "N": n,
                          "threads": args.threads, "seconds_per_iteration": s, "speedup_vs_pot": pot_s / s,
                          "bytes_per_iteration": nbytes, "gbps": nbytes / s / 1e9,
                          "traffic_ratio_pot": pot_bytes / nbytes})
-            print(f"{n}x{n} rooflab {variant}/{best.get('isa') or '-'}: {s * 1e3:.2f} ms/iteration "
+            pf = f"/pf:{best['prefetch']}" if best.get("prefetch") not in (None, "l2") else ""
+            print(f"{n}x{n} rooflab {variant}/{best.get('isa') or '-'}{pf}: {s * 1e3:.2f} ms/iteration "
                   f"({pot_s / s:.1f}x POT; {nbytes / s / 1e9:.1f} GB/s, POT moves "
                   f"{pot_bytes / nbytes:.1f}x its bytes)", flush=True)
     result = {"schema": "rooflab.pot_compare/1", "reg": args.reg, "reg_m": args.reg_m, "iters": args.iters,

@@ -59,8 +59,9 @@ Params params_of(const Case& c) {
   p.fi = parse_fi(c);
   if (fused) {
     const std::string pf = c.param_str("pf", "l2");
-    if (pf == "l1") p.pf = FusedPrefetch::l1;
-    else if (pf != "l2") throw Error(n + ": pf (where the streamed rows are prefetched to) must be l1 or l2, got '" + pf + "'");
+    const auto parsed = parse_fused_prefetch(pf);
+    if (!parsed) throw Error(n + ": pf (where the streamed rows are prefetched to) must be l1 or l2, got '" + pf + "'");
+    p.pf = *parsed;
   }
   if (is_blocked(c.variant)) {
     const Blocking def = c.variant == "microkernel" ? microkernel_default_blocking(c.isa) : kBlockedDefault;
@@ -471,9 +472,10 @@ const char* const kVariants[] = {"typical", "c2r", "blocked", "microkernel"};
 const char* const kAll[] = {"typical", "c2r", "blocked", "microkernel", "mapuot", "fused_uv"};
 const char* const kParts[] = {"iter", "row", "col"};
 
-// blocked names its mc/nc (they are the variant's knobs); microkernel uses the per-ISA
+// blocked names its mc/nc (the paper's blocking); microkernel uses the per-ISA
 // defaults unless a case overrides them. fi is named only when it is not 1; the fused
-// variants take no part. Parameter order: mc, nc, fi, part; threads last.
+// variants take no part, and name pf only in default-ISA cases where the calibration chose
+// l1 (knobs). Parameter order: mc, nc, fi, pf, part; threads last.
 struct CaseSpec {
   std::string part = "iter";
   int64_t mc = kBlockedDefault.mc, nc = kBlockedDefault.nc;
@@ -490,7 +492,18 @@ Case make_case(const std::string& variant, DType dt, int64_t M, int64_t N, const
   if (!cs.fi.empty()) c.params.emplace_back("fi", cs.fi);
   if (!is_fused(variant)) c.params.emplace_back("part", cs.part);
   if (cs.default_isa && (variant == "microkernel" || is_fused(variant))) c.isa = preferred_isa("sinkhorn", variant, dt);
+  if (cs.default_isa && is_fused(variant))
+    if (const std::string pf = preferred_value("sinkhorn", variant, dt, "pf", c.isa); !pf.empty() && pf != "l2")
+      c.params.emplace_back("pf", pf);
   return c;
+}
+
+// The fused kernels' prefetch target (pf:) is measured per machine: L1 won on a Zen 5, L2 on a
+// Zen 4, and no cache parameter tells them apart (docs/families/sinkhorn.md#prefetch). The
+// scalar kernels issue no prefetch: nothing to choose there.
+std::vector<Knob> knobs(const Case& c) {
+  if (!is_fused(c.variant) || c.isa == Isa::scalar) return {};
+  return {{"pf", {"l2", "l1"}}};
 }
 
 // The ISA calibration: at 1 thread, where a kernel's own speed shows (at all cores the shared
@@ -563,7 +576,7 @@ template std::unique_ptr<Instance> sinkhorn::make_instance<double>(const Case&, 
 const Family& sinkhorn_family() {
   static const Family f = make_family(
       "sinkhorn", "Sinkhorn-Knopp / unbalanced-OT scaling, one pass or iteration (COFFEE, TPDS 2023; MAP-UOT)",
-      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases, calibration_cases, overlap_probes},
+      {accepts_if_parses(params_of), model, make, cases, memory_bytes, {}, isa_cases, calibration_cases, overlap_probes, knobs},
       {{"typical", "Algorithm 1 as written: the column pass walks down columns (stride lda)"},
        {"c2r", "COFFEE-C2R: column sums accumulated row by row, row-major scaling (Alg. 2)"},
        {"blocked", "C2R + mc x nc blocking, factors temp[nc] reused down each panel (Alg. 3)"},

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -148,6 +149,12 @@ struct FusedKernels {
 // parameter pf:): L2 (prefetcht1, the default) or L1 (prefetcht0). Which is faster depends on
 // the CPU (docs/families/sinkhorn.md#prefetch); the arithmetic is the same.
 enum class FusedPrefetch { l2, l1 };
+// The parameter's spelling, "l2" (what a case without pf: runs) or "l1"; nullopt for others.
+inline std::optional<FusedPrefetch> parse_fused_prefetch(std::string_view s) {
+  if (s == "l2") return FusedPrefetch::l2;
+  if (s == "l1") return FusedPrefetch::l1;
+  return std::nullopt;
+}
 // isa: scalar, avx2 or avx512 (table returned whatever the CPU supports).
 template <class T> FusedKernels<T> fused_kernels(Isa isa, FusedPrefetch pf = FusedPrefetch::l2);
 

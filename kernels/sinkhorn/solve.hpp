@@ -45,6 +45,7 @@ struct SolveResult {
   double marginal_error = 0;  // ||P 1 - a||_1 + ||P^T 1 - b||_1 of the returned plan
   double seconds = 0;         // time in the iterations (no K setup, checks or final plan)
   std::string isa;            // the ISA that ran ("" for non-ISA variants)
+  std::string prefetch;       // mapuot / fused_uv: where the streamed rows were prefetched to (pf:)
 };
 
 // Throws rooflab::Error for bad input (sizes < 1, negative / NaN / inf entries in C, a or b,

@@ -411,7 +411,9 @@ def pot_section(doc: dict) -> list[str]:
         work = f"Sinkhorn f64 {n}x{n}, {item[0].get('threads')} threads"
         for r in own + peers:
             if r["impl"] == "rooflab":
-                impl = r["variant"] + (f"/{r['isa']}" if r.get("isa") else "")
+                # the prefetch target only where it is not the default, as in a case name
+                impl = r["variant"] + (f"/{r['isa']}" if r.get("isa") else "") + \
+                    (f"/pf:{r['prefetch']}" if r.get("prefetch") not in (None, "l2") else "")
                 impl = f"**{impl}** (rooflab best)" if r is best else impl
             else:
                 impl = f"POT {r['variant']} (NumPy/BLAS)"

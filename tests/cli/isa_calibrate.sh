@@ -2,7 +2,8 @@
 # isa_calibrate.sh ROOFLAB FIXTURE_MACHINE TMP: `rooflab isa-calibrate` end to end on one small
 # calibration case: every ISA this CPU runs verified and timed, the choice stored as machine.json's
 # "isa_choice" section, and `rooflab list --machine` then naming the chosen ISA in the profile's
-# default-ISA cases; a section from another CPU is refused with a warning.
+# default-ISA cases (and a tuning knob likewise); a section from another CPU is refused with a
+# warning.
 set -euo pipefail
 rl=$1 fixture=$2 tmp=$3
 rm -rf "$tmp"; mkdir -p "$tmp"; cp "$fixture" "$tmp/machine.json"
@@ -26,6 +27,28 @@ PY
 # The paper profile's N = 4096 SIMD cases run the default ISA: the chosen one.
 names=$("$rl" list --profile paper --machine "$tmp/machine.json" --filter '^floyd_warshall/simd/.*/f32/4096x4096' 2>/dev/null)
 [ -n "$names" ] && ! echo "$names" | grep -qv "/simd/$chosen/" || { echo "list does not follow the choice ($chosen):"; echo "$names"; exit 1; }
+# A tuning knob (sinkhorn fused_uv's prefetch target, pf:) is timed at the chosen ISA, stored
+# with the entry, and the quick profile's default-ISA case names pf:l1 exactly when l1 won.
+mkdir -p "$tmp/k"; cp "$fixture" "$tmp/k/machine.json"
+"$rl" isa-calibrate --machine "$tmp/k/machine.json" --filter '^sinkhorn/fused_uv/f32/' --reps 1 --min-time 0 >"$tmp/k/out.txt"
+grep -q '^ *pf at [a-z0-9]*: l2 .*, l1 .* -> l[12]$' "$tmp/k/out.txt" || { echo "no knob line:"; cat "$tmp/k/out.txt"; exit 1; }
+read -r kisa kpf < <(python3 - "$tmp/k/machine.isa_choice.json" <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))["value"]["entries"][0]
+k = e["knobs"]["pf"]
+assert k["isa"] == e["chosen"] and k["default"] == "l2" and set(k["values"]) == {"l1", "l2"}, k
+assert k["values"]["l1"]["case"] == f'sinkhorn/fused_uv/{k["isa"]}/f32/4096x4096/pf:l1/threads:1', k
+assert k["values"]["l2"]["case"] == f'sinkhorn/fused_uv/{k["isa"]}/f32/4096x4096/threads:1', k
+assert k["chosen"] in ("l1", "l2"), k
+assert abs(k["default_over_chosen"] - k["values"]["l2"]["median_s"] / k["values"][k["chosen"]]["median_s"]) < 1e-9
+print(k["isa"], k["chosen"])
+PY
+)
+want="sinkhorn/fused_uv/$kisa/f32/4096x4096/threads:1"; [ "$kpf" = l1 ] && want="sinkhorn/fused_uv/$kisa/f32/4096x4096/pf:l1/threads:1"
+knames=$("$rl" list --profile quick --machine "$tmp/k/machine.json" --filter '^sinkhorn/fused_uv/.*/f32/4096x4096' 2>/dev/null)
+[ "$knames" = "$want" ] || { echo "list does not follow the knob ($kisa $kpf): want $want, got:"; echo "$knames"; exit 1; }
+"$rl" list --verbose --profile smoke --machine "$tmp/k/machine.json" >"$tmp/k/verbose.txt" 2>/dev/null
+grep -q "pf f32 at $kisa: $kpf (measured, --machine)" "$tmp/k/verbose.txt" || { echo "list --verbose names no knob choice"; exit 1; }
 # A calibration measured on another CPU is refused (warning), the defaults are the widest.
 python3 - "$tmp/machine.isa_choice.json" <<'PY'
 import json, sys
@@ -50,4 +73,4 @@ cp "$tmp/machine.isa_choice.json" "$tmp/choice.before"
 rc=0; "$rl" isa-calibrate --machine "$tmp/machine.json" --filter '^floyd_warshall/simd/f32/' --reps 1 --min-time 0 >"$tmp/out4.txt" 2>"$tmp/err4.txt" || rc=$?
 [ $rc = 1 ] && [ "$(wc -l <"$tmp/err4.txt")" = 1 ] && [ ! -s "$tmp/out4.txt" ] && cmp -s "$tmp/machine.isa_choice.json" "$tmp/choice.before" \
   || { echo "isa-calibrate beside another CPU's machine.json: exit $rc"; cat "$tmp/err4.txt"; exit 1; }
-echo "ok: chose $chosen (widest $best)"
+echo "ok: chose $chosen (widest $best); pf at $kisa: $kpf"

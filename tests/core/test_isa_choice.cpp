@@ -1,5 +1,6 @@
 // The default ISA by measurement (harness/isa_choice): the choice rule, the section's checks, a
-// calibration from another CPU refused, and the profiles' default-ISA cases following it.
+// calibration from another CPU refused, and the profiles' default-ISA cases following it; the
+// tuning knobs chosen with it likewise.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,6 +26,13 @@ json entry(const std::string& family, const std::string& variant, const std::str
 }
 json machine_with(const std::vector<json>& entries, const std::string& cpu = cpu_signature()) {
   return {{"isa_choice", {{"cpu", cpu}, {"entries", json(entries)}}}};
+}
+// An entry's knob `key` measured at `isa`: default first, then the other values' times.
+json& with_knob(json& e, const std::string& key, Isa isa, const std::vector<std::pair<std::string, double>>& times) {
+  json k = {{"isa", to_string(isa)}, {"default", times.at(0).first}, {"values", json::object()}};
+  for (const auto& [v, t] : times) k["values"][v] = {{"median_s", t}};
+  e["knobs"][key] = k;
+  return e;
 }
 // Restores "no calibration" whatever a test installed.
 struct Clear {
@@ -82,6 +90,80 @@ TEST(IsaChoice, ProfilesDefaultCasesFollowTheChoice) {
   EXPECT_TRUE(has(quick, "gemm/blocked/" + w + "/f64/512x512x512/threads:2"));
 }
 
+TEST(IsaChoice, KnobTakesAnotherValueOnlyBeyondTheTieMargin) {
+  auto pick = [](double l2, double l1) {
+    json e = json::object();
+    return choose_value(with_knob(e, "pf", Isa::avx2, {{"l2", l2}, {"l1", l1}})["knobs"]["pf"]);
+  };
+  EXPECT_EQ(pick(1.0, 1.0 - kIsaTieMargin * 0.9), "l2");  // a tie keeps the default (and the names)
+  EXPECT_EQ(pick(1.0, 1.0 - kIsaTieMargin * 1.1), "l1");
+  EXPECT_EQ(pick(1.0, 1.5), "l2");
+  EXPECT_EQ(pick(0.5, 1.0), "l2");
+  // With three values the fastest wins, if it beats the default by the margin.
+  json e = json::object();
+  EXPECT_EQ(choose_value(with_knob(e, "k", Isa::avx2, {{"a", 1.0}, {"b", 0.9}, {"c", 0.8}})["knobs"]["k"]), "c");
+}
+
+// The fused Sinkhorn kernels' prefetch target: a profile's default-ISA case names pf:l1 where the
+// calibration chose it at that ISA, and nothing where it kept l2, or chose at another ISA.
+TEST(IsaChoice, ProfilesDefaultCasesNameTheChosenKnobValueAtTheirIsa) {
+  Clear clear;
+  const Isa w = best_isa();
+  if (w == Isa::scalar) GTEST_SKIP() << "scalar only: the fused kernels issue no prefetch, no knob";
+  const std::string W(to_string(w));
+  auto has = [](const std::vector<Case>& cs, const std::string& name) {
+    return std::any_of(cs.begin(), cs.end(), [&](const Case& c) { return c.name() == name; });
+  };
+  json uv32 = entry("sinkhorn", "fused_uv", "f32", {{w, 1.0}});
+  json uv64 = entry("sinkhorn", "fused_uv", "f64", {{w, 1.0}});
+  json map64 = entry("sinkhorn", "mapuot", "f64", {{w, 1.0}});
+  with_knob(uv32, "pf", w, {{"l2", 1.0}, {"l1", 0.8}});
+  with_knob(uv64, "pf", w, {{"l2", 1.0}, {"l1", 0.99}});        // within the margin: l2 stays
+  with_knob(map64, "pf", Isa::scalar, {{"l2", 1.0}, {"l1", 0.5}});  // measured at another ISA
+  EXPECT_EQ(use_isa_choice(machine_with({uv32, uv64, map64})), 3u);
+  EXPECT_EQ(preferred_value("sinkhorn", "fused_uv", DType::f32, "pf", w), "l1");
+  EXPECT_EQ(preferred_value("sinkhorn", "fused_uv", DType::f32, "pf", Isa::scalar), "");
+  EXPECT_EQ(preferred_value("sinkhorn", "fused_uv", DType::f64, "pf", w), "l2");
+  EXPECT_EQ(preferred_value("sinkhorn", "mapuot", DType::f64, "pf", w), "");
+  EXPECT_EQ(knob_choices().size(), 3u);
+  const std::vector<Case> quick = expand_cases("quick");
+  EXPECT_TRUE(has(quick, "sinkhorn/fused_uv/" + W + "/f32/4096x4096/pf:l1/threads:1"));
+  EXPECT_FALSE(has(quick, "sinkhorn/fused_uv/" + W + "/f32/4096x4096/threads:1"));
+  EXPECT_TRUE(has(quick, "sinkhorn/fused_uv/" + W + "/f64/4096x4096/threads:2"));
+  EXPECT_TRUE(has(quick, "sinkhorn/mapuot/" + W + "/f64/4096x4096/threads:2"));
+  // The all-ISA cases keep the default: they compare ISAs, not prefetch targets.
+  EXPECT_TRUE(has(quick, "sinkhorn/fused_uv/" + W + "/f64/4096x4096/threads:1"));
+  for (const Case& c : quick) EXPECT_NO_THROW(validate_case(c)) << c.name();
+  use_isa_choice(json::object());
+  EXPECT_TRUE(knob_choices().empty());
+  EXPECT_TRUE(has(expand_cases("quick"), "sinkhorn/fused_uv/" + W + "/f32/4096x4096/threads:1"));
+}
+
+TEST(IsaChoice, EveryFamilysKnobsAreValidParametersOfItsCalibrationCases) {
+  size_t n = 0;
+  for (const Family& f : families()) {
+    if (!f.isa_cases || !f.knobs) continue;
+    for (Case c : f.isa_cases())
+      for (Isa i : supported_isas(variant_of(c).isas)) {
+        c.isa = i;
+        for (const Knob& k : f.knobs(c)) {
+          ++n;
+          EXPECT_EQ(c.param(k.key), nullptr) << c.name() << ": a calibration case names its knob " << k.key;
+          ASSERT_GE(k.values.size(), 2u) << c.name() << " " << k.key;
+          for (const std::string& v : k.values) {
+            Case kc = c;
+            kc.params.emplace_back(k.key, v);
+            EXPECT_NO_THROW(validate_case(kc)) << kc.name();
+          }
+          Case bad = c;
+          bad.params.emplace_back(k.key, "no-such-value");
+          EXPECT_THROW(validate_case(bad), Error) << bad.name();
+        }
+      }
+  }
+  if (best_isa() != Isa::scalar) EXPECT_GT(n, 0u) << "sinkhorn's fused variants have a prefetch knob";
+}
+
 TEST(IsaChoice, MalformedSectionsAndOtherCpusAreRefusedNamingTheKey) {
   Clear clear;
   auto error_of = [](const json& m) {
@@ -103,6 +185,16 @@ TEST(IsaChoice, MalformedSectionsAndOtherCpusAreRefusedNamingTheKey) {
   EXPECT_NE(error_of(machine_with({e})).find("unknown ISA \"neon\""), std::string::npos);
   e = good, e["isas"]["scalar"]["median_s"] = 0;
   EXPECT_NE(error_of(machine_with({e})).find("isas.scalar: no positive \"median_s\""), std::string::npos);
+  e = good, e["knobs"] = 3;
+  EXPECT_NE(error_of(machine_with({e})).find("entries[0].knobs: not an object"), std::string::npos);
+  e = good, with_knob(e, "pf", Isa::scalar, {{"l2", 1.0}, {"l1", 0.5}}), e["knobs"]["pf"]["isa"] = "neon";
+  EXPECT_NE(error_of(machine_with({e})).find("knobs.pf: no \"isa\" naming an ISA"), std::string::npos);
+  e = good, with_knob(e, "pf", Isa::scalar, {{"l2", 1.0}, {"l1", 0.5}}), e["knobs"]["pf"]["default"] = "l3";
+  EXPECT_NE(error_of(machine_with({e})).find("knobs.pf: no \"values\" object holding the default's time"),
+            std::string::npos);
+  e = good, with_knob(e, "pf", Isa::scalar, {{"l2", 1.0}, {"l1", -1.0}});
+  EXPECT_NE(error_of(machine_with({e})).find("knobs.pf.values.l1: no positive \"median_s\""), std::string::npos);
+  EXPECT_TRUE(knob_choices().empty());
   // Measured on another CPU: refused, and nothing of it stays installed.
   use_isa_choice(machine_with({entry("gemm", "blocked", "f64", {{Isa::scalar, 0.1}, {best_isa(), 1.0}})}));
   const std::string other = error_of(machine_with({good}, "GenuineIntel family 6 model 1 stepping 0 (not this one)"));

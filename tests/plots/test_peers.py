@@ -125,6 +125,22 @@ def test_sinkhorn_order_line_needs_both_variants(tmp_path):
     assert "| Sinkhorn f64 4096x4096, 2 threads | c2r | 20.00 |" in text
 
 
+def test_sinkhorn_rows_name_a_calibrated_prefetch_target(tmp_path):
+    # pot_compare.py's rows carry `rooflab sinkhorn`'s "prefetch": named like a case parameter,
+    # only where it is not the default l2
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURE, run)
+    doc = json.loads((run / "pot_compare.json").read_text())
+    for r in doc["rows"]:
+        if r["impl"] == "rooflab":
+            r["prefetch"] = "l1" if r["variant"] == "fused_uv" else "l2" if r["variant"] == "mapuot" else None
+    (run / "pot_compare.json").write_text(json.dumps(doc))
+    assert peers.main([str(run), "--tables", str(tmp_path / "peers")]) == 0
+    sk = table_rows((tmp_path / "peers" / "amd-zen3-avx2.md").read_text(), "Sinkhorn f64 4096x4096, 2 threads")
+    assert "**fused_uv/avx2/pf:l1** (rooflab best)" in sk
+    assert not any("pf:l2" in k for k in sk) and "c2r" in sk
+
+
 def test_fw_scaling_pairs_rows_of_the_same_tile_size(tmp_path):
     # the fixture's FW rows again in tiles of 128, each 2x faster: the best is a bs:128 row, and
     # each tile size's scaling line uses its own 1-thread and blocked rows

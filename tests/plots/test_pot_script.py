@@ -55,12 +55,13 @@ def test_bad_options_are_one_line(script, tmp_path, capsys, args, msg):
 def test_writes_what_the_loader_reads(script, tmp_path, capsys):
     out = tmp_path / "pot_compare.json"
     rc = call(script, tmp_path, "--sizes", "16", "--iters", "10", "--reps", "1", "--variants", "mapuot,fused_uv",
-              "--out", str(out), extra=', "bytes_per_iteration": 65536.0')
+              "--out", str(out), extra=', "bytes_per_iteration": 65536.0, "prefetch": "l1"')
     assert rc == 0, capsys.readouterr().err
     doc = pot.load_doc(tmp_path)
     rows = {r["variant"]: r for r in doc["rows"]}
     assert rows["mapuot"]["seconds_per_iteration"] == 2e-4 and rows["mapuot"]["isa"] == "avx2"
     assert rows["mapuot"]["bytes_per_iteration"] == 65536.0  # the solver's own traffic, when it reports one
+    assert rows["fused_uv"]["prefetch"] == "l1" and "fused_uv/avx2/pf:l1:" in capsys.readouterr().out
     # (2K - K iterations) / K of the stand-in POT: its time per iteration, the per-call cost cancelled
     assert rows["sinkhorn_knopp"]["seconds_per_iteration"] == pytest.approx(2e-4)
     assert set(pot.load(tmp_path).variant) == {"sinkhorn_knopp", "mapuot", "fused_uv"}

@@ -11,6 +11,8 @@
 
 #include "harness/error.hpp"
 #include "harness/isa.hpp"
+#include "harness/isa_choice.hpp"
+#include "harness/machine_cpu.hpp"
 #include "apps/commands.hpp"
 #include "kernels/sinkhorn/solve.hpp"
 
@@ -75,6 +77,36 @@ TEST(SinkhornSolve, EveryVariantAndThreadCountReachesTheSamePlan) {
       EXPECT_LE(max_rel_diff(r.plan, base.plan), 1e-7);
       EXPECT_EQ(r.plan.size(), size_t(53 * 71));
     }
+}
+
+// The solver runs the fused kernels with the prefetch target the ISA calibration chose for the
+// ISA it runs (pf:, harness/isa_choice.hpp); the plan is the same bits either way.
+TEST(SinkhornSolve, FusedSolverFollowsTheCalibratedPrefetchTarget) {
+  struct Clear {
+    ~Clear() { use_isa_choice(nlohmann::json::object()); }
+  } clear;
+  const Isa w = best_isa();
+  if (w == Isa::scalar) GTEST_SKIP() << "scalar only: the fused kernels issue no prefetch";
+  const OtProblem p(37, 101, 5);
+  for (const char* v : {"mapuot", "fused_uv"}) {
+    const SolveResult<double> l2 = p.solve(opts(v));
+    EXPECT_EQ(l2.prefetch, "l2") << v;
+    const nlohmann::json e = {
+        {"family", "sinkhorn"}, {"variant", v}, {"dtype", "f64"}, {"isas", {{std::string(to_string(w)), {{"median_s", 1.0}}}}},
+        {"knobs", {{"pf", {{"isa", to_string(w)}, {"default", "l2"},
+                            {"values", {{"l2", {{"median_s", 1.0}}}, {"l1", {{"median_s", 0.5}}}}}}}}}};
+    use_isa_choice({{"isa_choice", {{"cpu", cpu_signature()}, {"entries", nlohmann::json::array({e})}}}});
+    const SolveResult<double> l1 = p.solve(opts(v));
+    EXPECT_EQ(l1.isa, std::string(to_string(w))) << v;
+    EXPECT_EQ(l1.prefetch, "l1") << v;
+    EXPECT_EQ(l1.iterations, l2.iterations) << v;
+    EXPECT_EQ(l1.plan, l2.plan) << v;
+    // Another ISA than the one the choice was made at runs the default.
+    SolveOptions o = opts(v);
+    o.isa = Isa::scalar;
+    EXPECT_EQ(p.solve(o).prefetch, "l2") << v;
+    use_isa_choice(nlohmann::json::object());
+  }
 }
 
 TEST(SinkhornSolve, MaxIterStopsAndReportsNotConverged) {

@@ -12,7 +12,7 @@ from rooflab.data.run import read_family_json
 SCHEMA = "rooflab.pot_compare/1"
 FILE = "pot_compare.json"
 ROW_KEYS = {"impl": (str,), "variant": (str,), "N": (int,), "threads": (int,), "seconds_per_iteration": (float,)}
-OPTIONAL = {"isa": (str,), "speedup_vs_pot": (float,), "bytes_per_iteration": (float,), "gbps": (float,),
+OPTIONAL = {"isa": (str,), "prefetch": (str,), "speedup_vs_pot": (float,), "bytes_per_iteration": (float,), "gbps": (float,),
             "traffic_ratio_pot": (float,)}
 
 
