@@ -1,12 +1,15 @@
 // `rooflab isa-calibrate`: which ISA each ISA-specific variant should run by default on this
 // machine, measured. Each family's calibration cases (Family::isa_cases) run at every ISA this
 // CPU supports: all verified first, then timed round robin (a burst of load hits every ISA
-// alike). Then each tuning knob of the variant (Family::knobs, e.g. sinkhorn's prefetch target)
-// at the chosen ISA, the same way. The result is machine.json's "isa_choice" section
+// alike), each ISA at every setting of the variant's tuning knobs (Family::knobs, e.g. sinkhorn's
+// prefetch target). The result is machine.json's "isa_choice" section
 // (machine.isa_choice.json), which the profiles' default-ISA cases and the solvers then follow
 // (harness/isa_choice.hpp).
 #include <omp.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -90,6 +93,28 @@ std::vector<std::pair<size_t, measure::Result>> verify_and_time(std::vector<Cont
   return out;
 }
 
+// Every combination of the knobs' values, as {"<key>": "<value>"}; the first is all defaults
+// (values[0]). No knobs: one empty setting.
+std::vector<json> knob_settings(const std::vector<Knob>& knobs) {
+  std::vector<json> out = {json::object()};
+  for (const Knob& k : knobs) {
+    std::vector<json> next;
+    for (const json& s : out)
+      for (const std::string& v : k.values) {
+        json t = s;
+        t[k.key] = v;
+        next.push_back(std::move(t));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+std::string knobs_text(const json& knobs) {
+  std::string t;
+  for (const auto& [k, v] : knobs.items()) t += (t.empty() ? "" : " ") + k + ":" + v.get<std::string>();
+  return t;
+}
+
 // One timed contender as the section stores it.
 json timing(const Case& c, const measure::Result& r) {
   const measure::Stats st = r.stats();
@@ -111,8 +136,9 @@ args::Spec isa_calibrate_spec() {
       .flag("--list", "print the calibration cases (each is timed at every ISA this CPU supports) and stop")
       .integer("--reps", "K", "samples per ISA (median)", 1, 1000, 5)
       .real("--min-time", "S", "seconds per sample at least", 0, 60, 0.05)
-      .epilog("A narrower ISA is chosen only when its median beats the widest's by more than 3%; a knob's other value "
-              "(sinkhorn mapuot / fused_uv pf:l1) only when it beats the default's by more than 3% at the chosen ISA. "
+      .epilog("Each ISA runs at every setting of the variant's tuning knobs (e.g. sinkhorn mapuot / fused_uv pf:l2|l1) "
+              "and keeps the default unless another beats it by more than 3%; a narrower ISA is chosen only when its "
+              "median beats the widest's by more than 3%. "
               "Exit 3 when some case failed verification (it is left out of the choice and listed under \"failed\").");
 }
 
@@ -148,28 +174,61 @@ int isa_calibrate_run(const args::Values& v) {
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& base = cases[i];
     const Variant& var = variant_of(base);
-    std::vector<Contender> cs;
-    for (Isa isa : supported_isas(var.isas)) {
-      Contender k{base, nullptr, ""};
-      k.c.isa = isa;
-      cs.push_back(std::move(k));
-    }
+    const std::vector<Isa> isas = supported_isas(var.isas);
     const std::string label = base.family + "/" + base.variant + "/" + std::string(to_string(base.dtype));
     prog.start(i, label);
-    if (cs.size() < 2) {
+    if (isas.size() < 2) {
       std::printf("%-32s %s only: nothing to choose\n", label.c_str(),
-                  cs.empty() ? "no ISA" : std::string(to_string(cs[0].c.isa)).c_str());
+                  isas.empty() ? "no ISA" : std::string(to_string(isas[0])).c_str());
       continue;
+    }
+    // Every ISA at every setting of its knobs (Family::knobs), all in one round robin.
+    const Family* fam = find_family(base.family);
+    std::vector<Contender> cs;
+    std::vector<std::pair<Isa, json>> setting_of;  // per contender: its ISA and knob values
+    for (Isa isa : isas) {
+      Case at = base;
+      at.isa = isa;
+      const std::vector<Knob> kn = fam && fam->knobs ? fam->knobs(at) : std::vector<Knob>{};
+      for (const json& s : knob_settings(kn)) {
+        Contender k{at, nullptr, ""};
+        for (const Knob& kb : kn)  // a case names only the values that are not the default
+          if (const std::string v = s[kb.key].get<std::string>(); v != kb.values[0]) k.c.params.emplace_back(kb.key, v);
+        cs.push_back(std::move(k));
+        setting_of.emplace_back(isa, s);
+      }
     }
     const auto timed = verify_and_time(cs, var, p, failed);
     if (measure::Interrupt::requested()) break;
     json e = {{"family", base.family}, {"variant", base.variant}, {"dtype", to_string(base.dtype)},
               {"dims", base.dims_string()}, {"threads", base.threads}, {"isas", json::object()}};
     std::string line;
-    for (const auto& [k, r] : timed) {
-      const std::string isa(to_string(cs[k].c.isa));
-      e["isas"][isa] = timing(cs[k].c, r);
-      line += timing_text(isa, e["isas"][isa]) + ", ";
+    for (Isa isa : isas) {
+      std::vector<double> medians;  // this ISA's settings in order (0: the defaults); NaN: not timed
+      std::vector<json> ts;
+      for (size_t k = 0; k < cs.size(); ++k) {
+        if (setting_of[k].first != isa) continue;
+        const auto r = std::find_if(timed.begin(), timed.end(), [&](const auto& x) { return x.first == k; });
+        medians.push_back(r == timed.end() ? std::nan("") : r->second.stats().median);
+        ts.push_back(r == timed.end() ? json(nullptr) : timing(cs[k].c, r->second));
+        if (!ts.back().is_null() && !setting_of[k].second.empty()) ts.back()["knobs"] = setting_of[k].second;
+      }
+      const size_t pick = choose_setting(medians);
+      if (pick == SIZE_MAX) continue;  // no setting of this ISA verified
+      const std::string name(to_string(isa));
+      e["isas"][name] = ts[pick];
+      line += timing_text(name, ts[pick]);
+      if (ts.size() > 1) {
+        e["isas"][name]["settings"] = json::array();
+        std::string others;
+        for (size_t n = 0; n < ts.size(); ++n) {
+          if (ts[n].is_null()) continue;
+          e["isas"][name]["settings"].push_back(ts[n]);
+          if (n != pick) others += (others.empty() ? "" : ", ") + timing_text(knobs_text(ts[n]["knobs"]), ts[n]);
+        }
+        line = line + " with " + knobs_text(ts[pick]["knobs"]) + (others.empty() ? "" : " (" + others + ")");
+      }
+      line += ", ";
     }
     if (e["isas"].size() < 2) continue;  // one ISA verified: nothing measured against it
     const Isa chosen = choose_isa(e);
@@ -186,37 +245,6 @@ int isa_calibrate_run(const args::Values& v) {
     std::printf("%-32s %s -> %s%s\n", label.c_str(), line.substr(0, line.size() - 2).c_str(),
                 std::string(to_string(chosen)).c_str(), why);
     std::fflush(stdout);
-    // The knobs at the chosen ISA: each value timed round robin against the default (values[0],
-    // the case without the parameter).
-    Case at = base;
-    at.isa = chosen;
-    const Family* fam = find_family(base.family);
-    for (const Knob& kb : fam && fam->knobs ? fam->knobs(at) : std::vector<Knob>{}) {
-      if (kb.values.size() < 2 || measure::Interrupt::requested()) continue;
-      std::vector<Contender> ks;
-      for (size_t n = 0; n < kb.values.size(); ++n) {
-        Contender k{at, nullptr, ""};
-        if (n > 0) k.c.params.emplace_back(kb.key, kb.values[n]);
-        ks.push_back(std::move(k));
-      }
-      const auto kt = verify_and_time(ks, var, p, failed);
-      if (measure::Interrupt::requested()) break;
-      json knob = {{"isa", to_string(chosen)}, {"default", kb.values[0]}, {"values", json::object()}};
-      std::string kl;
-      for (const auto& [k, r] : kt) {
-        const std::string& val = kb.values[k];
-        knob["values"][val] = timing(ks[k].c, r);
-        kl += timing_text(val, knob["values"][val]) + ", ";
-      }
-      if (!knob["values"].contains(kb.values[0]) || knob["values"].size() < 2) continue;  // nothing to compare with
-      const std::string pick = choose_value(knob);
-      knob["chosen"] = pick;
-      knob["default_over_chosen"] = knob["values"][kb.values[0]]["median_s"].get<double>() /
-                                    knob["values"][pick]["median_s"].get<double>();
-      std::printf("%-32s %s at %s: %s -> %s\n", "", kb.key.c_str(), std::string(to_string(chosen)).c_str(),
-                  kl.substr(0, kl.size() - 2).c_str(), pick.c_str());
-      e["knobs"][kb.key] = std::move(knob);
-    }
     if (measure::Interrupt::requested()) break;
     entries.push_back(std::move(e));
   }
@@ -231,10 +259,10 @@ int isa_calibrate_run(const args::Values& v) {
                       {"tie_margin", kIsaTieMargin},
                       {"repetitions", p.repetitions},
                       {"min_sample_s", p.min_time_s},
-                      {"method", "each ISA verified, then timed round robin; median per run; a narrower ISA is chosen "
-                                 "when its median is below the widest's by more than tie_margin; then each knob's "
-                                 "values at the chosen ISA, likewise: another value than the default when its "
-                                 "median is below the default's by more than tie_margin"},
+                      {"method", "each ISA at each setting of its knobs verified, then all timed round robin; median "
+                                 "per run; an ISA runs its default setting unless another one's median is below it "
+                                 "by more than tie_margin; a narrower ISA is chosen when its median (at its setting) "
+                                 "is below the widest's by more than tie_margin"},
                       {"entries", entries},
                       {"failed", failed}};
   write_machine_section(machine, "isa_choice", value);

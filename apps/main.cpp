@@ -92,10 +92,12 @@ int cmd_list(const Values& v) {
           if (const auto it = isa_choices().find(key); it != isa_choices().end())
             std::printf("  %-14s default ISA %s: %s (measured, --machine)\n", "", std::string(to_string(dt)).c_str(),
                         std::string(to_string(it->second)).c_str());
-          for (const auto& [k, kc] : knob_choices())
-            if (k.rfind(key + "/", 0) == 0)
-              std::printf("  %-14s %s %s at %s: %s (measured, --machine)\n", "", k.substr(key.size() + 1).c_str(),
-                          std::string(to_string(dt)).c_str(), std::string(to_string(kc.isa)).c_str(), kc.value.c_str());
+          for (const auto& [k, value] : knob_choices())  // "<key>/<isa>/<knob>"
+            if (k.rfind(key + "/", 0) == 0) {
+              const std::string rest = k.substr(key.size() + 1), isa = rest.substr(0, rest.find('/'));
+              std::printf("  %-14s %s %s at %s: %s (measured, --machine)\n", "", rest.substr(isa.size() + 1).c_str(),
+                          std::string(to_string(dt)).c_str(), isa.c_str(), value.c_str());
+            }
         }
       }
     }

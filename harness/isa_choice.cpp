@@ -1,6 +1,7 @@
 #include "harness/isa_choice.hpp"
 
 #include <cmath>
+#include <cstdint>
 
 #include "harness/error.hpp"
 #include "harness/json_io.hpp"
@@ -12,12 +13,12 @@ std::map<std::string, Isa>& table() {
   static std::map<std::string, Isa> t;
   return t;
 }
-std::map<std::string, KnobChoice>& knob_table() {
-  static std::map<std::string, KnobChoice> t;
+std::map<std::string, std::string>& knob_table() {
+  static std::map<std::string, std::string> t;
   return t;
 }
-std::string knob_key(std::string_view family, std::string_view variant, DType dt, std::string_view key) {
-  return isa_choice_key(family, variant, dt) + "/" + std::string(key);
+std::string knob_key(std::string_view family, std::string_view variant, DType dt, Isa isa, std::string_view key) {
+  return isa_choice_key(family, variant, dt) + "/" + std::string(to_string(isa)) + "/" + std::string(key);
 }
 bool positive_median(const nlohmann::json& v) {
   return v.is_object() && v.contains("median_s") && v["median_s"].is_number() && v["median_s"].get<double>() > 0 &&
@@ -44,20 +45,17 @@ Isa choose_isa(const nlohmann::json& entry) {
   return t_fastest < t_widest * (1 - kIsaTieMargin) ? fastest : widest;
 }
 
-std::string choose_value(const nlohmann::json& knob) {
-  const std::string def = knob.at("default").get<std::string>();
-  const auto& vals = knob.at("values");
-  const double t_def = vals.at(def).at("median_s").get<double>();
-  std::string fastest = def;
-  double t_fastest = t_def;
-  for (const auto& [k, v] : vals.items())
-    if (const double t = v.at("median_s").get<double>(); t < t_fastest) fastest = k, t_fastest = t;
-  return t_fastest < t_def * (1 - kIsaTieMargin) ? fastest : def;
+size_t choose_setting(const std::vector<double>& medians) {
+  size_t fastest = SIZE_MAX;
+  for (size_t i = 0; i < medians.size(); ++i)
+    if (!std::isnan(medians[i]) && (fastest == SIZE_MAX || medians[i] < medians[fastest])) fastest = i;
+  if (fastest == SIZE_MAX || medians.empty() || std::isnan(medians[0])) return fastest;
+  return medians[fastest] < medians[0] * (1 - kIsaTieMargin) ? fastest : 0;
 }
 
 size_t use_isa_choice(const nlohmann::json& machine, const std::filesystem::path& path) {
   std::map<std::string, Isa> t;
-  std::map<std::string, KnobChoice> kt;
+  std::map<std::string, std::string> kt;
   table().clear();
   knob_table().clear();
   if (machine.contains("isa_choice")) {
@@ -77,27 +75,28 @@ size_t use_isa_choice(const nlohmann::json& machine, const std::filesystem::path
       const auto dt = parse_dtype(e["dtype"].get<std::string>());
       if (!dt) throw bad(where, "dtype must be f32 or f64");
       if (!e.contains("isas") || !e["isas"].is_object()) throw bad(where, "no \"isas\" object");
-      for (const auto& [k, v] : e["isas"].items()) {
-        if (!parse_isa(k)) throw bad(where + ".isas", "unknown ISA \"" + k + "\"");
-        if (!positive_median(v)) throw bad(where + ".isas." + k, "no positive \"median_s\"");
-      }
       const std::string fam = e["family"].get<std::string>(), var = e["variant"].get<std::string>();
-      if (const Isa i = choose_isa(e); i != Isa::none) t[isa_choice_key(fam, var, *dt)] = i;
-      if (!e.contains("knobs")) continue;
-      if (!e["knobs"].is_object()) throw bad(where + ".knobs", "not an object");
-      for (const auto& [key, k] : e["knobs"].items()) {
-        const std::string kw = where + ".knobs." + key;
-        if (!k.is_object() || !k.contains("isa") || !k["isa"].is_string() || !parse_isa(k["isa"].get<std::string>()))
-          throw bad(kw, "no \"isa\" naming an ISA");
-        if (!k.contains("default") || !k["default"].is_string()) throw bad(kw, "no \"default\" string");
-        if (!k.contains("values") || !k["values"].is_object() || !k["values"].contains(k["default"].get<std::string>()))
-          throw bad(kw, "no \"values\" object holding the default's time");
-        for (const auto& [val, tv] : k["values"].items())
-          if (!positive_median(tv)) throw bad(kw + ".values." + val, "no positive \"median_s\"");
-        // The family checks the value where it uses it (a case parameter like any other).
-        const Isa at = *parse_isa(k["isa"].get<std::string>());
-        kt[knob_key(fam, var, *dt, key)] = {at, choose_value(k)};
+      for (const auto& [k, v] : e["isas"].items()) {
+        const auto isa = parse_isa(k);
+        if (!isa) throw bad(where + ".isas", "unknown ISA \"" + k + "\"");
+        const std::string iw = where + ".isas." + k;
+        if (!positive_median(v)) throw bad(iw, "no positive \"median_s\"");
+        if (v.contains("knobs")) {
+          if (!v["knobs"].is_object()) throw bad(iw + ".knobs", "not an object");
+          for (const auto& [key, val] : v["knobs"].items()) {
+            if (!val.is_string()) throw bad(iw + ".knobs." + key, "not a string");
+            // The family checks the value where it uses it (a case parameter like any other).
+            kt[knob_key(fam, var, *dt, *isa, key)] = val.get<std::string>();
+          }
+        }
+        if (v.contains("settings")) {
+          if (!v["settings"].is_array()) throw bad(iw + ".settings", "not an array");
+          for (size_t m = 0; m < v["settings"].size(); ++m)
+            if (const auto& st = v["settings"][m]; !positive_median(st) || !st.contains("knobs") || !st["knobs"].is_object())
+              throw bad(iw + ".settings[" + std::to_string(m) + "]", "no positive \"median_s\" and \"knobs\" object");
+        }
       }
+      if (const Isa i = choose_isa(e); i != Isa::none) t[isa_choice_key(fam, var, *dt)] = i;
     }
   }
   table() = std::move(t);
@@ -106,11 +105,11 @@ size_t use_isa_choice(const nlohmann::json& machine, const std::filesystem::path
 }
 
 std::string preferred_value(std::string_view family, std::string_view variant, DType dt, std::string_view key, Isa isa) {
-  const auto it = knob_table().find(knob_key(family, variant, dt, key));
-  return it != knob_table().end() && it->second.isa == isa ? it->second.value : "";
+  const auto it = knob_table().find(knob_key(family, variant, dt, isa, key));
+  return it != knob_table().end() ? it->second : "";
 }
 
-const std::map<std::string, KnobChoice>& knob_choices() { return knob_table(); }
+const std::map<std::string, std::string>& knob_choices() { return knob_table(); }
 
 Isa preferred_isa(std::string_view family, std::string_view variant, DType dt) {
   const auto it = table().find(isa_choice_key(family, variant, dt));

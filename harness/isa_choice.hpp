@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -42,19 +43,17 @@ Isa preferred_isa(std::string_view family, std::string_view variant, DType dt);
 // Every installed choice, "family/variant/dtype" -> ISA (for `rooflab list --verbose`).
 const std::map<std::string, Isa>& isa_choices();
 
-// Tuning knobs (Family::knobs), chosen in the same calibration at the ISA chosen for the entry:
-// its "knobs": {"<key>": {"isa", "default", "values": {"<value>": {"median_s", ...}}}}.
-// choose_value: the default unless another value's median is below the default's by more than
-// kIsaTieMargin (the same rule and margin as the ISA's).
-std::string choose_value(const nlohmann::json& knob);
-// The calibrated value of knob `key` of family/variant/dtype when it was measured at `isa` (the
-// ISA the case runs: a choice made at another ISA says nothing about this one), else "".
+// Tuning knobs (Family::knobs) are calibrated with the ISA: each ISA at every setting of its
+// knobs (every combination of their values), and the ISA's time is that of its chosen setting.
+// An ISA's entry records it: "isas": {"<isa>": {..., "knobs": {"<key>": "<value>"}}}.
+// choose_setting: from the medians of an ISA's settings (index 0: every knob at its default;
+// NaN: not timed), the default unless another is faster by more than kIsaTieMargin (the ISA
+// rule and margin); the fastest timed one when the default was not timed; SIZE_MAX when none was.
+size_t choose_setting(const std::vector<double>& medians);
+// The calibrated value of knob `key` for family/variant/dtype at `isa` (the ISA the case runs),
+// else "" (the case's own default).
 std::string preferred_value(std::string_view family, std::string_view variant, DType dt, std::string_view key, Isa isa);
-struct KnobChoice {
-  Isa isa = Isa::none;  // measured at
-  std::string value;
-};
-// Every installed knob choice, "family/variant/dtype/key" -> where and what.
-const std::map<std::string, KnobChoice>& knob_choices();
+// Every installed knob value, "family/variant/dtype/isa/key" -> value.
+const std::map<std::string, std::string>& knob_choices();
 
 }  // namespace rooflab

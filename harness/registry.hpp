@@ -131,8 +131,8 @@ struct Family {
   // Isa::none, at the size the profiles run the default at. Empty or unset: nothing to choose.
   std::function<std::vector<Case>()> isa_cases;
   // The machine-dependent case parameters of a calibration case at a given ISA (tuning knobs):
-  // `rooflab isa-calibrate` times each value at the ISA it chose, and the profiles' default-ISA
-  // cases name the winner (preferred_value, harness/isa_choice.hpp). Empty or unset: none.
+  // `rooflab isa-calibrate` times each ISA at every setting of them, and the profiles' default-ISA
+  // cases name the chosen ISA's winners (preferred_value, harness/isa_choice.hpp). Empty: none.
   std::function<std::vector<Knob>(const Case&)> knobs;
   // The in-core calibration of a case (docs/model.md): the same variant, ISA, dtype, params and
   // threads at small cache-resident shapes, timed by `rooflab bench` beside it and marked

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -27,11 +29,9 @@ json entry(const std::string& family, const std::string& variant, const std::str
 json machine_with(const std::vector<json>& entries, const std::string& cpu = cpu_signature()) {
   return {{"isa_choice", {{"cpu", cpu}, {"entries", json(entries)}}}};
 }
-// An entry's knob `key` measured at `isa`: default first, then the other values' times.
-json& with_knob(json& e, const std::string& key, Isa isa, const std::vector<std::pair<std::string, double>>& times) {
-  json k = {{"isa", to_string(isa)}, {"default", times.at(0).first}, {"values", json::object()}};
-  for (const auto& [v, t] : times) k["values"][v] = {{"median_s", t}};
-  e["knobs"][key] = k;
+// An entry whose `isa` ran with knob `key` at `value` (what isa-calibrate records as chosen).
+json& with_knob(json& e, Isa isa, const std::string& key, const std::string& value) {
+  e["isas"][std::string(to_string(isa))]["knobs"][key] = value;
   return e;
 }
 // Restores "no calibration" whatever a test installed.
@@ -90,18 +90,16 @@ TEST(IsaChoice, ProfilesDefaultCasesFollowTheChoice) {
   EXPECT_TRUE(has(quick, "gemm/blocked/" + w + "/f64/512x512x512/threads:2"));
 }
 
-TEST(IsaChoice, KnobTakesAnotherValueOnlyBeyondTheTieMargin) {
-  auto pick = [](double l2, double l1) {
-    json e = json::object();
-    return choose_value(with_knob(e, "pf", Isa::avx2, {{"l2", l2}, {"l1", l1}})["knobs"]["pf"]);
-  };
-  EXPECT_EQ(pick(1.0, 1.0 - kIsaTieMargin * 0.9), "l2");  // a tie keeps the default (and the names)
-  EXPECT_EQ(pick(1.0, 1.0 - kIsaTieMargin * 1.1), "l1");
-  EXPECT_EQ(pick(1.0, 1.5), "l2");
-  EXPECT_EQ(pick(0.5, 1.0), "l2");
-  // With three values the fastest wins, if it beats the default by the margin.
-  json e = json::object();
-  EXPECT_EQ(choose_value(with_knob(e, "k", Isa::avx2, {{"a", 1.0}, {"b", 0.9}, {"c", 0.8}})["knobs"]["k"]), "c");
+TEST(IsaChoice, KnobSettingIsTheDefaultUnlessAnotherIsFasterBeyondTheTieMargin) {
+  const double nan = std::nan("");
+  EXPECT_EQ(choose_setting({1.0, 1.0 - kIsaTieMargin * 0.9}), 0u);  // a tie keeps the default (and the names)
+  EXPECT_EQ(choose_setting({1.0, 1.0 - kIsaTieMargin * 1.1}), 1u);
+  EXPECT_EQ(choose_setting({1.0, 1.5}), 0u);
+  EXPECT_EQ(choose_setting({1.0, 0.9, 0.8}), 2u);    // the fastest of those beyond the margin
+  EXPECT_EQ(choose_setting({1.0, nan, 0.9}), 2u);    // one that failed verification takes no part
+  EXPECT_EQ(choose_setting({nan, 1.2, 1.1}), 2u);    // without the default: the fastest
+  EXPECT_EQ(choose_setting({nan, nan}), SIZE_MAX);
+  EXPECT_EQ(choose_setting({2.0}), 0u);
 }
 
 // The fused Sinkhorn kernels' prefetch target: a profile's default-ISA case names pf:l1 where the
@@ -116,15 +114,16 @@ TEST(IsaChoice, ProfilesDefaultCasesNameTheChosenKnobValueAtTheirIsa) {
   };
   json uv32 = entry("sinkhorn", "fused_uv", "f32", {{w, 1.0}});
   json uv64 = entry("sinkhorn", "fused_uv", "f64", {{w, 1.0}});
-  json map64 = entry("sinkhorn", "mapuot", "f64", {{w, 1.0}});
-  with_knob(uv32, "pf", w, {{"l2", 1.0}, {"l1", 0.8}});
-  with_knob(uv64, "pf", w, {{"l2", 1.0}, {"l1", 0.99}});        // within the margin: l2 stays
-  with_knob(map64, "pf", Isa::scalar, {{"l2", 1.0}, {"l1", 0.5}});  // measured at another ISA
+  json map64 = entry("sinkhorn", "mapuot", "f64", {{Isa::scalar, 2.0}, {w, 1.0}});
+  with_knob(uv32, w, "pf", "l1");
+  with_knob(uv64, w, "pf", "l2");             // the default won: nothing to name
+  with_knob(map64, Isa::scalar, "pf", "l1");  // chosen at another ISA than the one that runs
   EXPECT_EQ(use_isa_choice(machine_with({uv32, uv64, map64})), 3u);
   EXPECT_EQ(preferred_value("sinkhorn", "fused_uv", DType::f32, "pf", w), "l1");
   EXPECT_EQ(preferred_value("sinkhorn", "fused_uv", DType::f32, "pf", Isa::scalar), "");
   EXPECT_EQ(preferred_value("sinkhorn", "fused_uv", DType::f64, "pf", w), "l2");
   EXPECT_EQ(preferred_value("sinkhorn", "mapuot", DType::f64, "pf", w), "");
+  EXPECT_EQ(preferred_value("sinkhorn", "mapuot", DType::f64, "pf", Isa::scalar), "l1");
   EXPECT_EQ(knob_choices().size(), 3u);
   const std::vector<Case> quick = expand_cases("quick");
   EXPECT_TRUE(has(quick, "sinkhorn/fused_uv/" + W + "/f32/4096x4096/pf:l1/threads:1"));
@@ -161,7 +160,9 @@ TEST(IsaChoice, EveryFamilysKnobsAreValidParametersOfItsCalibrationCases) {
         }
       }
   }
-  if (best_isa() != Isa::scalar) EXPECT_GT(n, 0u) << "sinkhorn's fused variants have a prefetch knob";
+  if (best_isa() != Isa::scalar) {
+    EXPECT_GT(n, 0u) << "sinkhorn's fused variants have a prefetch knob";
+  }
 }
 
 TEST(IsaChoice, MalformedSectionsAndOtherCpusAreRefusedNamingTheKey) {
@@ -185,15 +186,13 @@ TEST(IsaChoice, MalformedSectionsAndOtherCpusAreRefusedNamingTheKey) {
   EXPECT_NE(error_of(machine_with({e})).find("unknown ISA \"neon\""), std::string::npos);
   e = good, e["isas"]["scalar"]["median_s"] = 0;
   EXPECT_NE(error_of(machine_with({e})).find("isas.scalar: no positive \"median_s\""), std::string::npos);
-  e = good, e["knobs"] = 3;
-  EXPECT_NE(error_of(machine_with({e})).find("entries[0].knobs: not an object"), std::string::npos);
-  e = good, with_knob(e, "pf", Isa::scalar, {{"l2", 1.0}, {"l1", 0.5}}), e["knobs"]["pf"]["isa"] = "neon";
-  EXPECT_NE(error_of(machine_with({e})).find("knobs.pf: no \"isa\" naming an ISA"), std::string::npos);
-  e = good, with_knob(e, "pf", Isa::scalar, {{"l2", 1.0}, {"l1", 0.5}}), e["knobs"]["pf"]["default"] = "l3";
-  EXPECT_NE(error_of(machine_with({e})).find("knobs.pf: no \"values\" object holding the default's time"),
+  e = good, e["isas"]["scalar"]["knobs"] = 3;
+  EXPECT_NE(error_of(machine_with({e})).find("entries[0].isas.scalar.knobs: not an object"), std::string::npos);
+  e = good, e["isas"]["scalar"]["knobs"]["pf"] = 1;
+  EXPECT_NE(error_of(machine_with({e})).find("isas.scalar.knobs.pf: not a string"), std::string::npos);
+  e = good, e["isas"]["scalar"]["settings"] = {{{"knobs", {{"pf", "l1"}}}, {"median_s", -1.0}}};
+  EXPECT_NE(error_of(machine_with({e})).find("isas.scalar.settings[0]: no positive \"median_s\" and \"knobs\" object"),
             std::string::npos);
-  e = good, with_knob(e, "pf", Isa::scalar, {{"l2", 1.0}, {"l1", -1.0}});
-  EXPECT_NE(error_of(machine_with({e})).find("knobs.pf.values.l1: no positive \"median_s\""), std::string::npos);
   EXPECT_TRUE(knob_choices().empty());
   // Measured on another CPU: refused, and nothing of it stays installed.
   use_isa_choice(machine_with({entry("gemm", "blocked", "f64", {{Isa::scalar, 0.1}, {best_isa(), 1.0}})}));

@@ -431,22 +431,20 @@ def test_in_cache_bandwidth_listed_per_isa(run_copy, tmp_path):
     assert "In-cache bandwidth ceilings per ISA" in md and "| scalar | L1 | 61.25 | 122.5 |" in md
 
 
-def test_isa_choice_table_shows_each_isa_and_the_knobs_at_the_default_isa(run_copy, tmp_path):
+def test_isa_choice_table_shows_each_isa_at_its_knob_setting(run_copy, tmp_path):
     machine = load(run_copy, "machine.json")
-    t = lambda ms, case: {"case": case, "median_s": ms / 1e3, "min_s": ms / 1e3, "cv": None, "quiet_fraction": 1.0, "disturbed": ""}
+    t = lambda ms, **kw: {"case": "c", "median_s": ms / 1e3, "min_s": ms / 1e3, "cv": None, "quiet_fraction": 1.0,
+                          "disturbed": "", **kw}
+    l1, l2 = t(2.66, knobs={"pf": "l1"}), t(2.86, knobs={"pf": "l2"})
     entry = {"family": "sinkhorn", "variant": "fused_uv", "dtype": "f32", "dims": "4096x4096", "threads": 1,
-             "isas": {"avx2": t(3.13, "a"), "avx512": t(2.66, "b")}, "chosen": "avx512", "widest": "avx512",
-             "widest_over_chosen": 1.0,
-             "knobs": {"pf": {"isa": "avx512", "default": "l2", "chosen": "l1", "default_over_chosen": 1.075,
-                              "values": {"l2": t(2.86, "c"), "l1": t(2.66, "d")}}}}
-    plain = dict(entry, variant="mapuot", knobs={})
+             "isas": {"scalar": t(4.9), "avx2": dict(l1, settings=[l2, l1])}, "chosen": "avx2", "widest": "avx2",
+             "widest_over_chosen": 1.0}
     save(run_copy, "machine.isa_choice.json",
          {"schema": "rooflab.machine_section/1", "section": "isa_choice", "machine_created": machine.get("created", ""),
-          "created": "2026-12-02T00:00:00Z", "value": {"entries": [entry, plain], "failed": []}})
+          "created": "2026-12-02T00:00:00Z", "value": {"entries": [entry], "failed": []}})
     page = make_report(run_copy, tmp_path / "r")
     sec = section(page, "<h3>Default ISA of each per-ISA variant", "More:")
-    assert "<th>knobs at the default ISA</th>" in sec
-    assert re.search(r"<tr><td>sinkhorn/fused_uv</td>.*<td>pf at avx512: l2 2\.86, l1 2\.66 ms -&gt; l1</td></tr>", sec), sec
-    assert re.search(r"<tr><td>sinkhorn/mapuot</td>.*<td>—</td></tr>", sec), sec
+    assert re.search(r'<tr><td>sinkhorn/fused_uv</td><td>f32</td><td>4096x4096</td><td>1</td>'
+                     r'<td class="num">4\.9</td><td class="num">2\.66 with pf:l1 \(pf:l2 2\.86\)</td><td>avx2</td>', sec), sec
     md = run_script("report.py", str(run_copy), "--markdown").stdout
-    assert "| pf at avx512: l2 2.86, l1 2.66 ms -> l1 |" in md
+    assert "| 4.9 | 2.66 with pf:l1 (pf:l2 2.86) | avx2 |" in md

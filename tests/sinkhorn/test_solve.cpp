@@ -91,10 +91,8 @@ TEST(SinkhornSolve, FusedSolverFollowsTheCalibratedPrefetchTarget) {
   for (const char* v : {"mapuot", "fused_uv"}) {
     const SolveResult<double> l2 = p.solve(opts(v));
     EXPECT_EQ(l2.prefetch, "l2") << v;
-    const nlohmann::json e = {
-        {"family", "sinkhorn"}, {"variant", v}, {"dtype", "f64"}, {"isas", {{std::string(to_string(w)), {{"median_s", 1.0}}}}},
-        {"knobs", {{"pf", {{"isa", to_string(w)}, {"default", "l2"},
-                            {"values", {{"l2", {{"median_s", 1.0}}}, {"l1", {{"median_s", 0.5}}}}}}}}}};
+    const nlohmann::json e = {{"family", "sinkhorn"}, {"variant", v}, {"dtype", "f64"},
+                              {"isas", {{std::string(to_string(w)), {{"median_s", 1.0}, {"knobs", {{"pf", "l1"}}}}}}}};
     use_isa_choice({{"isa_choice", {{"cpu", cpu_signature()}, {"entries", nlohmann::json::array({e})}}}});
     const SolveResult<double> l1 = p.solve(opts(v));
     EXPECT_EQ(l1.isa, std::string(to_string(w))) << v;

@@ -102,7 +102,7 @@ def machine_summary(run: Run) -> str:
                  + text_table(head, rows, num_cols=set(range(2, len(head)))))
     head, rows = rd.isa_choice_table(run)
     parts.append("<h3>Default ISA of each per-ISA variant, measured (median ms per run; `rooflab isa-calibrate`)</h3>"
-                 + (text_table(head, rows, num_cols=set(range(4, len(head) - 3)) | {len(head) - 2}) if rows else
+                 + (text_table(head, rows, num_cols=set(range(4, len(head) - 2)) | {len(head) - 1}) if rows else
                     note("no ISA calibration (machine.isa_choice.json): the default ISA is the widest this CPU runs")))
     parts.append('<p class="meta">More: <a href="details.html">bandwidth curves, method, counters</a>.</p>')
     return "\n".join(parts)

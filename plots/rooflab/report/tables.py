@@ -223,9 +223,9 @@ def compute_table(run: Run) -> tuple[list[str], list[list[str]]]:
 
 def isa_choice_table(run: Run) -> tuple[list[str], list[list[str]]]:
     """The default ISA of each per-ISA variant, as measured (machine.json "isa_choice", `rooflab
-    isa-calibrate`): the median time of each ISA, the chosen one, how much slower the widest was,
-    and the tuning knobs timed at the chosen ISA (e.g. sinkhorn's prefetch target pf). Empty
-    without the section."""
+    isa-calibrate`): the median time of each ISA (at its chosen knob setting, e.g. sinkhorn's
+    prefetch target pf, with the other settings' times), the chosen one, and how much slower the
+    widest was. Empty without the section."""
     sec = (run.machine or {}).get("isa_choice")
     if not isinstance(sec, dict):
         return [], []
@@ -236,22 +236,27 @@ def isa_choice_table(run: Run) -> tuple[list[str], list[list[str]]]:
         cells = []
         for i in isas:
             t = e.get("isas", {}).get(i)
-            cells.append("—" if not t else fmt_num(t["median_s"] * 1e3, 3) + (" (disturbed)" if t.get("disturbed") else ""))
+            cells.append("—" if not t else _isa_cell(t))
         chosen, widest = e.get("chosen", "?"), e.get("widest", "?")
-        knobs = []
-        for key, k in (e.get("knobs") or {}).items():
-            if not isinstance(k, dict):
-                continue
-            vals = ", ".join(f'{v} {fmt_num(t.get("median_s", 0) * 1e3, 3)}' + (" (disturbed)" if t.get("disturbed") else "")
-                             for v, t in (k.get("values") or {}).items() if isinstance(t, dict))
-            knobs.append(f'{key} at {k.get("isa", "?")}: {vals} ms -> {k.get("chosen", "?")}')
         rows.append([f'{e.get("family")}/{e.get("variant")}', str(e.get("dtype")), str(e.get("dims")), str(e.get("threads"))]
                     + cells + [chosen if chosen == widest else f"{chosen} (not the widest)",
-                               fmt_num(e.get("widest_over_chosen"), 3), "; ".join(knobs) or "—"])
+                               fmt_num(e.get("widest_over_chosen"), 3)])
     for f in sec.get("failed", []):
-        rows.append([str(f.get("case")), "", "", ""] + ["—"] * len(isas) + [f'FAILED: {f.get("reason")}', "", ""])
-    return (["variant", "dtype", "size", "threads"] + [f"{i} ms" for i in isas]
-            + ["default ISA", "widest / default", "knobs at the default ISA"], rows)
+        rows.append([str(f.get("case")), "", "", ""] + ["—"] * len(isas) + [f'FAILED: {f.get("reason")}', ""])
+    return (["variant", "dtype", "size", "threads"] + [f"{i} ms" for i in isas] + ["default ISA", "widest / default"],
+            rows)
+
+
+def _isa_cell(t: dict) -> str:
+    """An ISA's median at its chosen knob setting; with knobs, the setting and the others' times."""
+    cell = fmt_num(t["median_s"] * 1e3, 3) + (" (disturbed)" if t.get("disturbed") else "")
+    knobs = t.get("knobs")
+    if isinstance(knobs, dict) and knobs:
+        name = lambda k: " ".join(f"{a}:{b}" for a, b in k.items())
+        others = [f'{name(x.get("knobs") or {})} {fmt_num(x["median_s"] * 1e3, 3)}' for x in t.get("settings") or []
+                  if isinstance(x, dict) and x.get("knobs") != knobs and "median_s" in x]
+        cell += f" with {name(knobs)}" + (f' ({", ".join(others)})' if others else "")
+    return cell
 
 
 # ----------------------------------------------------------------------------- families
