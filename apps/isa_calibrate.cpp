@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,9 +48,9 @@ std::string ms(double s) {
 // Verifies each contender, then times the verified ones round robin (a burst of load hits them
 // alike); a round disturbed by load is measured again, at most twice: the choice compares the
 // contenders, and load that hits them unevenly would decide it instead. Failures go to `failed`.
-// Returns (index into cs, result) of each timed contender.
-std::vector<std::pair<size_t, measure::Result>> verify_and_time(std::vector<Contender>& cs, const Variant& var,
-                                                                measure::Policy p, json& failed) {
+// Returns each contender's result, empty where it failed.
+std::vector<std::optional<measure::Result>> verify_and_time(std::vector<Contender>& cs, const Variant& var,
+                                                            measure::Policy p, json& failed) {
   std::vector<measure::Batch> batches;
   std::vector<size_t> timed;
   for (size_t k = 0; k < cs.size(); ++k) {
@@ -76,7 +77,7 @@ std::vector<std::pair<size_t, measure::Result>> verify_and_time(std::vector<Cont
     });
     timed.push_back(k);
   }
-  std::vector<std::pair<size_t, measure::Result>> out;
+  std::vector<std::optional<measure::Result>> out(cs.size());
   if (timed.empty()) return out;
   omp_set_num_threads(cs[timed[0]].c.threads);
   p.quiet.threads = cs[timed[0]].c.threads;
@@ -88,7 +89,7 @@ std::vector<std::pair<size_t, measure::Result>> verify_and_time(std::vector<Cont
   std::vector<measure::Result> rs = measure::measure_round_robin(batches, p);
   for (int again = 0; again < 2 && disturbed_count(rs) > 0 && !measure::Interrupt::requested(); ++again)
     if (auto r2 = measure::measure_round_robin(batches, p); disturbed_count(r2) < disturbed_count(rs)) rs = std::move(r2);
-  for (size_t b = 0; b < timed.size(); ++b) out.emplace_back(timed[b], std::move(rs[b]));
+  for (size_t b = 0; b < timed.size(); ++b) out[timed[b]] = std::move(rs[b]);
   for (Contender& k : cs) k.inst.reset();  // the next contenders' memory
   return out;
 }
@@ -185,7 +186,7 @@ int isa_calibrate_run(const args::Values& v) {
     // Every ISA at every setting of its knobs (Family::knobs), all in one round robin.
     const Family* fam = find_family(base.family);
     std::vector<Contender> cs;
-    std::vector<std::pair<Isa, json>> setting_of;  // per contender: its ISA and knob values
+    std::vector<json> setting_of;  // per contender: its knob values
     for (Isa isa : isas) {
       Case at = base;
       at.isa = isa;
@@ -195,7 +196,7 @@ int isa_calibrate_run(const args::Values& v) {
         for (const Knob& kb : kn)  // a case names only the values that are not the default
           if (const std::string v = s[kb.key].get<std::string>(); v != kb.values[0]) k.c.params.emplace_back(kb.key, v);
         cs.push_back(std::move(k));
-        setting_of.emplace_back(isa, s);
+        setting_of.push_back(s);
       }
     }
     const auto timed = verify_and_time(cs, var, p, failed);
@@ -207,11 +208,11 @@ int isa_calibrate_run(const args::Values& v) {
       std::vector<double> medians;  // this ISA's settings in order (0: the defaults); NaN: not timed
       std::vector<json> ts;
       for (size_t k = 0; k < cs.size(); ++k) {
-        if (setting_of[k].first != isa) continue;
-        const auto r = std::find_if(timed.begin(), timed.end(), [&](const auto& x) { return x.first == k; });
-        medians.push_back(r == timed.end() ? std::nan("") : r->second.stats().median);
-        ts.push_back(r == timed.end() ? json(nullptr) : timing(cs[k].c, r->second));
-        if (!ts.back().is_null() && !setting_of[k].second.empty()) ts.back()["knobs"] = setting_of[k].second;
+        if (cs[k].c.isa != isa) continue;
+        const auto& r = timed[k];
+        medians.push_back(r ? r->stats().median : std::nan(""));
+        ts.push_back(r ? timing(cs[k].c, *r) : json(nullptr));
+        if (r && !setting_of[k].empty()) ts.back()["knobs"] = setting_of[k];
       }
       const size_t pick = choose_setting(medians);
       if (pick == SIZE_MAX) continue;  // no setting of this ISA verified

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -58,7 +59,7 @@ Params params_of(const Case& c) {
   }
   p.fi = parse_fi(c);
   if (fused) {
-    const std::string pf = c.param_str("pf", "l2");
+    const std::string pf = c.param_str("pf", kFusedPrefetchNames[0]);
     const auto parsed = parse_fused_prefetch(pf);
     if (!parsed) throw Error(n + ": pf (where the streamed rows are prefetched to) must be l1 or l2, got '" + pf + "'");
     p.pf = *parsed;
@@ -493,17 +494,17 @@ Case make_case(const std::string& variant, DType dt, int64_t M, int64_t N, const
   if (!is_fused(variant)) c.params.emplace_back("part", cs.part);
   if (cs.default_isa && (variant == "microkernel" || is_fused(variant))) c.isa = preferred_isa("sinkhorn", variant, dt);
   if (cs.default_isa && is_fused(variant))
-    if (const std::string pf = preferred_value("sinkhorn", variant, dt, "pf", c.isa); !pf.empty() && pf != "l2")
+    if (const std::string pf = preferred_value("sinkhorn", variant, dt, "pf", c.isa); !pf.empty() && pf != kFusedPrefetchNames[0])
       c.params.emplace_back("pf", pf);
   return c;
 }
 
-// The fused kernels' prefetch target (pf:) is measured per machine: L1 won on a Zen 5, L2 on a
-// Zen 4, and no cache parameter tells them apart (docs/families/sinkhorn.md#prefetch). The
-// scalar kernels issue no prefetch: nothing to choose there.
+// The fused kernels' prefetch target (pf:) is measured per machine: the winner differs between
+// CPUs that no cache parameter tells apart (docs/families/sinkhorn.md#prefetch). The scalar
+// kernels issue no prefetch: nothing to choose there.
 std::vector<Knob> knobs(const Case& c) {
   if (!is_fused(c.variant) || c.isa == Isa::scalar) return {};
-  return {{"pf", {"l2", "l1"}}};
+  return {{"pf", {std::begin(kFusedPrefetchNames), std::end(kFusedPrefetchNames)}}};
 }
 
 // The ISA calibration: at 1 thread, where a kernel's own speed shows (at all cores the shared

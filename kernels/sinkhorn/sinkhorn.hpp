@@ -149,10 +149,12 @@ struct FusedKernels {
 // parameter pf:): L2 (prefetcht1, the default) or L1 (prefetcht0). Which is faster depends on
 // the CPU (docs/families/sinkhorn.md#prefetch); the arithmetic is the same.
 enum class FusedPrefetch { l2, l1 };
-// The parameter's spelling, "l2" (what a case without pf: runs) or "l1"; nullopt for others.
+// The parameter's spellings, indexed by FusedPrefetch: [0] is what a case without pf: runs.
+inline constexpr const char* kFusedPrefetchNames[] = {"l2", "l1"};
+// FusedPrefetch from its spelling; nullopt for others.
 inline std::optional<FusedPrefetch> parse_fused_prefetch(std::string_view s) {
-  if (s == "l2") return FusedPrefetch::l2;
-  if (s == "l1") return FusedPrefetch::l1;
+  if (s == kFusedPrefetchNames[0]) return FusedPrefetch::l2;
+  if (s == kFusedPrefetchNames[1]) return FusedPrefetch::l1;
   return std::nullopt;
 }
 // isa: scalar, avx2 or avx512 (table returned whatever the CPU supports).

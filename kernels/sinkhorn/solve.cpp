@@ -169,7 +169,7 @@ SolveResult<T> solve(const T* C, int64_t M, int64_t N, const T* a, const T* b, c
     using Kind = typename FusedSolver<T>::Kind;
     // The prefetch target the ISA calibration chose for this ISA (knobs), else the default.
     const std::string pf = preferred_value("sinkhorn", var, std::is_same_v<T, double> ? DType::f64 : DType::f32, "pf", isa);
-    res.prefetch = pf.empty() ? "l2" : pf;
+    res.prefetch = pf.empty() ? kFusedPrefetchNames[0] : pf;
     const auto pft = parse_fused_prefetch(res.prefetch);
     if (!pft) throw Error("sinkhorn solve: the ISA calibration's pf '" + pf + "' is not l1 or l2 (run `rooflab isa-calibrate` again)");
     FusedSolver<T> s(uv ? Kind::uv : Kind::mapuot, fused_kernels<T>(isa, *pft),
